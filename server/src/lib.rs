@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod cli;
 pub mod exec;
+pub mod fasthash;
 pub mod llm;
 pub mod lsp;
 pub mod pivots;

@@ -185,6 +185,49 @@ fn parity_command_r_plus() {
     parity("command-r-plus");
 }
 
+/// The scorer's walk skips what cannot matter in error-free trees; on every distinct code
+/// block both models wrote, the module it builds equals the one visiting every node.
+#[test]
+fn pruned_walk_equals_whole_walk_on_every_answer() {
+    use pivot_lsp::bench::memorycode::data::ModelOutput;
+    use pivot_lsp::python::module::parse_tree;
+    use pivot_lsp::python::{code_block, Module};
+    use rayon::prelude::*;
+    let Some(root) = shared() else { return };
+    let mut codes = std::collections::BTreeSet::new();
+    for model in ["gpt-4o", "command-r-plus"] {
+        let dir = root.join("outputs").join(model);
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let out = ModelOutput::load(&e.path()).unwrap();
+            for s in &out.sessions {
+                let answers = (s.session_model_output.iter())
+                    .chain(&s.instruction_model_output)
+                    .chain(&s.history_model_output);
+                codes.extend(answers.map(|a| code_block::extract(a).to_string()));
+            }
+        }
+    }
+    let codes: Vec<String> = codes.into_iter().collect();
+    let compared: usize = codes
+        .par_iter()
+        .map(|code| {
+            let tree = parse_tree(code, None);
+            let (pruned, whole) = (
+                Module::from_tree(code, &tree),
+                Module::from_every_node(code, &tree),
+            );
+            assert_eq!(pruned.syntax_error, whole.syntax_error, "{code}");
+            assert_eq!(pruned.objects, whole.objects, "{code}");
+            !tree.root_node().has_error() as usize
+        })
+        .sum();
+    println!(
+        "{} code blocks, {compared} without tree-sitter errors",
+        codes.len()
+    );
+    assert!(compared > 10_000);
+}
+
 // ---------------------------------------------------------------- bundled fixtures, CLI
 
 fn fixtures() -> PathBuf {

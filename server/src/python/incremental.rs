@@ -23,8 +23,9 @@ use super::objects::{self, Collector, Entry, ObjectKind, Objects};
 use super::span::{Pos, Span};
 use super::syntax::{self, GrammarCheck, SyntaxError};
 use super::walk;
+use crate::fasthash::{self, Prehashed};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use tree_sitter::{Node, Tree};
 
@@ -407,38 +408,9 @@ fn walk_chunk(src: &str, node: Node, text: &str) -> Chunk {
     }
 }
 
-/// FxHash-style multiply-rotate over 8-byte words: fast, and collisions only cost a walk
-/// (entries are compared by text before use).
+/// A chunk's key: its text, kind and column.
 fn hash(text: &[u8], kind: u16, col: u32) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
-    let mut h = mix(mix(0, kind as u64), col as u64);
-    let mut words = text.chunks_exact(8);
-    for w in &mut words {
-        h = mix(h, u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
-    }
-    for &b in words.remainder() {
-        h = mix(h, b as u64);
-    }
-    mix(h, text.len() as u64)
-}
-
-/// The map's keys are hashes already.
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
+    fasthash::of(text, (kind as u64) << 32 | col as u64)
 }
 
 #[cfg(test)]

@@ -40,8 +40,39 @@ impl Module {
         Module::from_tree(src, &tree)
     }
 
-    /// Syntax verdict and objects in one walk of the tree.
+    /// Syntax verdict and objects in one walk of the tree. Without tree-sitter errors the
+    /// walk skips expressions that cannot hold a checked node (`walk::preorder_pruned`),
+    /// which gives the same module as visiting every node.
     pub fn from_tree(src: &str, tree: &Tree) -> Module {
+        let root = tree.root_node();
+        if root.has_error() {
+            return Module::from_every_node(src, tree);
+        }
+        let early = syntax::pre_check(src, root);
+        let mut grammar = early
+            .is_none()
+            .then(|| syntax::GrammarCheck::without_numbers(src));
+        let mut objects = Collector::new(src);
+        walk::preorder_pruned(root, src.as_bytes(), |node, in_class| {
+            objects.visit(node, in_class);
+            if let Some(g) = grammar.as_mut() {
+                g.visit(node);
+            }
+            true
+        });
+        let syntax_error = early.or_else(|| {
+            let walked = grammar.and_then(|g| g.finish());
+            syntax::first_in_walk(walked, syntax::number_error(src, root))
+        });
+        Module {
+            syntax_error,
+            objects: objects.finish(),
+        }
+    }
+
+    /// `from_tree` visiting every node: for trees with errors, where statements can sit
+    /// inside ERROR nodes anywhere; and the reference the pruned walk is tested against.
+    pub fn from_every_node(src: &str, tree: &Tree) -> Module {
         let root = tree.root_node();
         let early = syntax::pre_check(src, root);
         let mut grammar = early.is_none().then(|| syntax::GrammarCheck::new(src));
@@ -57,5 +88,80 @@ impl Module {
             syntax_error: early.or_else(|| grammar.and_then(|g| g.finish())),
             objects: objects.finish(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The module of `src` both ways, if tree-sitter finds no error in it.
+    fn compare(src: &str) -> bool {
+        let tree = parse_tree(src, None);
+        if tree.root_node().has_error() {
+            return false;
+        }
+        let pruned = Module::from_tree(src, &tree);
+        let whole = Module::from_every_node(src, &tree);
+        assert_eq!(pruned.syntax_error, whole.syntax_error, "{src}");
+        assert_eq!(pruned.objects, whole.objects, "{src}");
+        true
+    }
+
+    #[test]
+    fn pruned_walk_gives_the_module_of_a_whole_walk() {
+        let mut compared = 0;
+        for text in crate::python::incremental::tests::corpus() {
+            // Each text cut after each of its lines too: many error-free states with
+            // statements cut short.
+            let cuts = text.match_indices('\n').map(|(i, _)| i + 1);
+            for end in cuts.chain([text.len()]) {
+                compared += compare(&text[..end]) as usize;
+            }
+        }
+        assert!(compared > 100, "only {compared} error-free texts compared");
+    }
+
+    #[test]
+    fn numbers_found_from_the_text_are_the_walk_s() {
+        let cases = [
+            "x = 007\n",
+            "x = '007'  # 007\n",
+            "v007 = 1\nw_08 = 2\n",
+            "f(a, b=1_000, c=0x_ff)\n",
+            "f(a=1, b=0_1)\n",
+            "def f():\n    return.5\n",
+            "def f():\n    return.5_\n",
+            "x = [1.5e3, 1_5.2_5, 2]\n",
+            "x = 1 if y else 08\n",
+            "x = 5_j + 10L\n",
+            "print(f'{007}')\n",
+            "x = f'{a:08}'\n",
+            "x = y[1:09]\n",
+            "x = 0_ + 1.e5_ + 07e1 + 0b_1\n",
+            "def f(a=1, b):\n    return 0_\n",
+            "x = 00 + 0.0 + 0e0 + 0j + .0\n",
+        ];
+        let mut errors = 0;
+        for src in cases {
+            assert!(compare(src), "{src} parsed with an error");
+            errors += Module::parse(src).syntax_error.is_some() as usize;
+        }
+        assert!(errors >= 9, "only {errors} cases have an error");
+    }
+
+    /// The same over a directory of real Python (`PIVOT_PY_DIR`, e.g. the standard library).
+    #[test]
+    #[ignore = "needs PIVOT_PY_DIR"]
+    fn pruned_walk_on_a_directory_of_python() {
+        let dir = std::env::var("PIVOT_PY_DIR").expect("PIVOT_PY_DIR");
+        let mut compared = 0;
+        for e in std::fs::read_dir(&dir).expect("PIVOT_PY_DIR").flatten() {
+            if let Ok(t) = std::fs::read_to_string(e.path()) {
+                compared += compare(&t) as usize;
+            }
+        }
+        eprintln!("{compared} files compared");
+        assert!(compared > 0);
     }
 }

@@ -215,7 +215,7 @@ impl Objects {
 
     fn function(&mut self, src: &[u8], def: Node, in_class: bool, decorators: Vec<Item>) {
         // `async def` is an AsyncFunctionDef in `ast`: neither function nor method.
-        if def.child(0).is_some_and(|c| c.kind() == "async") {
+        if src[def.start_byte()..].starts_with(b"async") {
             return;
         }
         let Some(name_node) = def.field(Field::Name) else {
@@ -253,10 +253,10 @@ impl Objects {
         }
         // One pass over the body's statements for the docstring, tries and asserts.
         let stmts: Vec<Node> = statements(body).collect();
-        let direct = |kind: &str| -> Vec<Item> {
+        let direct = |kind: u16| -> Vec<Item> {
             stmts
                 .iter()
-                .filter(|n| n.kind() == kind)
+                .filter(|n| n.kind_id() == kind)
                 .map(|n| item(src, *n))
                 .collect()
         };
@@ -264,8 +264,9 @@ impl Objects {
             k_doc,
             entry(docstring(src, stmts.first().copied()).into_iter().collect()),
         );
-        self.push(k_try, entry(direct("try_statement")));
-        self.push(k_assert, entry(direct("assert_statement")));
+        let k = walk::kinds();
+        self.push(k_try, entry(direct(k.try_statement)));
+        self.push(k_assert, entry(direct(k.assert_statement)));
         self.push(k_ann, entry(annotations));
         self.push(k_dec, entry(decorators));
     }
@@ -290,7 +291,8 @@ impl Objects {
 
     /// Variables of a plain or annotated assignment statement.
     fn assignment_variables(&mut self, src: &[u8], stmt: Node) {
-        let Some(assign) = named_child_of_kind(stmt, "assignment") else {
+        let k = walk::kinds();
+        let Some(assign) = named_child_of_kind(stmt, k.assignment) else {
             return;
         };
         if assign.field(Field::Type).is_some() {
@@ -303,35 +305,36 @@ impl Objects {
             return;
         }
         for target in assignment_targets(assign) {
-            match target.kind() {
-                "pattern_list" | "tuple_pattern" => {
-                    let mut c = target.walk();
-                    for el in target.named_children(&mut c).filter(is_name) {
-                        self.push(
-                            K::Variable,
-                            Entry::single(text(src, el).into(), Span::of(&el)),
-                        );
-                    }
-                }
-                _ if is_name(&target) => {
+            let id = target.kind_id();
+            if id == k.pattern_list || id == k.tuple_pattern {
+                let mut c = target.walk();
+                for el in target.named_children(&mut c).filter(is_name) {
                     self.push(
                         K::Variable,
-                        Entry::single(text(src, target).into(), Span::of(&target)),
+                        Entry::single(text(src, el).into(), Span::of(&el)),
                     );
                 }
-                _ => {}
+            } else if is_name(&target) {
+                self.push(
+                    K::Variable,
+                    Entry::single(text(src, target).into(), Span::of(&target)),
+                );
             }
         }
     }
 
     /// `import a.b as c` gives `a.b`; `from x import y` is not collected.
     fn imports(&mut self, src: &[u8], stmt: Node) {
+        let k = walk::kinds();
         let mut c = stmt.walk();
         for child in stmt.named_children(&mut c) {
-            let dotted = match child.kind() {
-                "dotted_name" => Some(child),
-                "aliased_import" => child.field(Field::Name),
-                _ => None,
+            let id = child.kind_id();
+            let dotted = if id == k.dotted_name {
+                Some(child)
+            } else if id == k.aliased_import {
+                child.field(Field::Name)
+            } else {
+                None
             };
             if let Some(d) = dotted {
                 let mut c2 = d.walk();
@@ -453,20 +456,23 @@ fn item(src: &[u8], node: Node) -> Item {
 }
 
 fn is_name(node: &Node) -> bool {
-    matches!(node.kind(), "identifier" | "keyword_identifier")
+    walk::kinds().is_name(node.kind_id())
 }
 
-fn named_child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+fn named_child_of_kind(node: Node, kind: u16) -> Option<Node> {
     let mut c = node.walk();
-    let found = node.named_children(&mut c).find(|n| n.kind() == kind);
+    let found = node.named_children(&mut c).find(|n| n.kind_id() == kind);
     found
 }
 
 /// The targets of a plain (possibly chained) assignment `a = b = value`, left to right.
 pub(crate) fn assignment_targets(assign: Node) -> Vec<Node> {
+    let k = walk::kinds();
     let mut targets = Vec::new();
     let mut cur = Some(assign);
-    while let Some(a) = cur.filter(|a| a.kind() == "assignment" && a.field(Field::Type).is_none()) {
+    while let Some(a) =
+        cur.filter(|a| a.kind_id() == k.assignment && a.field(Field::Type).is_none())
+    {
         targets.extend(a.field(Field::Left));
         cur = a.field(Field::Right);
     }
@@ -480,7 +486,7 @@ fn statements<'t>(body: Option<Node<'t>>) -> impl Iterator<Item = Node<'t>> {
         Some(b) => {
             let mut c = b.walk();
             b.named_children(&mut c)
-                .filter(|n| n.kind() != "comment")
+                .filter(|n| n.kind_id() != walk::kinds().comment)
                 .collect()
         }
         None => Vec::new(),
@@ -492,25 +498,26 @@ fn statements<'t>(body: Option<Node<'t>>) -> impl Iterator<Item = Node<'t>> {
 /// concatenation allowed, f-strings and bytes not); cleaned; empty counts as absent.
 fn docstring(src: &[u8], first: Option<Node>) -> Option<Item> {
     let first = first?;
-    if first.kind() != "expression_statement" || first.named_child_count() != 1 {
+    let k = walk::kinds();
+    if first.kind_id() != k.expression_statement || first.named_child_count() != 1 {
         return None;
     }
     let mut expr = first.named_child(0)?;
-    while expr.kind() == "parenthesized_expression" && expr.named_child_count() == 1 {
+    while expr.kind_id() == k.parenthesized_expression && expr.named_child_count() == 1 {
         expr = expr.named_child(0)?;
     }
-    let value = match expr.kind() {
-        "string" => literal::string_value(text(src, expr))?,
-        "concatenated_string" => {
-            let mut c = expr.walk();
-            let parts: Option<Vec<String>> = expr
-                .named_children(&mut c)
-                .filter(|n| n.kind() != "comment")
-                .map(|s| literal::string_value(text(src, s)))
-                .collect();
-            parts?.concat()
-        }
-        _ => return None,
+    let value = if expr.kind_id() == k.string {
+        literal::string_value(text(src, expr))?
+    } else if expr.kind_id() == k.concatenated_string {
+        let mut c = expr.walk();
+        let parts: Option<Vec<String>> = expr
+            .named_children(&mut c)
+            .filter(|n| n.kind_id() != k.comment)
+            .map(|s| literal::string_value(text(src, s)))
+            .collect();
+        parts?.concat()
+    } else {
+        return None;
     };
     let cleaned = literal::cleandoc(&value);
     (!cleaned.trim().is_empty()).then(|| Item {
@@ -525,30 +532,34 @@ fn plain_parameters(src: &[u8], params: Option<Node>) -> Vec<(Item, Option<Item>
     let Some(params) = params else {
         return Vec::new();
     };
+    let k = walk::kinds();
     let mut out = Vec::new();
     let mut c = params.walk();
     for p in params.named_children(&mut c) {
-        let (name, ann) = match p.kind() {
-            "identifier" => (Some(p), None),
-            "default_parameter" => (p.field(Field::Name), None),
-            "typed_default_parameter" => (p.field(Field::Name), p.field(Field::Type)),
-            "typed_parameter" => {
-                let inner = p.named_child(0);
-                if inner.is_some_and(|n| n.kind() != "identifier") {
-                    // `*args: T` / `**kw: T`: a splat; `*args` also ends the plain ones.
-                    if inner.is_some_and(|n| n.kind() == "list_splat_pattern") {
-                        break;
-                    }
-                    continue;
+        let id = p.kind_id();
+        let (name, ann) = if id == k.identifier {
+            (Some(p), None)
+        } else if id == k.default_parameter {
+            (p.field(Field::Name), None)
+        } else if id == k.typed_default_parameter {
+            (p.field(Field::Name), p.field(Field::Type))
+        } else if id == k.typed_parameter {
+            let inner = p.named_child(0);
+            if inner.is_some_and(|n| n.kind_id() != k.identifier) {
+                // `*args: T` / `**kw: T`: a splat; `*args` also ends the plain ones.
+                if inner.is_some_and(|n| n.kind_id() == k.list_splat_pattern) {
+                    break;
                 }
-                (inner, p.field(Field::Type))
-            }
-            "positional_separator" => {
-                out.clear();
                 continue;
             }
-            "list_splat_pattern" | "keyword_separator" => break,
-            _ => continue,
+            (inner, p.field(Field::Type))
+        } else if id == k.positional_separator {
+            out.clear();
+            continue;
+        } else if id == k.list_splat_pattern || id == k.keyword_separator {
+            break;
+        } else {
+            continue;
         };
         if let Some(n) = name {
             out.push((item(src, n), ann.map(|a| item(src, a))));
@@ -562,7 +573,7 @@ fn decorator_ids(src: &[u8], decorated: Node) -> Vec<Item> {
     let mut c = decorated.walk();
     let decorators: Vec<Node> = decorated
         .named_children(&mut c)
-        .filter(|n| n.kind() == "decorator")
+        .filter(|n| n.kind_id() == walk::kinds().decorator)
         .collect();
     decorators
         .into_iter()
@@ -571,15 +582,19 @@ fn decorator_ids(src: &[u8], decorated: Node) -> Vec<Item> {
 }
 
 fn decorator_id(src: &[u8], mut expr: Node) -> Option<Item> {
+    let k = walk::kinds();
     loop {
-        match expr.kind() {
-            "identifier" | "keyword_identifier" => return Some(item(src, expr)),
-            "attribute" => return expr.field(Field::Attribute).map(|a| item(src, a)),
-            "call" => expr = expr.field(Field::Function)?,
-            "parenthesized_expression" if expr.named_child_count() == 1 => {
-                expr = expr.named_child(0)?
-            }
-            _ => return None,
+        let id = expr.kind_id();
+        if k.is_name(id) {
+            return Some(item(src, expr));
+        } else if id == k.attribute {
+            return expr.field(Field::Attribute).map(|a| item(src, a));
+        } else if id == k.call {
+            expr = expr.field(Field::Function)?;
+        } else if id == k.parenthesized_expression && expr.named_child_count() == 1 {
+            expr = expr.named_child(0)?;
+        } else {
+            return None;
         }
     }
 }
@@ -587,20 +602,21 @@ fn decorator_id(src: &[u8], mut expr: Node) -> Option<Item> {
 /// Attributes an `__init__` assigns: direct body statements `self.x = ...` (chains allowed).
 fn init_attributes(src: &[u8], body: Option<Node>, anchor: Span) -> Entry {
     let mut items = Vec::new();
+    let k = walk::kinds();
     for stmt in statements(body) {
-        if stmt.kind() != "expression_statement" {
+        if stmt.kind_id() != k.expression_statement {
             continue;
         }
-        let Some(assign) = named_child_of_kind(stmt, "assignment") else {
+        let Some(assign) = named_child_of_kind(stmt, k.assignment) else {
             continue;
         };
         for target in assignment_targets(assign) {
-            if target.kind() != "attribute" {
+            if target.kind_id() != k.attribute {
                 continue;
             }
             let is_self = target
                 .field(Field::Object)
-                .is_some_and(|o| o.kind() == "identifier" && text(src, o) == "self");
+                .is_some_and(|o| o.kind_id() == k.identifier && text(src, o) == "self");
             if let (true, Some(attr)) = (is_self, target.field(Field::Attribute)) {
                 items.push(item(src, attr));
             }

@@ -47,6 +47,9 @@ pub fn pre_check(src: &str, root: Node) -> Option<SyntaxError> {
 pub struct GrammarCheck<'a> {
     src: &'a [u8],
     found: Option<SyntaxError>,
+    /// Whether number literals are checked as they are visited (a pruned walk does not
+    /// reach them: `number_error` finds them from the text).
+    numbers: bool,
 }
 
 impl<'a> GrammarCheck<'a> {
@@ -54,12 +57,25 @@ impl<'a> GrammarCheck<'a> {
         GrammarCheck {
             src: src.as_bytes(),
             found: None,
+            numbers: true,
+        }
+    }
+
+    /// For `walk::preorder_pruned`: number literals are left to `number_error`.
+    pub fn without_numbers(src: &'a str) -> Self {
+        GrammarCheck {
+            numbers: false,
+            ..GrammarCheck::new(src)
         }
     }
 
     /// Returns false once an error is found.
     pub fn visit(&mut self, node: Node) -> bool {
-        if self.found.is_none() && walk::kinds().is_checked(node.kind_id()) {
+        let (k, id) = (walk::kinds(), node.kind_id());
+        if self.found.is_none()
+            && k.is_checked(id)
+            && (self.numbers || (id != k.integer && id != k.float))
+        {
             self.found = check_node(self.src, node);
         }
         self.found.is_none()
@@ -67,6 +83,60 @@ impl<'a> GrammarCheck<'a> {
 
     pub fn finish(self) -> Option<SyntaxError> {
         self.found
+    }
+}
+
+/// The first invalid number literal of an error-free tree, found from the text: every
+/// literal starts at a digit that does not follow a name character, or at a `.` before a
+/// digit. Only starts whose literal is not plainly valid are looked up in the tree (the
+/// digits may be in a string, a comment or a name).
+pub fn number_error(src: &str, root: Node) -> Option<SyntaxError> {
+    let (b, k) = (src.as_bytes(), walk::kinds());
+    let name_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let starts = if c.is_ascii_digit() {
+            i == 0 || !name_char(b[i - 1])
+        } else {
+            c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+        };
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let digits_from = if c == b'.' { i + 1 } else { i };
+        let end = digits_from
+            + b[digits_from..]
+                .iter()
+                .take_while(|d| d.is_ascii_digit())
+                .count();
+        let plainly_valid = !b.get(end).is_some_and(|&n| name_char(n) || n == b'.')
+            && (c != b'0' || b[i..end].iter().all(|&d| d == b'0'));
+        if !plainly_valid {
+            let node = root.descendant_for_byte_range(i, i + 1).filter(|n| {
+                n.start_byte() == i && (n.kind_id() == k.integer || n.kind_id() == k.float)
+            });
+            if let Some(n) = node {
+                if let Some(e) = check_node(b, n) {
+                    return Some(e);
+                }
+            }
+        }
+        i = end.max(i + 1);
+    }
+    None
+}
+
+/// The error a pre-order walk meets first: an ancestor before its descendants, otherwise
+/// the one that starts first.
+pub fn first_in_walk(a: Option<SyntaxError>, b: Option<SyntaxError>) -> Option<SyntaxError> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let key = |e: &SyntaxError| (e.span.start_byte, std::cmp::Reverse(e.span.end_byte));
+            Some(if key(&b) < key(&a) { b } else { a })
+        }
+        (a, b) => a.or(b),
     }
 }
 
@@ -98,84 +168,96 @@ fn first_error_node(root: Node) -> SyntaxError {
 }
 
 fn check_node(src: &[u8], node: Node) -> Option<SyntaxError> {
-    match node.kind() {
-        "block" => {
-            let mut c = node.walk();
-            let has_statement = node.named_children(&mut c).any(|n| n.kind() != "comment");
-            (!has_statement).then(|| err("expected an indented block", &node))
-        }
-        "integer" | "float" => {
-            let t = node.utf8_text(src).unwrap_or("");
-            (!numbers::is_valid(t)).then(|| err("invalid decimal literal", &node))
-        }
-        "try_statement" => {
-            let mut c = node.walk();
-            let handled = node.named_children(&mut c).any(|n| {
-                matches!(
-                    n.kind(),
-                    "except_clause" | "except_group_clause" | "finally_clause"
-                )
-            });
-            (!handled).then(|| err("expected 'except' or 'finally' block", &node))
-        }
-        "parameters" | "lambda_parameters" => parameter_order(node),
-        "argument_list" => argument_order(node),
-        "assignment" => {
-            let annotated = node.field(Field::Type).is_some();
-            match node.field(Field::Right) {
-                Some(r) if r.kind() == "augmented_assignment" => Some(err("invalid syntax", &r)),
-                Some(r)
-                    if r.kind() == "assignment"
-                        && (annotated || r.field(Field::Type).is_some()) =>
-                {
-                    Some(err("invalid syntax", &r))
-                }
-                _ => None,
+    let (k, id) = (walk::kinds(), node.kind_id());
+    if id == k.block {
+        // Nearly every block opens with a statement: one child read, no cursor.
+        let has_statement = match node.named_child(0) {
+            None => false,
+            Some(first) if first.kind_id() != k.comment => true,
+            Some(_) => {
+                let mut c = node.walk();
+                let any = node
+                    .named_children(&mut c)
+                    .any(|n| n.kind_id() != k.comment);
+                any
             }
-        }
-        "augmented_assignment" => node
-            .field(Field::Right)
-            .filter(|r| matches!(r.kind(), "assignment" | "augmented_assignment"))
-            .map(|r| err("invalid syntax", &r)),
-        "print_statement" => Some(err(
+        };
+        (!has_statement).then(|| err("expected an indented block", &node))
+    } else if id == k.integer || id == k.float {
+        let t = node.utf8_text(src).unwrap_or("");
+        (!numbers::is_valid(t)).then(|| err("invalid decimal literal", &node))
+    } else if id == k.try_statement {
+        let mut c = node.walk();
+        let handled = node.named_children(&mut c).any(|n| {
+            let id = n.kind_id();
+            id == k.except_clause || id == k.except_group_clause || id == k.finally_clause
+        });
+        (!handled).then(|| err("expected 'except' or 'finally' block", &node))
+    } else if id == k.parameters || id == k.lambda_parameters {
+        parameter_order(node)
+    } else if id == k.argument_list {
+        argument_order(node)
+    } else if id == k.assignment {
+        let annotated = node.field(Field::Type).is_some();
+        let r = node.field(Field::Right)?;
+        let bad = r.kind_id() == k.augmented_assignment
+            || (r.kind_id() == k.assignment && (annotated || r.field(Field::Type).is_some()));
+        bad.then(|| err("invalid syntax", &r))
+    } else if id == k.augmented_assignment {
+        node.field(Field::Right)
+            .filter(|r| r.kind_id() == k.assignment || r.kind_id() == k.augmented_assignment)
+            .map(|r| err("invalid syntax", &r))
+    } else if id == k.print_statement {
+        Some(err(
             "Missing parentheses in call to 'print'. Did you mean print(...)?",
             &node,
-        )),
-        "exec_statement" => Some(err("Missing parentheses in call to 'exec'", &node)),
-        "constrained_type" if !is_type_parameter(node) => Some(err("invalid syntax", &node)),
-        _ => None,
+        ))
+    } else if id == k.exec_statement {
+        Some(err("Missing parentheses in call to 'exec'", &node))
+    } else if id == k.constrained_type && !is_type_parameter(node) {
+        Some(err("invalid syntax", &node))
+    } else {
+        None
     }
 }
 
 /// Inside `[...]` a `T: bound` is a type parameter (def/class) or a slice (`Dict[a: b]`),
 /// both valid; standing alone as an annotation it is not.
 fn is_type_parameter(node: Node) -> bool {
+    let k = walk::kinds();
     node.parent()
-        .filter(|p| p.kind() == "type")
+        .filter(|p| p.kind_id() == k.type_node)
         .and_then(|t| t.parent())
-        .is_some_and(|l| l.kind() == "type_parameter")
+        .is_some_and(|l| l.kind_id() == k.type_parameter)
 }
 
 /// "non-default argument follows default argument", for the parameters before `*`.
 fn parameter_order(params: Node) -> Option<SyntaxError> {
+    let k = walk::kinds();
     let mut seen_default = false;
     let mut c = params.walk();
     for p in params.named_children(&mut c) {
-        match p.kind() {
-            "default_parameter" | "typed_default_parameter" => seen_default = true,
-            "identifier" if seen_default => {
+        let id = p.kind_id();
+        if id == k.default_parameter || id == k.typed_default_parameter {
+            seen_default = true;
+        } else if id == k.identifier {
+            if seen_default {
                 return Some(err("non-default argument follows default argument", &p));
             }
-            "typed_parameter"
-                if seen_default && p.named_child(0).is_some_and(|n| n.kind() == "identifier") =>
-            {
-                return Some(err("non-default argument follows default argument", &p));
+        } else if id == k.typed_parameter {
+            // `x: T` is plain; `*args: T` / `**kw: T` end the parameters checked.
+            match p.named_child(0).map(|n| n.kind_id() == k.identifier) {
+                Some(false) => return None,
+                Some(true) if seen_default => {
+                    return Some(err("non-default argument follows default argument", &p));
+                }
+                _ => {}
             }
-            "list_splat_pattern" | "keyword_separator" | "dictionary_splat_pattern" => return None,
-            "typed_parameter" if p.named_child(0).is_some_and(|n| n.kind() != "identifier") => {
-                return None
-            }
-            _ => {}
+        } else if id == k.list_splat_pattern
+            || id == k.keyword_separator
+            || id == k.dictionary_splat_pattern
+        {
+            return None;
         }
     }
     None
@@ -183,28 +265,31 @@ fn parameter_order(params: Node) -> Option<SyntaxError> {
 
 /// "positional argument follows keyword argument (unpacking)".
 fn argument_order(args: Node) -> Option<SyntaxError> {
+    let k = walk::kinds();
     let (mut keyword, mut double_splat) = (false, false);
     let mut c = args.walk();
     for a in args.named_children(&mut c) {
-        match a.kind() {
-            "comment" => {}
-            "keyword_argument" => keyword = true,
-            "dictionary_splat" => double_splat = true,
-            "list_splat" if double_splat => {
+        let id = a.kind_id();
+        if id == k.comment {
+            continue;
+        } else if id == k.keyword_argument {
+            keyword = true;
+        } else if id == k.dictionary_splat {
+            double_splat = true;
+        } else if id == k.list_splat {
+            if double_splat {
                 return Some(err(
                     "iterable argument unpacking follows keyword argument unpacking",
                     &a,
                 ));
             }
-            "list_splat" => {}
-            _ if double_splat => {
-                return Some(err(
-                    "positional argument follows keyword argument unpacking",
-                    &a,
-                ));
-            }
-            _ if keyword => return Some(err("positional argument follows keyword argument", &a)),
-            _ => {}
+        } else if double_splat {
+            return Some(err(
+                "positional argument follows keyword argument unpacking",
+                &a,
+            ));
+        } else if keyword {
+            return Some(err("positional argument follows keyword argument", &a));
         }
     }
     None

@@ -4,31 +4,91 @@
 use std::sync::OnceLock;
 use tree_sitter::Node;
 
-/// Ids of the node kinds the walkers dispatch on.
-pub struct Kinds {
-    pub function_definition: u16,
-    pub class_definition: u16,
-    pub expression_statement: u16,
-    pub import_statement: u16,
-    pub import_from_statement: u16,
-    pub block: u16,
-    pub integer: u16,
-    pub float: u16,
-    pub try_statement: u16,
-    pub parameters: u16,
-    pub lambda_parameters: u16,
-    pub argument_list: u16,
-    pub assignment: u16,
-    pub augmented_assignment: u16,
-    pub print_statement: u16,
-    pub exec_statement: u16,
-    pub constrained_type: u16,
-    pub decorated_definition: u16,
-    /// By `Field as usize`: the field's id.
-    fields: Vec<u16>,
-    /// By kind id: whether `syntax` has a check for that kind.
-    checked: Vec<bool>,
+/// Declares `Kinds`, one `u16` id per listed node kind, named after it.
+macro_rules! kind_name {
+    ($name:ident) => {
+        stringify!($name)
+    };
+    ($name:ident, $kind:literal) => {
+        $kind
+    };
 }
+
+/// A kind's name is the field's, unless given (`type` is a keyword).
+macro_rules! kind_ids {
+    ($($name:ident $(= $kind:literal)?),* $(,)?) => {
+        /// Ids of the node kinds the walkers dispatch on.
+        pub struct Kinds {
+            $(pub $name: u16,)*
+            /// By `Field as usize`: the field's id.
+            fields: Vec<u16>,
+            /// By kind id: whether `syntax` has a check for that kind.
+            checked: Vec<bool>,
+            /// By kind id: whether the kind can hold a block (so statements) below it.
+            structural: Vec<bool>,
+        }
+
+        fn kind_ids(lang: &tree_sitter::Language) -> Kinds {
+            Kinds {
+                $($name: lang.id_for_node_kind(kind_name!($name $(, $kind)?), true),)*
+                fields: Vec::new(),
+                checked: Vec::new(),
+                structural: Vec::new(),
+            }
+        }
+    };
+}
+
+kind_ids!(
+    function_definition,
+    class_definition,
+    expression_statement,
+    import_statement,
+    import_from_statement,
+    block,
+    integer,
+    float,
+    try_statement,
+    parameters,
+    lambda_parameters,
+    argument_list,
+    assignment,
+    augmented_assignment,
+    print_statement,
+    exec_statement,
+    constrained_type,
+    decorated_definition,
+    comment,
+    except_clause,
+    except_group_clause,
+    finally_clause,
+    identifier,
+    keyword_identifier,
+    default_parameter,
+    typed_default_parameter,
+    typed_parameter,
+    list_splat_pattern,
+    dictionary_splat_pattern,
+    keyword_separator,
+    positional_separator,
+    keyword_argument,
+    list_splat,
+    dictionary_splat,
+    type_node = "type",
+    type_parameter,
+    string,
+    concatenated_string,
+    parenthesized_expression,
+    pattern_list,
+    tuple_pattern,
+    dotted_name,
+    aliased_import,
+    module,
+    assert_statement,
+    attribute,
+    decorator,
+    call,
+);
 
 impl Kinds {
     pub fn is_opaque(&self, id: u16) -> bool {
@@ -38,38 +98,25 @@ impl Kinds {
     pub fn is_checked(&self, id: u16) -> bool {
         self.checked.get(id as usize).copied().unwrap_or(false)
     }
+
+    pub fn is_structural(&self, id: u16) -> bool {
+        self.structural.get(id as usize).copied().unwrap_or(false)
+    }
+
+    pub fn is_name(&self, id: u16) -> bool {
+        id == self.identifier || id == self.keyword_identifier
+    }
 }
 
 pub fn kinds() -> &'static Kinds {
     static K: OnceLock<Kinds> = OnceLock::new();
     K.get_or_init(|| {
         let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-        let id = |name: &str| lang.id_for_node_kind(name, true);
-        let mut k = Kinds {
-            checked: Vec::new(),
-            function_definition: id("function_definition"),
-            class_definition: id("class_definition"),
-            expression_statement: id("expression_statement"),
-            import_statement: id("import_statement"),
-            import_from_statement: id("import_from_statement"),
-            block: id("block"),
-            integer: id("integer"),
-            float: id("float"),
-            try_statement: id("try_statement"),
-            parameters: id("parameters"),
-            lambda_parameters: id("lambda_parameters"),
-            argument_list: id("argument_list"),
-            assignment: id("assignment"),
-            augmented_assignment: id("augmented_assignment"),
-            print_statement: id("print_statement"),
-            exec_statement: id("exec_statement"),
-            constrained_type: id("constrained_type"),
-            decorated_definition: id("decorated_definition"),
-            fields: FIELD_NAMES
-                .iter()
-                .map(|f| lang.field_id_for_name(f).map_or(0, |id| id.get()))
-                .collect(),
-        };
+        let mut k = kind_ids(&lang);
+        k.fields = FIELD_NAMES
+            .iter()
+            .map(|f| lang.field_id_for_name(f).map_or(0, |id| id.get()))
+            .collect();
         let checked = [
             k.block,
             k.integer,
@@ -84,12 +131,56 @@ pub fn kinds() -> &'static Kinds {
             k.exec_statement,
             k.constrained_type,
         ];
-        k.checked = vec![false; lang.node_kind_count() + 1];
+        let n = lang.node_kind_count() + 1;
+        k.checked = vec![false; n];
         for id in checked {
             k.checked[id as usize] = true;
         }
+        k.structural = vec![false; n];
+        for name in structural_kinds() {
+            let id = lang.id_for_node_kind(&name, true);
+            if let Some(slot) = k.structural.get_mut(id as usize).filter(|_| id != 0) {
+                *slot = true;
+            }
+        }
         k
     })
+}
+
+/// The kinds that can have a `block` below them, and `module`: what holds statements. Read
+/// from the grammar's node-types.json, following fields, children and supertypes.
+fn structural_kinds() -> Vec<String> {
+    use std::collections::{HashMap, HashSet};
+    let types: serde_json::Value = serde_json::from_str(tree_sitter_python::NODE_TYPES)
+        .expect("tree-sitter-python ships a valid node-types.json");
+    let mut contains: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for t in types.as_array().into_iter().flatten() {
+        let Some(kind) = t["type"].as_str() else {
+            continue;
+        };
+        let fields = t["fields"].as_object().into_iter().flat_map(|f| f.values());
+        let lists = fields
+            .chain([&t["children"]])
+            .filter_map(|f| f["types"].as_array())
+            .chain(t["subtypes"].as_array());
+        let inner = contains.entry(kind).or_default();
+        for sub in lists.flatten() {
+            inner.extend(sub["type"].as_str());
+        }
+    }
+    let mut found: HashSet<&str> = HashSet::from(["block"]);
+    loop {
+        let more: Vec<&str> = (contains.iter())
+            .filter(|(k, inner)| !found.contains(*k) && inner.iter().any(|i| found.contains(i)))
+            .map(|(k, _)| *k)
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        found.extend(more);
+    }
+    found.insert("module");
+    found.into_iter().map(String::from).collect()
 }
 
 /// Fields the walkers read, looked up by id: `child_by_field_name` scans the language's
@@ -138,24 +229,73 @@ impl<'t> NodeExt<'t> for Node<'t> {
 
 /// Visit every named node in source order with whether a class is among its ancestors.
 /// Stops early when `visit` returns `false`.
-pub fn preorder(root: Node, mut visit: impl FnMut(Node, bool) -> bool) {
-    let class = kinds().class_definition;
+pub fn preorder(root: Node, visit: impl FnMut(Node, bool) -> bool) {
+    preorder_where(root, visit, |_| true);
+}
+
+/// `preorder` that only descends where a visitor can find something. In a tree without
+/// errors statements (everything the collectors read) sit below statements that can hold
+/// a block; below anything else, a node `syntax` checks needs a `=`, `*` or `:` in its
+/// text (keyword or unpacked arguments, defaults, chained assignments, annotation types).
+/// Number literals are not reached: see `syntax::number_error`.
+pub fn preorder_pruned(root: Node, src: &[u8], visit: impl FnMut(Node, bool) -> bool) {
+    let k = kinds();
+    let marks: Vec<usize> = src
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| matches!(b, b'=' | b'*' | b':'))
+        .map(|(i, _)| i)
+        .collect();
+    // Nodes come in order of their start, so the first mark at or after one only moves on.
+    let mut next = 0usize;
+    preorder_where(root, visit, |node| {
+        let id = node.kind_id();
+        if k.is_structural(id) {
+            return true;
+        }
+        if id == k.string && !is_format_string(src, node.start_byte()) {
+            return false;
+        }
+        let (start, end) = (node.start_byte(), node.end_byte());
+        while next < marks.len() && marks[next] < start {
+            next += 1;
+        }
+        next < marks.len() && marks[next] < end
+    });
+}
+
+/// Whether the string literal starting at `at` has an `f` among its prefix letters: only
+/// an f-string holds expressions.
+fn is_format_string(src: &[u8], at: usize) -> bool {
+    src[at.min(src.len())..]
+        .iter()
+        .take_while(|b| b.is_ascii_alphabetic())
+        .any(|b| b.eq_ignore_ascii_case(&b'f'))
+}
+
+fn preorder_where(
+    root: Node,
+    mut visit: impl FnMut(Node, bool) -> bool,
+    mut descend: impl FnMut(Node) -> bool,
+) {
+    let k = kinds();
     let mut cursor = root.walk();
     // Depths of the enclosing class definitions.
     let mut classes: Vec<usize> = Vec::new();
     let mut depth = 0usize;
     loop {
         let node = cursor.node();
+        let id = node.kind_id();
         if node.is_named() {
             if !visit(node, !classes.is_empty()) {
                 return;
             }
-            if node.kind_id() == class {
+            if id == k.class_definition {
                 classes.push(depth);
             }
         }
         // Import statements hold nothing any walker reacts to below themselves.
-        if !kinds().is_opaque(node.kind_id()) && cursor.goto_first_child() {
+        if !k.is_opaque(id) && descend(node) && cursor.goto_first_child() {
             depth += 1;
             continue;
         }

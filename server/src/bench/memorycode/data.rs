@@ -27,7 +27,7 @@ impl TryFrom<(String, Value)> for Pair {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct Session {
     #[serde(rename = "type", default)]
     pub types: Vec<String>,
@@ -130,6 +130,21 @@ pub fn file_id(path: &Path, prefix: &str) -> Option<u32> {
         .ok()
 }
 
+/// What scoring reads of a dialogue file: the sessions' pairs. The transcripts, most of
+/// the file, are checked as JSON but not copied.
+#[derive(Deserialize)]
+struct DialoguePairs {
+    sessions: Vec<SessionPairs>,
+}
+
+#[derive(Deserialize)]
+struct SessionPairs {
+    #[serde(default)]
+    session_regex: Vec<Pair>,
+    #[serde(default)]
+    history_regex: Vec<Pair>,
+}
+
 impl Dialogue {
     pub fn load(path: &Path) -> Result<Dialogue> {
         let (mut d, warning): (Dialogue, _) = read_json(path)?;
@@ -138,6 +153,28 @@ impl Dialogue {
         }
         d.id = file_id(path, "dialogue_").unwrap_or(0);
         Ok(d)
+    }
+
+    /// A dialogue with only what scoring needs: each session's `session_regex` and
+    /// `history_regex` (everything else empty).
+    pub fn load_pairs(path: &Path) -> Result<Dialogue> {
+        let (d, warning): (DialoguePairs, _) = read_json(path)?;
+        if let Some(w) = warning {
+            anyhow::bail!("{w} (dialogue files must be UTF-8)");
+        }
+        let sessions = (d.sessions.into_iter())
+            .map(|s| Session {
+                session_regex: s.session_regex,
+                history_regex: s.history_regex,
+                ..Session::default()
+            })
+            .collect();
+        Ok(Dialogue {
+            id: file_id(path, "dialogue_").unwrap_or(0),
+            context: Value::Null,
+            instructions: Vec::new(),
+            sessions,
+        })
     }
 }
 

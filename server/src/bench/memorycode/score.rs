@@ -3,12 +3,13 @@
 
 use super::data::{dialogue_files, Dialogue, ModelOutput, Pair};
 use super::report::{Report, Skipped};
+use crate::fasthash::{self, Prehashed};
 use crate::pivots::{check, Verdict};
 use crate::python::{code_block, Module, SyntaxError};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasherDefault;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -17,24 +18,37 @@ use std::sync::{Arc, Mutex};
 /// distinct code once. Sharded so parallel dialogues rarely wait on each other.
 #[derive(Default)]
 pub struct ParseCache {
-    shards: [Mutex<HashMap<Box<str>, Arc<Module>>>; 16],
+    shards: [Mutex<Shard>; 16],
 }
+
+/// Modules by the hash of their code, each with its code (colliding codes share a list).
+type Shard = HashMap<u64, Vec<(Box<str>, Arc<Module>)>, BuildHasherDefault<Prehashed>>;
 
 impl ParseCache {
     pub fn module(&self, code: &str) -> Arc<Module> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        code.hash(&mut h);
-        let shard = &self.shards[(h.finish() % 16) as usize];
-        if let Some(m) = shard.lock().unwrap_or_else(|e| e.into_inner()).get(code) {
-            return m.clone();
+        let h = fasthash::of(code.as_bytes(), 0);
+        let shard = &self.shards[(h % 16) as usize];
+        let find = |s: &Shard| {
+            let same = s.get(&h)?.iter().find(|(c, _)| **c == *code);
+            same.map(|(_, m)| m.clone())
+        };
+        if let Some(m) = find(&shard.lock().unwrap_or_else(|e| e.into_inner())) {
+            return m;
         }
         // Parse outside the lock; a rare duplicate parse is cheaper than serialising.
         let m = Arc::new(Module::parse(code));
-        shard
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(code.into(), m.clone());
+        let mut s = shard.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = find(&s) {
+            return m;
+        }
+        s.entry(h).or_default().push((code.into(), m.clone()));
         m
+    }
+
+    /// Free the modules on every worker thread: thousands of them, and at the end of a
+    /// run nothing else is left to do in parallel.
+    fn drop_in_parallel(self) {
+        self.shards.into_par_iter().for_each(drop);
     }
 }
 
@@ -234,6 +248,7 @@ pub fn score_dirs(
             r
         })
         .collect();
+    cache.drop_in_parallel();
     let mut report = Report::default();
     let mut kept = Vec::new();
     for (id, n_sessions, r) in results {
@@ -257,7 +272,7 @@ pub fn score_dirs(
 type Scored = Result<(DialogueResult, Vec<String>), String>;
 
 fn score_one(id: u32, dialogue: &Path, output: &Path, cache: &ParseCache) -> (u32, usize, Scored) {
-    let d = match Dialogue::load(dialogue) {
+    let d = match Dialogue::load_pairs(dialogue) {
         Ok(d) => d,
         Err(e) => return (id, 0, Err(format!("{e:#}"))),
     };
