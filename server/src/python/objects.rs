@@ -251,8 +251,18 @@ impl Objects {
                 entry(params.into_iter().map(|p| p.0).collect()),
             );
         }
-        // One pass over the body's statements for the docstring, tries and asserts.
-        let stmts: Vec<Node> = statements(body).collect();
+        // The docstring is the first statement; the body's statements are only gone
+        // through when its text has a `try` or an `assert` (each such statement starts
+        // with its keyword).
+        let k = walk::kinds();
+        let body_text = body.map_or(&b""[..], |b| &src[b.start_byte()..b.end_byte()]);
+        let has = |word: &[u8]| memchr::memmem::find(body_text, word).is_some();
+        let (has_try, has_assert) = (has(b"try"), has(b"assert"));
+        let stmts: Vec<Node> = if has_try || has_assert {
+            statements(body).collect()
+        } else {
+            statements_first(body).into_iter().collect()
+        };
         let direct = |kind: u16| -> Vec<Item> {
             stmts
                 .iter()
@@ -264,7 +274,6 @@ impl Objects {
             k_doc,
             entry(docstring(src, stmts.first().copied()).into_iter().collect()),
         );
-        let k = walk::kinds();
         self.push(k_try, entry(direct(k.try_statement)));
         self.push(k_assert, entry(direct(k.assert_statement)));
         self.push(k_ann, entry(annotations));
@@ -460,9 +469,16 @@ fn is_name(node: &Node) -> bool {
 }
 
 fn named_child_of_kind(node: Node, kind: u16) -> Option<Node> {
-    let mut c = node.walk();
-    let found = node.named_children(&mut c).find(|n| n.kind_id() == kind);
-    found
+    // Mostly the first child (a statement's only one): no cursor for that.
+    match node.named_child(0) {
+        None => None,
+        Some(first) if first.kind_id() == kind => Some(first),
+        Some(_) => {
+            let mut c = node.walk();
+            let found = node.named_children(&mut c).find(|n| n.kind_id() == kind);
+            found
+        }
+    }
 }
 
 /// The targets of a plain (possibly chained) assignment `a = b = value`, left to right.
@@ -492,6 +508,16 @@ fn statements<'t>(body: Option<Node<'t>>) -> impl Iterator<Item = Node<'t>> {
         None => Vec::new(),
     };
     nodes.into_iter()
+}
+
+/// The first non-comment statement of a block (`statements(body).next()` without a
+/// cursor when the block opens with a statement, as nearly every block does).
+fn statements_first(body: Option<Node>) -> Option<Node> {
+    let first = body?.named_child(0)?;
+    if first.kind_id() != walk::kinds().comment {
+        return Some(first);
+    }
+    statements(body).next()
 }
 
 /// `ast.get_docstring`: the first statement is a plain string literal (implicit

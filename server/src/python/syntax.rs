@@ -169,6 +169,25 @@ fn first_error_node(root: Node) -> SyntaxError {
 
 fn check_node(src: &[u8], node: Node) -> Option<SyntaxError> {
     let (k, id) = (walk::kinds(), node.kind_id());
+    // What each error needs in the node's text, read before the tree: a default (`=`)
+    // for parameter order, a keyword (`=`) or `**` for argument order, two `=` for a
+    // bad assignment chain.
+    let text = &src[node.start_byte()..node.end_byte()];
+    let equals = |n: usize| memchr::memchr_iter(b'=', text).take(n).count() == n;
+    if id == k.parameters || id == k.lambda_parameters {
+        return if equals(1) {
+            parameter_order(node)
+        } else {
+            None
+        };
+    }
+    if id == k.argument_list {
+        let possible = equals(1) || memchr::memmem::find(text, b"**").is_some();
+        return if possible { argument_order(node) } else { None };
+    }
+    if (id == k.assignment || id == k.augmented_assignment) && !equals(2) {
+        return None;
+    }
     if id == k.block {
         // Nearly every block opens with a statement: one child read, no cursor.
         let has_statement = match node.named_child(0) {
@@ -193,10 +212,6 @@ fn check_node(src: &[u8], node: Node) -> Option<SyntaxError> {
             id == k.except_clause || id == k.except_group_clause || id == k.finally_clause
         });
         (!handled).then(|| err("expected 'except' or 'finally' block", &node))
-    } else if id == k.parameters || id == k.lambda_parameters {
-        parameter_order(node)
-    } else if id == k.argument_list {
-        argument_order(node)
     } else if id == k.assignment {
         let annotated = node.field(Field::Type).is_some();
         let r = node.field(Field::Right)?;

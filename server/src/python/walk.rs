@@ -240,12 +240,7 @@ pub fn preorder(root: Node, visit: impl FnMut(Node, bool) -> bool) {
 /// Number literals are not reached: see `syntax::number_error`.
 pub fn preorder_pruned(root: Node, src: &[u8], visit: impl FnMut(Node, bool) -> bool) {
     let k = kinds();
-    let marks: Vec<usize> = src
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| matches!(b, b'=' | b'*' | b':'))
-        .map(|(i, _)| i)
-        .collect();
+    let marks: Vec<usize> = memchr::memchr3_iter(b'=', b'*', b':', src).collect();
     // Nodes come in order of their start, so the first mark at or after one only moves on.
     let mut next = 0usize;
     preorder_where(root, visit, |node| {
