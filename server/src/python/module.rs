@@ -53,10 +53,10 @@ impl Module {
             .is_none()
             .then(|| syntax::GrammarCheck::without_numbers(src));
         let mut objects = Collector::new(src);
-        walk::preorder_pruned(root, src.as_bytes(), |node, in_class| {
-            objects.visit(node, in_class);
+        walk::preorder_pruned(root, src.as_bytes(), |node, id, in_class| {
+            objects.visit_kind(node, id, in_class);
             if let Some(g) = grammar.as_mut() {
-                g.visit(node);
+                g.visit_kind(node, id);
             }
             true
         });

@@ -365,18 +365,13 @@ pub fn comments(src: &str) -> Entry {
     let mut items = Vec::new();
     // Lines are counted as we go: one pass over the text however many comments.
     let (mut line, mut line_start, mut i) = (0u32, 0usize, 0usize);
-    while let Some(off) = bytes[i..].iter().position(|&b| b == b'#') {
+    while let Some(off) = memchr::memchr(b'#', &bytes[i..]) {
         let start = i + off;
-        for (j, &b) in bytes[i..start].iter().enumerate() {
-            if b == b'\n' {
-                line += 1;
-                line_start = i + j + 1;
-            }
+        for j in memchr::memchr_iter(b'\n', &bytes[i..start]) {
+            line += 1;
+            line_start = i + j + 1;
         }
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |n| start + n);
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |n| start + n);
         let pos = |at: usize| Pos {
             line,
             col: (at - line_start) as u32,
@@ -419,7 +414,12 @@ impl<'a> Collector<'a> {
 
     /// `in_class`: whether a class is among the node's ancestors.
     pub fn visit(&mut self, node: Node, in_class: bool) {
-        let (k, bytes, id) = (walk::kinds(), self.src.as_bytes(), node.kind_id());
+        self.visit_kind(node, node.kind_id(), in_class);
+    }
+
+    /// `visit` with the node's kind id already read.
+    pub fn visit_kind(&mut self, node: Node, id: u16, in_class: bool) {
+        let (k, bytes) = (walk::kinds(), self.src.as_bytes());
         if id == k.function_definition || id == k.class_definition {
             let decorators = match self.decorators.take() {
                 Some((def, ids)) if def == node.id() => ids,

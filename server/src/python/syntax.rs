@@ -71,12 +71,17 @@ impl<'a> GrammarCheck<'a> {
 
     /// Returns false once an error is found.
     pub fn visit(&mut self, node: Node) -> bool {
-        let (k, id) = (walk::kinds(), node.kind_id());
+        self.visit_kind(node, node.kind_id())
+    }
+
+    /// `visit` with the node's kind id already read.
+    pub fn visit_kind(&mut self, node: Node, id: u16) -> bool {
+        let k = walk::kinds();
         if self.found.is_none()
             && k.is_checked(id)
             && (self.numbers || (id != k.integer && id != k.float))
         {
-            self.found = check_node(self.src, node);
+            self.found = check_node(self.src, node, id);
         }
         self.found.is_none()
     }
@@ -118,7 +123,7 @@ pub fn number_error(src: &str, root: Node) -> Option<SyntaxError> {
                 n.start_byte() == i && (n.kind_id() == k.integer || n.kind_id() == k.float)
             });
             if let Some(n) = node {
-                if let Some(e) = check_node(b, n) {
+                if let Some(e) = check_node(b, n, n.kind_id()) {
                     return Some(e);
                 }
             }
@@ -167,8 +172,8 @@ fn first_error_node(root: Node) -> SyntaxError {
     }
 }
 
-fn check_node(src: &[u8], node: Node) -> Option<SyntaxError> {
-    let (k, id) = (walk::kinds(), node.kind_id());
+fn check_node(src: &[u8], node: Node, id: u16) -> Option<SyntaxError> {
+    let k = walk::kinds();
     // What each error needs in the node's text, read before the tree: a default (`=`)
     // for parameter order, a keyword (`=`) or `**` for argument order, two `=` for a
     // bad assignment chain.
@@ -381,11 +386,20 @@ pub fn indentation(src: &str) -> Option<SyntaxError> {
                 continue;
             }
         }
+        // A run of bytes with no role here (names, operators, digits): only its last
+        // byte counts, as the line's last significant one so far.
+        let run = b[i..]
+            .iter()
+            .take_while(|&&c| !PLAIN_ENDS[c as usize])
+            .count();
+        if run > 0 {
+            i += run;
+            last = b[i - 1];
+            continue;
+        }
         match b[i] {
             b'#' => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
                 continue;
             }
             b' ' | b'\t' | b'\r' | b'\x0c' => i += 1,
@@ -426,6 +440,19 @@ pub fn indentation(src: &str) -> Option<SyntaxError> {
     }
     None
 }
+
+/// Bytes `indentation` looks at one by one: everything else only sets the last
+/// significant byte.
+const PLAIN_ENDS: [bool; 256] = {
+    let mut t = [false; 256];
+    let special = b"# \t\r\x0c\\([{)]}'\"\n";
+    let mut i = 0;
+    while i < special.len() {
+        t[special[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
 fn tab_error(span: Span) -> SyntaxError {
     SyntaxError {

@@ -229,8 +229,8 @@ impl<'t> NodeExt<'t> for Node<'t> {
 
 /// Visit every named node in source order with whether a class is among its ancestors.
 /// Stops early when `visit` returns `false`.
-pub fn preorder(root: Node, visit: impl FnMut(Node, bool) -> bool) {
-    preorder_where(root, visit, |_| true);
+pub fn preorder(root: Node, mut visit: impl FnMut(Node, bool) -> bool) {
+    preorder_where(root, |node, _, in_class| visit(node, in_class), |_, _| true);
 }
 
 /// `preorder` that only descends where a visitor can find something. In a tree without
@@ -238,13 +238,14 @@ pub fn preorder(root: Node, visit: impl FnMut(Node, bool) -> bool) {
 /// a block; below anything else, a node `syntax` checks needs a `=`, `*` or `:` in its
 /// text (keyword or unpacked arguments, defaults, chained assignments, annotation types).
 /// Number literals are not reached: see `syntax::number_error`.
-pub fn preorder_pruned(root: Node, src: &[u8], visit: impl FnMut(Node, bool) -> bool) {
+/// `visit` gets each node's kind id too (read once per node: it is a call into the C
+/// library).
+pub fn preorder_pruned(root: Node, src: &[u8], visit: impl FnMut(Node, u16, bool) -> bool) {
     let k = kinds();
     let marks: Vec<usize> = memchr::memchr3_iter(b'=', b'*', b':', src).collect();
     // Nodes come in order of their start, so the first mark at or after one only moves on.
     let mut next = 0usize;
-    preorder_where(root, visit, |node| {
-        let id = node.kind_id();
+    preorder_where(root, visit, |node, id| {
         if k.is_structural(id) {
             return true;
         }
@@ -270,8 +271,8 @@ fn is_format_string(src: &[u8], at: usize) -> bool {
 
 fn preorder_where(
     root: Node,
-    mut visit: impl FnMut(Node, bool) -> bool,
-    mut descend: impl FnMut(Node) -> bool,
+    mut visit: impl FnMut(Node, u16, bool) -> bool,
+    mut descend: impl FnMut(Node, u16) -> bool,
 ) {
     let k = kinds();
     let mut cursor = root.walk();
@@ -282,7 +283,7 @@ fn preorder_where(
         let node = cursor.node();
         let id = node.kind_id();
         if node.is_named() {
-            if !visit(node, !classes.is_empty()) {
+            if !visit(node, id, !classes.is_empty()) {
                 return;
             }
             if id == k.class_definition {
@@ -290,7 +291,7 @@ fn preorder_where(
             }
         }
         // Import statements hold nothing any walker reacts to below themselves.
-        if !k.is_opaque(id) && descend(node) && cursor.goto_first_child() {
+        if !k.is_opaque(id) && descend(node, id) && cursor.goto_first_child() {
             depth += 1;
             continue;
         }
