@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 use tree_sitter::Node;
 
-/// Declares `Kinds`, one `u16` id per listed node kind, named after it.
+/// A kind's name is the field's, unless given (`type` is a keyword).
 macro_rules! kind_name {
     ($name:ident) => {
         stringify!($name)
@@ -14,7 +14,7 @@ macro_rules! kind_name {
     };
 }
 
-/// A kind's name is the field's, unless given (`type` is a keyword).
+/// Declares `Kinds`, one `u16` id per listed node kind, named after it, and `KIND_NAMES`.
 macro_rules! kind_ids {
     ($($name:ident $(= $kind:literal)?),* $(,)?) => {
         /// Ids of the node kinds the walkers dispatch on.
@@ -27,6 +27,10 @@ macro_rules! kind_ids {
             /// By kind id: whether the kind can hold a block (so statements) below it.
             structural: Vec<bool>,
         }
+
+        /// Every listed kind's name.
+        #[cfg(test)]
+        const KIND_NAMES: &[&str] = &[$(kind_name!($name $(, $kind)?)),*];
 
         fn kind_ids(lang: &tree_sitter::Language) -> Kinds {
             Kinds {
@@ -83,7 +87,6 @@ kind_ids!(
     tuple_pattern,
     dotted_name,
     aliased_import,
-    module,
     assert_statement,
     attribute,
     decorator,
@@ -306,6 +309,44 @@ fn preorder_where(
                 return;
             }
             depth -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A misspelt kind would get id 0 and silently never match. Two kinds of older
+    /// grammars are kept on purpose (tree-sitter-python 0.25 aliases or drops them).
+    #[test]
+    fn every_listed_kind_is_in_the_grammar() {
+        let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        let optional = ["except_group_clause", "keyword_identifier"];
+        for name in KIND_NAMES.iter().filter(|n| !optional.contains(n)) {
+            assert_ne!(lang.id_for_node_kind(name, true), 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn structural_kinds_hold_blocks_and_nothing_else() {
+        let k = kinds();
+        for id in [
+            k.block,
+            k.function_definition,
+            k.class_definition,
+            k.try_statement,
+        ] {
+            assert!(k.is_structural(id));
+        }
+        for id in [
+            k.expression_statement,
+            k.assignment,
+            k.call,
+            k.parameters,
+            k.string,
+        ] {
+            assert!(!k.is_structural(id));
         }
     }
 }
