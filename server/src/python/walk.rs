@@ -26,6 +26,9 @@ macro_rules! kind_ids {
             checked: Vec<bool>,
             /// By kind id: whether the kind can hold a block (so statements) below it.
             structural: Vec<bool>,
+            /// By kind id: how many marks (`=`, `*`, `:`) a node needs in its text before
+            /// the pruned walk goes below it: one more than its own tokens always have.
+            marks_to_descend: Vec<u8>,
         }
 
         /// Every listed kind's name.
@@ -38,6 +41,7 @@ macro_rules! kind_ids {
                 fields: Vec::new(),
                 checked: Vec::new(),
                 structural: Vec::new(),
+                marks_to_descend: Vec::new(),
             }
         }
     };
@@ -106,6 +110,12 @@ impl Kinds {
         self.structural.get(id as usize).copied().unwrap_or(false)
     }
 
+    pub fn marks_to_descend(&self, id: u16) -> usize {
+        self.marks_to_descend
+            .get(id as usize)
+            .map_or(1, |&n| n as usize)
+    }
+
     pub fn is_name(&self, id: u16) -> bool {
         id == self.identifier || id == self.keyword_identifier
     }
@@ -139,6 +149,15 @@ pub fn kinds() -> &'static Kinds {
         for id in checked {
             k.checked[id as usize] = true;
         }
+        // A node whose marks are all in its own tokens (`x = 1`'s `=`, `a: int`'s `:`)
+        // has none below it: nothing there for the pruned walk to find.
+        k.marks_to_descend = vec![1; n];
+        for (name, own) in OWN_MARKS {
+            let id = lang.id_for_node_kind(name, true);
+            if let Some(slot) = k.marks_to_descend.get_mut(id as usize).filter(|_| id != 0) {
+                *slot = own + 1;
+            }
+        }
         k.structural = vec![false; n];
         for name in structural_kinds() {
             let id = lang.id_for_node_kind(&name, true);
@@ -149,6 +168,25 @@ pub fn kinds() -> &'static Kinds {
         k
     })
 }
+
+/// Kinds whose own tokens always hold marks, and how many at least: `=` of `x = 1`, `x += 1`
+/// and `f(a=1)`; `:` of `a: int`, `{k: v}`, `x[a:b]` and `lambda x: x`; `*` of `*args`.
+const OWN_MARKS: [(&str, u8); 14] = [
+    ("assignment", 1),
+    ("augmented_assignment", 1),
+    ("keyword_argument", 1),
+    ("default_parameter", 1),
+    ("typed_parameter", 1),
+    ("typed_default_parameter", 2),
+    ("pair", 1),
+    ("slice", 1),
+    ("lambda", 1),
+    ("named_expression", 2),
+    ("list_splat", 1),
+    ("dictionary_splat", 2),
+    ("list_splat_pattern", 1),
+    ("dictionary_splat_pattern", 2),
+];
 
 /// The kinds that can have a `block` below them, and `module`: what holds statements. Read
 /// from the grammar's node-types.json, following fields, children and supertypes.
@@ -239,7 +277,8 @@ pub fn preorder(root: Node, mut visit: impl FnMut(Node, bool) -> bool) {
 /// `preorder` that only descends where a visitor can find something. In a tree without
 /// errors statements (everything the collectors read) sit below statements that can hold
 /// a block; below anything else, a node `syntax` checks needs a `=`, `*` or `:` in its
-/// text (keyword or unpacked arguments, defaults, chained assignments, annotation types).
+/// text (keyword or unpacked arguments, defaults, chained assignments, annotation types),
+/// so a node is entered only when its text has more marks than its own tokens.
 /// Number literals are not reached: see `syntax::number_error`.
 /// `visit` gets each node's kind id too (read once per node: it is a call into the C
 /// library).
@@ -259,7 +298,8 @@ pub fn preorder_pruned(root: Node, src: &[u8], visit: impl FnMut(Node, u16, bool
         while next < marks.len() && marks[next] < start {
             next += 1;
         }
-        next < marks.len() && marks[next] < end
+        let inside = marks[next..].iter().take_while(|&&m| m < end);
+        inside.take(k.marks_to_descend(id)).count() == k.marks_to_descend(id)
     });
 }
 
@@ -323,7 +363,12 @@ mod tests {
     fn every_listed_kind_is_in_the_grammar() {
         let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
         let optional = ["except_group_clause", "keyword_identifier"];
-        for name in KIND_NAMES.iter().filter(|n| !optional.contains(n)) {
+        let own = OWN_MARKS.iter().map(|(n, _)| n);
+        for name in KIND_NAMES
+            .iter()
+            .chain(own)
+            .filter(|n| !optional.contains(n))
+        {
             assert_ne!(lang.id_for_node_kind(name, true), 0, "{name}");
         }
     }
