@@ -304,7 +304,7 @@ impl Objects {
         let Some(assign) = named_child_of_kind(stmt, k.assignment) else {
             return;
         };
-        if assign.field(Field::Type).is_some() {
+        if annotated(src, assign) {
             if let Some(left) = assign.field(Field::Left).filter(|n| is_name(n)) {
                 self.push(
                     K::Variable,
@@ -313,7 +313,7 @@ impl Objects {
             }
             return;
         }
-        for target in assignment_targets(assign) {
+        for target in assignment_targets(src, assign) {
             let id = target.kind_id();
             if id == k.pattern_list || id == k.tuple_pattern {
                 let mut c = target.walk();
@@ -482,17 +482,25 @@ fn named_child_of_kind(node: Node, kind: u16) -> Option<Node> {
 }
 
 /// The targets of a plain (possibly chained) assignment `a = b = value`, left to right.
-pub(crate) fn assignment_targets(assign: Node) -> Vec<Node> {
+pub(crate) fn assignment_targets<'t>(src: &[u8], assign: Node<'t>) -> Vec<Node<'t>> {
     let k = walk::kinds();
     let mut targets = Vec::new();
     let mut cur = Some(assign);
-    while let Some(a) =
-        cur.filter(|a| a.kind_id() == k.assignment && a.field(Field::Type).is_none())
-    {
+    while let Some(a) = cur.filter(|a| a.kind_id() == k.assignment && !annotated(src, *a)) {
         targets.extend(a.field(Field::Left));
-        cur = a.field(Field::Right);
+        // Only a chain (`a = b = v`) has a second `=`; the tree is read for it alone.
+        let text = &src[a.start_byte()..a.end_byte()];
+        let chained = memchr::memchr_iter(b'=', text).nth(1).is_some();
+        cur = if chained { a.field(Field::Right) } else { None };
     }
     targets
+}
+
+/// Whether an assignment is annotated (`x: T = v`): the tree is read only when its text
+/// has a `:`.
+fn annotated(src: &[u8], assign: Node) -> bool {
+    let text = &src[assign.start_byte()..assign.end_byte()];
+    memchr::memchr(b':', text).is_some() && assign.field(Field::Type).is_some()
 }
 
 /// Non-comment statements of a block (one cursor pass: `named_child(i)` would be
@@ -636,7 +644,7 @@ fn init_attributes(src: &[u8], body: Option<Node>, anchor: Span) -> Entry {
         let Some(assign) = named_child_of_kind(stmt, k.assignment) else {
             continue;
         };
-        for target in assignment_targets(assign) {
+        for target in assignment_targets(src, assign) {
             if target.kind_id() != k.attribute {
                 continue;
             }
