@@ -242,7 +242,10 @@ impl Objects {
 
         let params = plain_parameters(src, def.field(Field::Parameters));
         let mut annotations: Vec<Item> = params.iter().filter_map(|p| p.1.clone()).collect();
-        if let Some(ret) = def.field(Field::ReturnType) {
+        // A return annotation sits after `->` in the header (before the body).
+        let header_end = body.map_or(def.end_byte(), |b| b.start_byte());
+        let arrow = memchr::memmem::find(&src[def.start_byte()..header_end], b"->").is_some();
+        if let Some(ret) = def.field(Field::ReturnType).filter(|_| arrow) {
             annotations.push(item(src, ret));
         }
         if !in_class {
@@ -301,6 +304,11 @@ impl Objects {
     /// Variables of a plain or annotated assignment statement.
     fn assignment_variables(&mut self, src: &[u8], stmt: Node) {
         let k = walk::kinds();
+        // Every assignment has a `=` or a `:`: other statements (calls) are not read.
+        let stmt_text = &src[stmt.start_byte()..stmt.end_byte()];
+        if memchr::memchr2(b'=', b':', stmt_text).is_none() {
+            return;
+        }
         let Some(assign) = named_child_of_kind(stmt, k.assignment) else {
             return;
         };
