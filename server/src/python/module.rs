@@ -44,48 +44,46 @@ impl Module {
     /// walk skips expressions that cannot hold a checked node (`walk::preorder_pruned`),
     /// which gives the same module as visiting every node.
     pub fn from_tree(src: &str, tree: &Tree) -> Module {
+        Module::walked(src, tree, !tree.root_node().has_error())
+    }
+
+    /// `from_tree` visiting every node: what trees with errors get (statements can sit
+    /// inside ERROR nodes anywhere), and the reference the pruned walk is tested against.
+    pub fn from_every_node(src: &str, tree: &Tree) -> Module {
+        Module::walked(src, tree, false)
+    }
+
+    /// One walk with both visitors; `pruned` only for a tree without errors.
+    fn walked(src: &str, tree: &Tree, pruned: bool) -> Module {
         let root = tree.root_node();
-        if root.has_error() {
-            return Module::from_every_node(src, tree);
-        }
         let early = syntax::pre_check(src, root);
-        let mut grammar = early
-            .is_none()
-            .then(|| syntax::GrammarCheck::without_numbers(src));
+        let mut grammar = early.is_none().then(|| match pruned {
+            true => syntax::GrammarCheck::without_numbers(src),
+            false => syntax::GrammarCheck::new(src),
+        });
         let mut objects = Collector::new(src);
-        walk::preorder_pruned(root, src.as_bytes(), |node, id, in_class| {
+        let mut visit = |node: tree_sitter::Node, id: u16, in_class: bool| {
             objects.visit_kind(node, id, in_class);
             if let Some(g) = grammar.as_mut() {
                 g.visit_kind(node, id);
             }
             true
-        });
+        };
+        if pruned {
+            walk::preorder_pruned(root, src.as_bytes(), visit);
+        } else {
+            walk::preorder(root, |node, in_class| visit(node, node.kind_id(), in_class));
+        }
         let syntax_error = early.or_else(|| {
             let walked = grammar.and_then(|g| g.finish());
-            syntax::first_in_walk(walked, syntax::number_error(src, root))
+            // The pruned walk leaves number literals to the text scan.
+            match pruned {
+                true => syntax::first_in_walk(walked, syntax::number_error(src, root)),
+                false => walked,
+            }
         });
         Module {
             syntax_error,
-            objects: objects.finish(),
-        }
-    }
-
-    /// `from_tree` visiting every node: for trees with errors, where statements can sit
-    /// inside ERROR nodes anywhere; and the reference the pruned walk is tested against.
-    pub fn from_every_node(src: &str, tree: &Tree) -> Module {
-        let root = tree.root_node();
-        let early = syntax::pre_check(src, root);
-        let mut grammar = early.is_none().then(|| syntax::GrammarCheck::new(src));
-        let mut objects = Collector::new(src);
-        walk::preorder(root, |node, in_class| {
-            objects.visit(node, in_class);
-            if let Some(g) = grammar.as_mut() {
-                g.visit(node);
-            }
-            true
-        });
-        Module {
-            syntax_error: early.or_else(|| grammar.and_then(|g| g.finish())),
             objects: objects.finish(),
         }
     }

@@ -298,8 +298,9 @@ pub fn preorder_pruned(root: Node, src: &[u8], visit: impl FnMut(Node, u16, bool
         while next < marks.len() && marks[next] < start {
             next += 1;
         }
+        let needed = k.marks_to_descend(id);
         let inside = marks[next..].iter().take_while(|&&m| m < end);
-        inside.take(k.marks_to_descend(id)).count() == k.marks_to_descend(id)
+        inside.take(needed).count() == needed
     });
 }
 

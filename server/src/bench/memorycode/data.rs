@@ -145,12 +145,18 @@ struct SessionPairs {
     history_regex: Vec<Pair>,
 }
 
+/// A dialogue file read as `T`: unlike answers, dialogues must be valid UTF-8.
+fn read_dialogue<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let (d, warning) = read_json(path)?;
+    if let Some(w) = warning {
+        anyhow::bail!("{w} (dialogue files must be UTF-8)");
+    }
+    Ok(d)
+}
+
 impl Dialogue {
     pub fn load(path: &Path) -> Result<Dialogue> {
-        let (mut d, warning): (Dialogue, _) = read_json(path)?;
-        if let Some(w) = warning {
-            anyhow::bail!("{w} (dialogue files must be UTF-8)");
-        }
+        let mut d: Dialogue = read_dialogue(path)?;
         d.id = file_id(path, "dialogue_").unwrap_or(0);
         Ok(d)
     }
@@ -158,10 +164,7 @@ impl Dialogue {
     /// A dialogue with only what scoring needs: each session's `session_regex` and
     /// `history_regex` (everything else empty).
     pub fn load_pairs(path: &Path) -> Result<Dialogue> {
-        let (d, warning): (DialoguePairs, _) = read_json(path)?;
-        if let Some(w) = warning {
-            anyhow::bail!("{w} (dialogue files must be UTF-8)");
-        }
+        let d: DialoguePairs = read_dialogue(path)?;
         let sessions = (d.sessions.into_iter())
             .map(|s| Session {
                 session_regex: s.session_regex,
