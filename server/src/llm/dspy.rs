@@ -5,6 +5,55 @@
 //! line per field, then the filled-in input fields, joined by `\n\n---\n\n`. With more than three
 //! fields (always the case here) fields are separated by a blank line, and a value containing a
 //! newline starts on the line after its prefix.
+//!
+//! [`Signature::generate`] is DSPy 2.4.12's `dsp.primitives.predict._generate`: when an answer
+//! stops before the last output field, DSPy asks again with the prompt completed by the fields
+//! it did get, ending at the next missing prefix, with half the `max_tokens`; three calls at
+//! most, then an `AssertionError`.
+
+use super::client::LlmError;
+
+/// `_generate`'s default `max_depth`: the first call and at most two continuations.
+pub const MAX_DEPTH: usize = 2;
+
+/// One call DSPy made to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    pub prompt: String,
+    pub completion: String,
+    /// `None`: the model's configured `max_tokens`; continuations halve it.
+    pub max_tokens: Option<u32>,
+}
+
+/// What [`Signature::generate`] produced: every field's value and the calls made.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    pub values: Vec<Option<String>>,
+    pub calls: Vec<Call>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error("{source}")]
+    Lm {
+        #[source]
+        source: LlmError,
+        /// Calls answered before the failing one.
+        calls: Vec<Call>,
+    },
+    /// Three answers and the output fields are still not all there: DSPy raises
+    /// `AssertionError` (`assert max_depth > 0`).
+    #[error("the model's answers never reached the last output field ({} calls)", calls.len())]
+    Incomplete { calls: Vec<Call> },
+}
+
+impl GenerateError {
+    pub fn calls(&self) -> &[Call] {
+        match self {
+            GenerateError::Lm { calls, .. } | GenerateError::Incomplete { calls } => calls,
+        }
+    }
+}
 
 /// One field of a signature.
 #[derive(Clone, Debug)]
@@ -100,6 +149,114 @@ impl Signature {
             .collect::<Vec<_>>()
             .join("\n\n---\n\n");
         py_strip(&joined).to_string()
+    }
+
+    /// `Template.__call__` on a full example (`values[i]` belongs to `fields()[i]`): the last
+    /// field is dropped (DSPy deletes the output it is asking for), the rest rendered.
+    fn prompt_for(&self, values: &[Option<String>]) -> String {
+        let mut values = values.to_vec();
+        if let Some(last) = values.last_mut() {
+            *last = None;
+        }
+        let parts = [
+            self.instructions.clone(),
+            self.guidelines(),
+            self.query(&values),
+        ];
+        let joined = parts
+            .iter()
+            .map(|p| py_strip(p))
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n---\n\n");
+        py_strip(&joined).to_string()
+    }
+
+    /// `Template.extract`: fill the fields from the first one without a value (`None`)
+    /// onwards from the completion, splitting at `\n<NextPrefix>`.
+    fn extract_into(&self, values: &[Option<String>], completion: &str) -> Vec<Option<String>> {
+        let fields: Vec<&Field> = self.fields().collect();
+        let clean = |s: &str| py_strip(py_strip(s).trim_end_matches('-')).to_string();
+        let mut out = values.to_vec();
+        out.resize(fields.len(), None);
+        let n = fields.len();
+        let mut idx = out.iter().position(Option::is_none).unwrap_or(n);
+        idx = idx.min(n.saturating_sub(1));
+        let mut raw = py_strip(completion).to_string();
+        while !raw.is_empty() && idx < n {
+            if idx + 1 < n {
+                let next = format!("\n{}", fields[idx + 1].prefix);
+                match raw.find(&next) {
+                    Some(off) => {
+                        out[idx] = Some(clean(&raw[..off]));
+                        raw = clean(&raw[off + next.len()..]);
+                        idx += 1;
+                    }
+                    None => {
+                        out[idx] = Some(clean(&raw));
+                        break;
+                    }
+                }
+            } else {
+                out[idx] = Some(clean(&raw));
+                break;
+            }
+        }
+        out
+    }
+
+    /// DSPy 2.4.12's `Predict` on this signature: one call, and while the answer stops before
+    /// the last output field, a continuation (`_generate`'s recursion, `max_depth` 2). `lm`
+    /// answers a prompt with an optional `max_tokens` (`None`: the model's configured one,
+    /// `lm_max_tokens`). Returns every field's value (inputs, then outputs) and the calls.
+    pub fn generate(
+        &self,
+        inputs: &[Option<&str>],
+        lm_max_tokens: u32,
+        lm: &mut dyn FnMut(&str, Option<u32>) -> Result<String, LlmError>,
+    ) -> Result<Generated, GenerateError> {
+        let n = self.inputs.len() + self.outputs.len();
+        let mut values: Vec<Option<String>> =
+            inputs.iter().map(|v| v.map(str::to_string)).collect();
+        values.resize(n, None);
+        let mut calls: Vec<Call> = Vec::new();
+        let mut max_tokens: Option<u32> = None;
+        for depth in (0..=MAX_DEPTH).rev() {
+            let prompt = self.prompt_for(&values);
+            let completion = match lm(&prompt, max_tokens) {
+                Ok(c) => c,
+                Err(source) => return Err(GenerateError::Lm { source, calls }),
+            };
+            let mut got = self.extract_into(&values, &completion);
+            calls.push(Call {
+                prompt,
+                completion,
+                max_tokens,
+            });
+            // DSPy keeps the completion "that has gone farthest": the field after the last one
+            // with a value is the first missing one.
+            let complete = got.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+            if complete == n {
+                return Ok(Generated { values: got, calls });
+            }
+            if depth == 0 {
+                break;
+            }
+            got[complete] = Some(String::new());
+            // `min(max(75, max_tokens // 2), max_tokens)`, from the model's setting the first time.
+            let current = max_tokens.unwrap_or(lm_max_tokens);
+            max_tokens = Some((current / 2).max(75).min(current));
+            values = got;
+        }
+        Err(GenerateError::Incomplete { calls })
+    }
+
+    /// The value of a field after [`Signature::generate`].
+    pub fn value<'g>(&self, generated: &'g Generated, key: &str) -> Option<&'g str> {
+        self.fields()
+            .position(|f| f.key == key)
+            .and_then(|i| generated.values.get(i))
+            .and_then(|v| v.as_deref())
     }
 
     /// Look up an input field's position by key.

@@ -7,18 +7,24 @@
 //! ```json
 //! {"api_key": "optional; other keys get 401",
 //!  "rules": [{"name": "r1", "contains": ["def f("], "not_contains": [], "endpoint": "chat",
+//!             "ends_with": "Code:",               // the prompt's end (a continuation's cue)
+//!             "turns": [2],                       // only while the server is at these turns
 //!             "code": "def f(): ...",         // or "feedback": "...", "reply": "raw text",
 //!                                             //    "body": "raw HTTP body", "status": 401
 //!             "fail_first": [{"status": 429}, {"stall_ms": 3000}]}],
 //!  "default": {"reply": "..."}}
 //! ```
+//!
+//! The turn a rule may be limited to is set by [`LoopbackServer::set_turn`] (a test's observer
+//! on each stage) or by `POST /turn` with the number as the body (an external driver), so a
+//! rule can answer without `Code:` at one given turn only.
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -64,6 +70,12 @@ pub struct Rule {
     /// `chat` or `completions`; any when absent.
     #[serde(default)]
     pub endpoint: Option<String>,
+    /// The prompt must end with this text.
+    #[serde(default)]
+    pub ends_with: Option<String>,
+    /// Only at these turns (see [`LoopbackServer::set_turn`]); any turn when empty.
+    #[serde(default)]
+    pub turns: Vec<usize>,
     #[serde(flatten)]
     pub answer: Answer,
     #[serde(default)]
@@ -94,6 +106,8 @@ impl Script {
 pub struct Seen {
     pub endpoint: String,
     pub prompt: String,
+    /// The request body as sent (`Null` when it was not JSON).
+    pub body: Value,
     pub rule: Option<String>,
     pub status: u16,
 }
@@ -103,6 +117,7 @@ struct State {
     fired: Mutex<Vec<usize>>,
     seen: Mutex<Vec<Seen>>,
     stop: AtomicBool,
+    turn: AtomicUsize,
 }
 
 /// A running server; stops when dropped.
@@ -122,6 +137,7 @@ impl LoopbackServer {
             fired: Mutex::new(vec![0; n]),
             seen: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
+            turn: AtomicUsize::new(0),
         });
         let st = state.clone();
         let accept = std::thread::spawn(move || {
@@ -146,6 +162,11 @@ impl LoopbackServer {
     /// Base URL in the OpenAI convention (`http://127.0.0.1:PORT/v1`).
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// The turn rules with `turns` are matched against (0 until set).
+    pub fn set_turn(&self, turn: usize) {
+        self.state.turn.store(turn, Ordering::SeqCst);
     }
 
     /// Requests seen so far, in arrival order.
@@ -192,6 +213,31 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
     }
     let mut body = vec![0u8; len];
     reader.read_exact(&mut body)?;
+    if path.ends_with("/turn") {
+        let turn = std::str::from_utf8(&body)
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok());
+        let (status, text) = match turn {
+            Some(t) => {
+                st.turn.store(t, Ordering::SeqCst);
+                (200, json!({"turn": t}).to_string())
+            }
+            None => (
+                400,
+                json!({"error": {"message": "body must be a turn number"}}).to_string(),
+            ),
+        };
+        let mut out = stream;
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            if status == 200 { "OK" } else { "Bad Request" },
+            text.len()
+        );
+        out.write_all(head.as_bytes())?;
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        return Ok(());
+    }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let endpoint = if path.ends_with("/chat/completions") {
         "chat"
@@ -214,6 +260,7 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
         seen.push(Seen {
             endpoint: endpoint.into(),
             prompt,
+            body: req,
             rule,
             status,
         });
@@ -254,8 +301,11 @@ fn respond(
             return (401, body.to_string(), None, None);
         }
     }
+    let turn = st.turn.load(Ordering::SeqCst);
     let hit = st.script.rules.iter().position(|r| {
         r.endpoint.as_deref().is_none_or(|e| e == endpoint)
+            && (r.turns.is_empty() || r.turns.contains(&turn))
+            && r.ends_with.as_deref().is_none_or(|e| prompt.ends_with(e))
             && r.contains.iter().all(|c| prompt.contains(c.as_str()))
             && !r.not_contains.iter().any(|c| prompt.contains(c.as_str()))
     });
