@@ -351,4 +351,71 @@ mod tests {
         let got = s.extract("no answer field here");
         assert_eq!(got.len(), 1);
     }
+    /// A scripted model: answers in order, records (prompt, max_tokens).
+    fn scripted(answers: &[&str]) -> (Vec<String>, std::cell::RefCell<Vec<(String, Option<u32>)>>) {
+        (
+            answers.iter().map(|a| a.to_string()).collect(),
+            std::cell::RefCell::new(Vec::new()),
+        )
+    }
+
+    #[test]
+    fn continuation_keeps_the_reasoning_and_halves_max_tokens() {
+        let s = sig();
+        let (answers, log) = scripted(&[" produce it. No field.", " 42"]);
+        let mut i = 0;
+        let g = s
+            .generate(&[Some("x"), Some("y"), Some("z")], 2048, &mut |p, mt| {
+                log.borrow_mut().push((p.to_string(), mt));
+                i += 1;
+                Ok(answers[i - 1].clone())
+            })
+            .unwrap();
+        let log = log.into_inner();
+        assert_eq!(log.len(), 2);
+        assert_eq!(log[0].1, None);
+        assert_eq!(log[1].1, Some(1024));
+        assert!(log[1].0.ends_with(
+            "B: z\n\nReasoning: Let's think step by step in order to produce it. No field.\n\nOut:"
+        ));
+        assert_eq!(s.value(&g, "out"), Some("42"));
+        assert_eq!(g.calls.len(), 2);
+    }
+
+    #[test]
+    fn an_absent_input_takes_the_whole_answer_then_the_rest_is_asked() {
+        let s = sig();
+        let (answers, log) = scripted(&["Out: first", "so. Out: second"]);
+        let mut i = 0;
+        let g = s
+            .generate(&[Some("x"), Some("y"), None], 2048, &mut |p, mt| {
+                log.borrow_mut().push((p.to_string(), mt));
+                i += 1;
+                Ok(answers[i - 1].clone())
+            })
+            .unwrap();
+        let log = log.into_inner();
+        assert!(log[0].0.ends_with("A: y\n\nB:"));
+        assert!(log[1]
+            .0
+            .ends_with("B: Out: first\n\nReasoning: Let's think step by step in order to"));
+        // The rationale stays "" and the continuation's whole text is the last field.
+        assert_eq!(s.value(&g, "rationale"), Some(""));
+        assert_eq!(s.value(&g, "out"), Some("so. Out: second"));
+    }
+
+    #[test]
+    fn three_empty_answers_are_dspys_assertion_error() {
+        let s = sig();
+        let mut seen = Vec::new();
+        let e = s
+            .generate(&[Some("x"), Some("y"), None], 2048, &mut |_, mt| {
+                seen.push(mt);
+                Ok(String::new())
+            })
+            .unwrap_err();
+        assert!(matches!(e, GenerateError::Incomplete { .. }));
+        assert_eq!(seen, [None, Some(1024), Some(512)]);
+        assert_eq!(e.calls().len(), 3);
+    }
 }

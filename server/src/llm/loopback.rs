@@ -363,3 +363,61 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
     };
     (200, body.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post(url: &str, path: &str, body: &str) -> (u16, String) {
+        let addr = url.trim_start_matches("http://").trim_end_matches("/v1");
+        let mut s = TcpStream::connect(addr).unwrap();
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        let status = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (status, body)
+    }
+
+    fn text(body: &str) -> String {
+        let v: Value = serde_json::from_str(body).unwrap();
+        v["choices"][0]["text"].as_str().unwrap().to_string()
+    }
+
+    /// A rule limited to a turn answers without `Code:` only then; `ends_with` picks the
+    /// continuation; the turn can be set over HTTP.
+    #[test]
+    fn turn_limited_and_ends_with_rules() {
+        let script: Script = serde_json::from_value(json!({
+            "rules": [
+                {"name": "cont", "ends_with": "Code:", "reply": " done"},
+                {"name": "malformed", "contains": ["task"], "turns": [2], "reply": " no code field"},
+                {"name": "ok", "contains": ["task"], "code": "x = 1"}
+            ]
+        }))
+        .unwrap();
+        let server = LoopbackServer::start(script).unwrap();
+        let url = server.base_url();
+        let ask = |prompt: &str| {
+            let body = json!({"model": "m", "prompt": prompt}).to_string();
+            let (status, b) = post(&url, "/v1/completions", &body);
+            assert_eq!(status, 200);
+            text(&b)
+        };
+        assert!(ask("task").contains("Code: ```python\nx = 1\n```"));
+        server.set_turn(2);
+        assert_eq!(ask("task"), " no code field");
+        assert_eq!(ask("task ... Code:"), " done");
+        assert_eq!(post(&url, "/turn", "3").0, 200);
+        assert!(ask("task").contains("Code:"));
+        assert_eq!(post(&url, "/turn", "three").0, 400);
+        let seen = server.seen();
+        assert_eq!(seen.len(), 4);
+        assert_eq!(seen[1].rule.as_deref(), Some("malformed"));
+        assert_eq!(seen[0].body["model"], "m");
+    }
+}
