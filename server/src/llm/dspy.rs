@@ -16,6 +16,9 @@ use super::client::LlmError;
 /// `_generate`'s default `max_depth`: the first call and at most two continuations.
 pub const MAX_DEPTH: usize = 2;
 
+/// A model as DSPy calls it: a prompt and an optional `max_tokens` for this call.
+pub type AskFn<'a> = dyn FnMut(&str, Option<u32>) -> Result<String, LlmError> + 'a;
+
 /// One call DSPy made to the model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Call {
@@ -213,7 +216,7 @@ impl Signature {
         &self,
         inputs: &[Option<&str>],
         lm_max_tokens: u32,
-        lm: &mut dyn FnMut(&str, Option<u32>) -> Result<String, LlmError>,
+        lm: &mut AskFn,
     ) -> Result<Generated, GenerateError> {
         let n = self.inputs.len() + self.outputs.len();
         let mut values: Vec<Option<String>> =
@@ -352,7 +355,9 @@ mod tests {
         assert_eq!(got.len(), 1);
     }
     /// A scripted model: answers in order, records (prompt, max_tokens).
-    fn scripted(answers: &[&str]) -> (Vec<String>, std::cell::RefCell<Vec<(String, Option<u32>)>>) {
+    type Asked = std::cell::RefCell<Vec<(String, Option<u32>)>>;
+
+    fn scripted(answers: &[&str]) -> (Vec<String>, Asked) {
         (
             answers.iter().map(|a| a.to_string()).collect(),
             std::cell::RefCell::new(Vec::new()),

@@ -262,7 +262,7 @@ pub fn generate(
     inputs: &Inputs,
     fix_quirks: bool,
     lm_max_tokens: u32,
-    lm: &mut dyn FnMut(&str, Option<u32>) -> Result<String, crate::llm::LlmError>,
+    lm: &mut crate::llm::dspy::AskFn,
 ) -> Result<crate::llm::dspy::Generated, crate::llm::dspy::GenerateError> {
     let sig = signature(kind, fix_quirks);
     let values: Vec<Option<&str>> = kind.input_keys().iter().map(|k| inputs.get(k)).collect();

@@ -395,30 +395,26 @@ impl<'a, 'b> Turn<'a, 'b> {
                 Err(TurnError::Lm { source, .. }) if source.is_bad_request() => {}
                 Err(e) => return Err(e),
             }
-            {
-                if !trimmed {
-                    trimmed = true;
-                } else if front > rear {
-                    front -= 1000;
-                } else {
-                    rear -= 1000;
-                }
-                if front < 0 || rear < 0 {
-                    return Err(
-                        self.other("input is too long even after trimming the execution feedback")
-                    );
-                }
-                let full = match coverage {
-                    Coverage::Full => {
-                        feedback::execution_untrimmed(eval, self.input.problem, false)
-                    }
-                    Coverage::Partial if !self.input.fix_quirks => {
-                        feedback::execution_untrimmed(eval, self.input.problem, true)
-                    }
-                    Coverage::Partial => self.execution_feedback(eval, coverage),
-                };
-                fb.execution = Some(feedback::trim(&full, front as usize, rear as usize));
+            if !trimmed {
+                trimmed = true;
+            } else if front > rear {
+                front -= 1000;
+            } else {
+                rear -= 1000;
             }
+            if front < 0 || rear < 0 {
+                return Err(
+                    self.other("input is too long even after trimming the execution feedback")
+                );
+            }
+            let full = match coverage {
+                Coverage::Full => feedback::execution_untrimmed(eval, self.input.problem, false),
+                Coverage::Partial if !self.input.fix_quirks => {
+                    feedback::execution_untrimmed(eval, self.input.problem, true)
+                }
+                Coverage::Partial => self.execution_feedback(eval, coverage),
+            };
+            fb.execution = Some(feedback::trim(&full, front as usize, rear as usize));
         }
     }
 
