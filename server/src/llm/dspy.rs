@@ -79,14 +79,23 @@ pub struct Signature {
     pub outputs: Vec<Field>,
 }
 
-/// DSPy's default handler for fields without `format`: `' '.join(x.split())`.
-fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// Python's `str.isspace()` for one character: Unicode whitespace plus the ASCII separators
+/// U+001C..U+001F, which Rust does not count.
+fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
-/// Python's `str.strip()` for the ASCII whitespace DSPy sees here.
+/// DSPy's default handler for fields without `format`: `' '.join(x.split())`.
+fn collapse_ws(s: &str) -> String {
+    s.split(is_py_space)
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Python's `str.strip()`.
 fn py_strip(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace())
+    s.trim_matches(is_py_space)
 }
 
 impl Signature {
@@ -338,6 +347,13 @@ mod tests {
             p.ends_with("B: z\n\nReasoning: Let's think step by step in order to"),
             "{p}"
         );
+    }
+
+    /// Python's `strip()` / `split()` also treat U+001C..U+001F as whitespace.
+    #[test]
+    fn python_whitespace() {
+        assert_eq!(py_strip("\u{1f}x\u{1e} "), "x");
+        assert_eq!(collapse_ws(" a\u{1c}b \n c"), "a b c");
     }
 
     #[test]
