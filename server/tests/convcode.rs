@@ -341,6 +341,120 @@ fn metrics_name_a_missing_turn0_file_and_a_broken_turn_file() {
 
 /// Run the binary. The target folder is shared with other builds, which may be relinking it at
 /// this moment ("text file busy"): retry the start for a while.
+/// A gpt-4o-mini results folder in the original's layout (its turn-0 file is `openai`: the
+/// original's `AZURE_OPENAI_MODEL_LIST`), statuses by a rule; configuration 8 is absent and 7
+/// stops at turn 5. `turn0` names the backend in the turn-0 file name.
+fn mini_folder(turn0: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let ev = |passes: Vec<bool>| {
+        let mut eval = serde_json::Map::new();
+        for (k, p) in passes.iter().enumerate() {
+            let id = format!("BigCodeBench/{k}");
+            eval.insert(
+                id.clone(),
+                json!([{"task_id": id, "solution": "x = 1\n",
+                        "status": if *p { "pass" } else { "fail" }, "details": {}}]),
+            );
+        }
+        serde_json::to_string_pretty(&json!({"date": "2026-11-24 06:00", "eval": eval})).unwrap()
+    };
+    for src in turn0 {
+        let p = dir.path().join(format!(
+            "{T0_DIR}/gpt-4o-mini--bigcodebench-instruct--{src}-0-1-sanitized-calibrated_eval_results.json"
+        ));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, ev((0..6).map(|k| k == 0).collect())).unwrap();
+    }
+    let rule = |c: usize, t: usize, k: usize| k == 0 || (k * 2 <= t + c % 4 && k < 5);
+    std::fs::create_dir_all(dir.path().join("results/v0.3.6")).unwrap();
+    for (c, config) in pivot_lsp::bench::convcode::Config::all().iter().enumerate() {
+        if c == 8 {
+            continue;
+        }
+        let by = if config.verbal.is_some() {
+            "_by_gpt-4o"
+        } else {
+            ""
+        };
+        for t in 1..=(if c == 7 { 5 } else { 10 }) {
+            let iter = if t > 1 {
+                format!("_ITER={t}")
+            } else {
+                String::new()
+            };
+            let name = format!(
+                "results/v0.3.6/bigcodebench_gpt-4o-mini_{}{by}{iter}_eval_results.json",
+                config.code()
+            );
+            std::fs::write(
+                dir.path().join(name),
+                ev((0..6).map(|k| rule(c, t, k)).collect()),
+            )
+            .unwrap();
+        }
+    }
+    dir
+}
+
+/// The tables and legend of a gpt-4o-mini folder in the original's layout, byte for byte as
+/// the original's print_results.py printed them for the same folder
+/// (fixtures/convcode/print_results_gpt-4o-mini.txt, `--option live`).
+#[test]
+fn gpt_4o_mini_tree_prints_as_the_original() {
+    let want = std::fs::read_to_string(fixtures().join("print_results_gpt-4o-mini.txt")).unwrap();
+    assert!(
+        want.contains("\n - partial|full TC: test cases with partial|full Test Coverage \n"),
+        "the legend line of the original, with its trailing space"
+    );
+    let exe = env!("CARGO_BIN_EXE_pivot-lsp");
+    let dir = mini_folder(&["openai"]);
+    let out = pivot_output(
+        std::process::Command::new(exe)
+            .args(["score", "convcode", "--results"])
+            .arg(dir.path())
+            .args(["--model", "gpt-4o-mini"]),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(got.trim_end(), want.trim_end());
+
+    // Results written under a list without gpt-4o-mini (`vllm` turn 0) are read too; when
+    // both files exist the original's (`openai`) is read and the note says so.
+    let vllm = mini_folder(&["vllm"]);
+    let s = score(
+        &ScoreRequest {
+            layout: Layout::new(vllm.path(), "gpt-4o"),
+            model: "gpt-4o-mini".into(),
+            reference: None,
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(column(&s, "CF").pass_at_1[0], Some(16.7));
+    assert!(s.notes.iter().all(|n| !n.contains("both")), "{:?}", s.notes);
+    let both = mini_folder(&["openai", "vllm"]);
+    let s = score(
+        &ScoreRequest {
+            layout: Layout::new(both.path(), "gpt-4o"),
+            model: "gpt-4o-mini".into(),
+            reference: None,
+        },
+        None,
+    )
+    .unwrap();
+    assert!(
+        s.notes
+            .iter()
+            .any(|n| n.contains("both `openai` and `vllm`") && n.contains("openai-0-1")),
+        "{:?}",
+        s.notes
+    );
+}
+
 fn pivot_output(cmd: &mut std::process::Command) -> std::process::Output {
     let mut last = None;
     for _ in 0..40 {
@@ -681,7 +795,7 @@ pub mod live {
 
         // Metrics, derived by hand from the script (see fixtures/convcode/loopback_humaneval5.json):
         // X/0 solved at turn 0; X/2 (syntax error) fixed in turn 1 everywhere; X/3 answers without a
-        // Code: field, then right on the padded retry, in every config that refines it; X/1's first
+        // Code: field, then right in DSPy's continuation, in every config that refines it; X/1's first
         // fix still fails test_case_4 (hidden under partial coverage), its second fix is right;
         // X/4 is never fixed.
         let s = score(
@@ -743,7 +857,8 @@ pub mod live {
             10
         );
         assert!(r.solution.ends_with("# t1-v0\n    return []\n"));
-        assert_eq!(r.log, None);
+        // No task calls the model at CF turn 10: the original's process logs "" (no exchange yet).
+        assert_eq!(r.log.as_deref(), Some(""));
         // Solved at turn 0: carried with null feedback and no call.
         let r = rec(&cf1, "HumanEval/0");
         assert_eq!((r.compilation_feedback.as_deref(), r.iteration), (None, 1));
@@ -759,15 +874,22 @@ pub mod live {
             "{:?}",
             r.execution_feedback
         );
-        // X/3's malformed answer: the feedback was padded with one space and asked again.
+        // X/3's malformed answer: DSPy asked for the rest (the prompt completed by the reasoning
+        // it got, ending at `Code:`); the feedback is left as it was, the log is the continuation.
         let r = rec(&log(d, "CF_EF_FULL", 1), "HumanEval/3");
         let ef = r.execution_feedback.as_deref().unwrap();
         assert!(
             ef.starts_with("TEST_CASE_3\nTraceback (most recent call last):"),
             "{ef}"
         );
-        assert!(ef.ends_with("\n "), "{ef:?}");
-        assert!(r.log.as_deref().unwrap().starts_with("\n\n\nReturn the final code `input`, `previous_code`, `execution_feedback` in markdown format."));
+        assert!(ef.ends_with("\n"), "{ef:?}");
+        let l = r.log.as_deref().unwrap();
+        assert!(l.starts_with("\n\n\nReturn the final code `input`, `previous_code`, `execution_feedback` in markdown format."));
+        assert!(
+            l.contains("in order to produce the generated_code. I would change the loop, but I am not sure how.\n\nCode:\u{1b}[32m"),
+            "{l}"
+        );
+        assert!(r.solution.contains("# t3-ok"));
 
         // Partial coverage hides X/1's failing test_case_4: "Passed all test runs", no change.
         let r = rec(&log(d, "CF_EF_UNIT", 2), "HumanEval/1");
@@ -786,7 +908,8 @@ pub mod live {
             Some("I ran it and it did not work as I expected.")
         );
         // Novice + partial EF on code that does not compile: the module crash is hidden, the novice
-        // says nothing, and the refiner is asked with an empty User Feedback field.
+        // says nothing, and the refiner's prompt ends at `User Feedback:`; DSPy takes the whole
+        // answer as that field and asks for the rest (the log shows that continuation).
         let r = rec(&log(d, "CF_EF_UNIT_SNF", 1), "HumanEval/2");
         assert_eq!(
             r.execution_feedback.as_deref(),
@@ -797,17 +920,17 @@ pub mod live {
             r.log
                 .as_deref()
                 .unwrap()
-                .contains("\n\nUser Feedback:\u{1b}[32m"),
+                .contains("\n\nUser Feedback:\nproduce the generated_code. We revise the code.\n\nCode: ```python\n"),
             "{:?}",
             r.log
         );
 
-        // Expert: consulted on every unsolved task, sees the ground truth; its feedback was padded
-        // for X/3's retry.
+        // Expert: consulted on every unsolved task, sees the ground truth; X/3's re-ask leaves
+        // its feedback as it was.
         let r = rec(&log(d, "CF_SEF", 1), "HumanEval/3");
         assert_eq!(
             r.user_feedback.as_deref(),
-            Some("Compare the result with the examples and handle every case. ")
+            Some("Compare the result with the examples and handle every case.")
         );
         for t in 1..=10 {
             assert!(rec(&log(d, "CF_SEF", t), "HumanEval/4")
@@ -964,9 +1087,21 @@ pub mod live {
                     String::new()
                 };
                 let name = format!("results/v0.3.6/bigcodebench_org_coder_{stem}{iter}.jsonl");
-                let a = std::fs::read(whole.path().join(&name)).unwrap();
-                let b = std::fs::read(parts.path().join(&name)).unwrap();
-                assert!(a == b, "{name} differs after resuming");
+                // Equal but for `log` where a task made no call: like the original's fresh
+                // run.py process, a resumed run has no earlier exchange to show yet ("").
+                let a = read_log(&whole.path().join(&name)).unwrap().records;
+                let b = read_log(&parts.path().join(&name)).unwrap().records;
+                assert_eq!(a.len(), b.len(), "{name}");
+                for (x, y) in a.iter().zip(&b) {
+                    let (mut x, mut y) = (x.clone(), y.clone());
+                    let (lx, ly) = (x.log.take(), y.log.take());
+                    assert_eq!(x, y, "{name} differs after resuming");
+                    assert!(
+                        lx == ly || lx.as_deref() == Some("") || ly.as_deref() == Some(""),
+                        "{name}: {} log differs",
+                        x.task_id
+                    );
+                }
             }
         }
     }
@@ -1371,6 +1506,8 @@ fn client_retries_transient_failures_and_reports_the_rest() {
         contains: vec![name.into()],
         not_contains: vec![],
         endpoint: None,
+        ends_with: None,
+        turns: vec![],
         answer,
         fail_first,
     };
@@ -1470,4 +1607,246 @@ fn client_retries_transient_failures_and_reports_the_rest() {
         e.contains("offline: no cached answer of m (chat)") && e.contains("never asked"),
         "{e}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Against the original itself: DSPy 2.4.12's re-ask, the request parameters, the `log` and
+// order rules and the eval-file shape, compared with what ConvCodeWorld v0.3.6 (run.py,
+// unmodified, dspy-ai 2.4.12) wrote for the same inputs and scripted answers
+// (fixtures/convcode/reask/README.md says how the golden files were made).
+
+pub mod original {
+    use super::*;
+    use pivot_lsp::bench::convcode::config::{eval_path, Config};
+    use pivot_lsp::bench::convcode::executor::{Control, Observer};
+    use pivot_lsp::bench::convcode::live::{run_live, LiveOptions, Turn0};
+    use pivot_lsp::bench::convcode::turn::TurnEnv;
+    use pivot_lsp::exec::problem::load_bigcodebench_jsonl;
+    use pivot_lsp::exec::{Runner, RunnerConfig};
+    use pivot_lsp::llm::loopback::{LoopbackServer, Script};
+    use pivot_lsp::llm::{Client, ClientConfig, EndpointKind};
+
+    fn dir() -> PathBuf {
+        fixtures().join("reask")
+    }
+
+    fn client(url: &str, model: &str, kind: EndpointKind) -> Client {
+        let mut c = ClientConfig::new(url, model);
+        c.kind = kind;
+        c.retries = 0;
+        Client::new(c).unwrap()
+    }
+
+    /// Tells the scripted server which turn follows (for rules limited to turns).
+    struct Turns<'a>(&'a LoopbackServer);
+    impl Observer for Turns<'_> {
+        fn stage(&self, what: &str, _total: usize) {
+            if let Some(t) = what.rsplit(" turn ").next().and_then(|t| t.parse().ok()) {
+                self.0.set_turn(t);
+            }
+        }
+    }
+
+    /// Runs turn 1 of `config` as the original's driver would, returns the results folder
+    /// and the server (with the requests it saw). `None` (SKIP printed) without python3.
+    fn run_turn1(config: &str, fix_quirks: bool) -> Option<(tempfile::TempDir, LoopbackServer)> {
+        let python = PathBuf::from("python3");
+        let runner = match Runner::new(RunnerConfig {
+            python: python.clone(),
+            ..RunnerConfig::default()
+        }) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("SKIP: no Python runner here: {e:#}");
+                return None;
+            }
+        };
+        let problems = load_bigcodebench_jsonl(&dir().join("problems.jsonl")).unwrap();
+        let script = Script::load(&dir().join("script.json")).unwrap();
+        let server = LoopbackServer::start(script).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let layout = Layout::new(out.path(), "gpt-4o");
+        // The turn-0 evaluation both runs read (written by hand in BigCodeBench's shape).
+        let t0_eval = eval_path(&layout.turn0_samples("org/coder"));
+        std::fs::create_dir_all(t0_eval.parent().unwrap()).unwrap();
+        std::fs::copy(dir().join("turn0_eval_results.json"), &t0_eval).unwrap();
+        let coder = client(&server.base_url(), "org/coder", EndpointKind::Completions);
+        let sim = client(&server.base_url(), "gpt-4o", EndpointKind::Chat);
+        let env = TurnEnv {
+            coder: &coder,
+            simulator: Some(&sim),
+            python: &python,
+            runner: Some(&runner),
+        };
+        let mut opts = LiveOptions::new(layout, "org/coder", vec![Config::parse(config).unwrap()]);
+        opts.turns = 1;
+        opts.workers = 1;
+        opts.fix_quirks = fix_quirks;
+        let samples = dir().join("turn0.jsonl");
+        run_live(
+            &opts,
+            &problems,
+            Turn0::Samples(&samples),
+            &env,
+            &runner,
+            &Control::default(),
+            &Turns(&server),
+        )
+        .unwrap();
+        Some((out, server))
+    }
+
+    const RUNS: [(&str, &str); 3] = [
+        ("CF", "CF"),
+        ("CF_EF_UNIT_SNF", "CF_EF_UNIT_SNF_by_gpt-4o"),
+        ("CF_EF_FULL_SEF", "CF_EF_FULL_SEF_by_gpt-4o"),
+    ];
+
+    fn golden_requests(config: &str) -> Vec<(String, serde_json::Value)> {
+        std::fs::read_to_string(dir().join(format!("golden/{config}.requests.jsonl")))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["endpoint"].as_str().unwrap().to_string(),
+                    v["body"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// Records (with `log`, order and the re-asked code) and every request, as the original.
+    #[test]
+    fn records_and_requests_equal_the_originals() {
+        for (config, stem) in RUNS {
+            let Some((out, server)) = run_turn1(config, false) else {
+                return;
+            };
+            let name = format!("bigcodebench_org_coder_{stem}.jsonl");
+            let ours =
+                std::fs::read_to_string(out.path().join("results/v0.3.6").join(&name)).unwrap();
+            let want = std::fs::read_to_string(dir().join("golden").join(&name)).unwrap();
+            for (i, (o, w)) in ours.lines().zip(want.lines()).enumerate() {
+                assert_eq!(o, w, "{config}: record {} differs", i + 1);
+            }
+            assert_eq!(
+                ours, want,
+                "{config}: record count or trailing bytes differ"
+            );
+            // Requests: the same bodies (values and number types; key order is the client
+            // library's), in the same order.
+            let seen: Vec<(String, serde_json::Value)> = server
+                .seen()
+                .into_iter()
+                .map(|s| (s.endpoint, s.body))
+                .collect();
+            let want = golden_requests(config);
+            assert_eq!(seen.len(), want.len(), "{config}: number of requests");
+            for (i, (s, w)) in seen.iter().zip(want.iter()).enumerate() {
+                assert_eq!(s, w, "{config}: request {} differs", i + 1);
+            }
+        }
+    }
+
+    /// The re-ask paths themselves, read from the golden requests so that a fixture that
+    /// stopped exercising them would fail here.
+    #[test]
+    fn golden_requests_cover_both_reask_sides() {
+        let ends = |r: &(String, serde_json::Value)| -> String {
+            let b = &r.1;
+            let p = b["prompt"]
+                .as_str()
+                .or_else(|| b["messages"][0]["content"].as_str())
+                .unwrap();
+            p[p.len().saturating_sub(60)..].to_string()
+        };
+        let cf = golden_requests("CF");
+        assert_eq!(cf[1].1["max_tokens"], json!(1024));
+        assert!(ends(&cf[1]).ends_with("I am not sure how.\n\nCode:"));
+        let snf = golden_requests("CF_EF_UNIT_SNF");
+        assert!(ends(&snf[0]).ends_with("\n\nUser Feedback:"));
+        assert!(ends(&snf[1]).ends_with("Reasoning: Let's think step by step in order to"));
+        assert_eq!(snf[1].1["max_tokens"], json!(1024));
+        let sef = golden_requests("CF_EF_FULL_SEF");
+        let cont = sef
+            .iter()
+            .find(|r| r.0 == "chat" && r.1["max_tokens"] == json!(1024))
+            .expect("a simulator continuation");
+        assert!(ends(cont).ends_with("one element early.\n\nUser Feedback:"));
+        for (_, b) in cf.iter().chain(&snf).chain(&sef) {
+            assert_eq!(
+                (
+                    &b["top_p"],
+                    &b["frequency_penalty"],
+                    &b["presence_penalty"],
+                    &b["n"]
+                ),
+                (&json!(1), &json!(0), &json!(0), &json!(1))
+            );
+        }
+    }
+
+    /// `--fix-quirks` leaves `log` null where no call was made; everything else the same.
+    #[test]
+    fn fix_quirks_keeps_log_null_without_a_call() {
+        let Some((out, _server)) = run_turn1("CF", true) else {
+            return;
+        };
+        let log = pivot_lsp::bench::convcode::records::read_log(
+            &out.path()
+                .join("results/v0.3.6/bigcodebench_org_coder_CF.jsonl"),
+        )
+        .unwrap();
+        let nulls: Vec<&str> = log
+            .records
+            .iter()
+            .filter(|r| r.log.is_none())
+            .map(|r| r.task_id.as_str())
+            .collect();
+        // Only BigCodeBench/1 calls the model under CF.
+        assert_eq!(nulls.len(), 4, "{nulls:?}");
+        assert!(!nulls.contains(&"BigCodeBench/1"));
+    }
+
+    /// Eval files in the results tree: exactly `{"date": "%Y-%m-%d %H:%M", "eval": {...}}`,
+    /// laid out as Python's `json.dump(results, f, indent=2)` lays it out.
+    #[test]
+    fn eval_files_have_bigcodebenchs_shape() {
+        let Some((out, _server)) = run_turn1("CF", false) else {
+            return;
+        };
+        let path = out
+            .path()
+            .join("results/v0.3.6/bigcodebench_org_coder_CF_eval_results.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["date", "eval"]);
+        let date = v["date"].as_str().unwrap();
+        let shape: Vec<bool> = date.chars().map(|c| c.is_ascii_digit()).collect();
+        assert_eq!(date.len(), 16, "{date}");
+        assert!(date.chars().enumerate().all(|(i, c)| match i {
+            4 | 7 => c == '-',
+            10 => c == ' ',
+            13 => c == ':',
+            _ => shape[i],
+        }));
+        let entry = v["eval"]["BigCodeBench/1"][0].as_object().unwrap();
+        let ek: Vec<&String> = entry.keys().collect();
+        assert_eq!(ek, ["task_id", "solution", "status", "details"]);
+        let py = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import json, sys; print(json.dumps(json.load(open(sys.argv[1])), indent=2), end='')",
+            ])
+            .arg(&path)
+            .output();
+        match py {
+            Ok(o) if o.status.success() => {
+                assert_eq!(String::from_utf8(o.stdout).unwrap(), text)
+            }
+            _ => eprintln!("SKIP: python3 unavailable to compare the JSON layout"),
+        }
+    }
 }

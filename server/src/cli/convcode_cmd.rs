@@ -95,9 +95,14 @@ pub struct CommonArgs {
     /// Test runs at once (default: cores).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Turn off the original's plain bugs (see README): stale execution feedback after an
-    /// in-turn fix, the double-blank-line cut, piled-up headers, the wrong instruction of
-    /// refine_from_execution_feedback, partial coverage counting setUp/hiding module crashes.
+    /// Fix exactly these quirks of the original (the default reproduces them all):
+    /// (1) stale execution feedback after an in-turn compilation fix; (2) code cut at the first
+    /// double blank line; (3) import headers piling up every turn; (4) the wrong instruction of
+    /// refine_from_execution_feedback; (5) partial coverage counting setUp/helpers among its
+    /// three tests and reporting a module-level crash as passing; (6) `log` of a task that made
+    /// no model call showing another task's exchange (or "") instead of null.
+    /// Not changed: DSPy's re-ask of answers without a field, the request parameters, record
+    /// order, eval-file shape.
     #[arg(long)]
     pub fix_quirks: bool,
     /// Stop after writing this many records (to test resuming).

@@ -104,6 +104,11 @@ pub enum LlmError {
     },
     #[error("cache: {0}")]
     Cache(String),
+    /// DSPy 2.4.12 asked three times (the prompt, then two continuations) and the answers
+    /// never reached the output field: it raises `AssertionError`, which stops the original's
+    /// run wherever `pot.py` does not catch it.
+    #[error("the model's answers never reached the `{field}` field in {calls} calls (DSPy 2.4.12 gives up here; the original's run stops)")]
+    MissingField { field: String, calls: usize },
 }
 
 impl LlmError {
@@ -111,7 +116,10 @@ impl LlmError {
     pub fn is_fatal(&self) -> bool {
         matches!(
             self,
-            LlmError::Unreachable { .. } | LlmError::Unauthorized { .. } | LlmError::Timeout { .. }
+            LlmError::Unreachable { .. }
+                | LlmError::Unauthorized { .. }
+                | LlmError::Timeout { .. }
+                | LlmError::MissingField { .. }
         ) || matches!(self, LlmError::Http { status, .. } if *status == 404 || *status == 429 || *status >= 500)
     }
 
@@ -209,13 +217,13 @@ impl Client {
         self.config.kind
     }
 
-    fn cache_key(&self, prompt: &str) -> CacheKey {
+    fn cache_key(&self, prompt: &str, max_tokens: u32) -> CacheKey {
         CacheKey {
             kind: self.config.kind.as_str().to_string(),
             model: self.config.model.clone(),
             prompt: prompt.to_string(),
             temperature: self.config.temperature,
-            max_tokens: self.config.max_tokens,
+            max_tokens,
             stop: self.config.stop.clone(),
         }
     }
@@ -228,14 +236,16 @@ impl Client {
         }
     }
 
-    fn body(&self, prompt: &str) -> Value {
+    /// The request body. Both endpoints get the parameters the original's clients send
+    /// (`dspy.OpenAI` and `dspy.HFClientVLLM` alike: `top_p` 1, both penalties 0, `n` 1).
+    fn body(&self, prompt: &str, max_tokens: u32) -> Value {
         let c = &self.config;
         let mut body = match c.kind {
             EndpointKind::Chat => json!({
                 "model": c.model,
                 "messages": [{"role": "user", "content": prompt}],
                 "temperature": c.temperature,
-                "max_tokens": c.max_tokens,
+                "max_tokens": max_tokens,
                 "top_p": 1,
                 "frequency_penalty": 0,
                 "presence_penalty": 0,
@@ -246,7 +256,10 @@ impl Client {
                 "model": c.model,
                 "prompt": prompt,
                 "temperature": c.temperature,
-                "max_tokens": c.max_tokens,
+                "max_tokens": max_tokens,
+                "top_p": 1,
+                "frequency_penalty": 0,
+                "presence_penalty": 0,
                 "n": 1,
                 "stop": c.stop,
             }),
@@ -262,7 +275,18 @@ impl Client {
 
     /// Answer `prompt`: from the cache when possible, else from the endpoint (and cache it).
     pub fn complete(&self, prompt: &str) -> Result<Completion, LlmError> {
-        let key = self.cache_key(prompt);
+        self.complete_with(prompt, None)
+    }
+
+    /// [`Client::complete`] with another `max_tokens` for this request (DSPy's continuation
+    /// asks with half the configured length).
+    pub fn complete_with(
+        &self,
+        prompt: &str,
+        max_tokens: Option<u32>,
+    ) -> Result<Completion, LlmError> {
+        let max_tokens = max_tokens.unwrap_or(self.config.max_tokens);
+        let key = self.cache_key(prompt, max_tokens);
         if let Some(cache) = &self.config.cache {
             if let Some(text) = cache.get(&key) {
                 return Ok(Completion { text, cached: true });
@@ -278,7 +302,7 @@ impl Client {
         }
         let text = {
             let _slot = self.slots.acquire();
-            self.fetch(prompt)?
+            self.fetch(prompt, max_tokens)?
         };
         if let Some(cache) = &self.config.cache {
             cache
@@ -291,9 +315,9 @@ impl Client {
         })
     }
 
-    fn fetch(&self, prompt: &str) -> Result<String, LlmError> {
+    fn fetch(&self, prompt: &str, max_tokens: u32) -> Result<String, LlmError> {
         let url = self.url();
-        let body = self.body(prompt);
+        let body = self.body(prompt, max_tokens);
         let mut delay = self.config.backoff;
         let mut attempt = 0u32;
         loop {

@@ -7,18 +7,24 @@
 //! ```json
 //! {"api_key": "optional; other keys get 401",
 //!  "rules": [{"name": "r1", "contains": ["def f("], "not_contains": [], "endpoint": "chat",
+//!             "ends_with": "Code:",               // the prompt's end (a continuation's cue)
+//!             "turns": [2],                       // only while the server is at these turns
 //!             "code": "def f(): ...",         // or "feedback": "...", "reply": "raw text",
 //!                                             //    "body": "raw HTTP body", "status": 401
 //!             "fail_first": [{"status": 429}, {"stall_ms": 3000}]}],
 //!  "default": {"reply": "..."}}
 //! ```
+//!
+//! The turn a rule may be limited to is set by [`LoopbackServer::set_turn`] (a test's observer
+//! on each stage) or by `POST /turn` with the number as the body (an external driver), so a
+//! rule can answer without `Code:` at one given turn only.
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -64,6 +70,12 @@ pub struct Rule {
     /// `chat` or `completions`; any when absent.
     #[serde(default)]
     pub endpoint: Option<String>,
+    /// The prompt must end with this text.
+    #[serde(default)]
+    pub ends_with: Option<String>,
+    /// Only at these turns (see [`LoopbackServer::set_turn`]); any turn when empty.
+    #[serde(default)]
+    pub turns: Vec<usize>,
     #[serde(flatten)]
     pub answer: Answer,
     #[serde(default)]
@@ -94,6 +106,8 @@ impl Script {
 pub struct Seen {
     pub endpoint: String,
     pub prompt: String,
+    /// The request body as sent (`Null` when it was not JSON).
+    pub body: Value,
     pub rule: Option<String>,
     pub status: u16,
 }
@@ -103,6 +117,7 @@ struct State {
     fired: Mutex<Vec<usize>>,
     seen: Mutex<Vec<Seen>>,
     stop: AtomicBool,
+    turn: AtomicUsize,
 }
 
 /// A running server; stops when dropped.
@@ -122,6 +137,7 @@ impl LoopbackServer {
             fired: Mutex::new(vec![0; n]),
             seen: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
+            turn: AtomicUsize::new(0),
         });
         let st = state.clone();
         let accept = std::thread::spawn(move || {
@@ -146,6 +162,11 @@ impl LoopbackServer {
     /// Base URL in the OpenAI convention (`http://127.0.0.1:PORT/v1`).
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// The turn rules with `turns` are matched against (0 until set).
+    pub fn set_turn(&self, turn: usize) {
+        self.state.turn.store(turn, Ordering::SeqCst);
     }
 
     /// Requests seen so far, in arrival order.
@@ -192,6 +213,31 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
     }
     let mut body = vec![0u8; len];
     reader.read_exact(&mut body)?;
+    if path.ends_with("/turn") {
+        let turn = std::str::from_utf8(&body)
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok());
+        let (status, text) = match turn {
+            Some(t) => {
+                st.turn.store(t, Ordering::SeqCst);
+                (200, json!({"turn": t}).to_string())
+            }
+            None => (
+                400,
+                json!({"error": {"message": "body must be a turn number"}}).to_string(),
+            ),
+        };
+        let mut out = stream;
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            if status == 200 { "OK" } else { "Bad Request" },
+            text.len()
+        );
+        out.write_all(head.as_bytes())?;
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        return Ok(());
+    }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let endpoint = if path.ends_with("/chat/completions") {
         "chat"
@@ -214,6 +260,7 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
         seen.push(Seen {
             endpoint: endpoint.into(),
             prompt,
+            body: req,
             rule,
             status,
         });
@@ -254,8 +301,11 @@ fn respond(
             return (401, body.to_string(), None, None);
         }
     }
+    let turn = st.turn.load(Ordering::SeqCst);
     let hit = st.script.rules.iter().position(|r| {
         r.endpoint.as_deref().is_none_or(|e| e == endpoint)
+            && (r.turns.is_empty() || r.turns.contains(&turn))
+            && r.ends_with.as_deref().is_none_or(|e| prompt.ends_with(e))
             && r.contains.iter().all(|c| prompt.contains(c.as_str()))
             && !r.not_contains.iter().any(|c| prompt.contains(c.as_str()))
     });
@@ -312,4 +362,62 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
         json!({"id": "loopback", "object": "text_completion", "choices": [{"index": 0, "text": text, "finish_reason": "stop"}]})
     };
     (200, body.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post(url: &str, path: &str, body: &str) -> (u16, String) {
+        let addr = url.trim_start_matches("http://").trim_end_matches("/v1");
+        let mut s = TcpStream::connect(addr).unwrap();
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        let status = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (status, body)
+    }
+
+    fn text(body: &str) -> String {
+        let v: Value = serde_json::from_str(body).unwrap();
+        v["choices"][0]["text"].as_str().unwrap().to_string()
+    }
+
+    /// A rule limited to a turn answers without `Code:` only then; `ends_with` picks the
+    /// continuation; the turn can be set over HTTP.
+    #[test]
+    fn turn_limited_and_ends_with_rules() {
+        let script: Script = serde_json::from_value(json!({
+            "rules": [
+                {"name": "cont", "ends_with": "Code:", "reply": " done"},
+                {"name": "malformed", "contains": ["task"], "turns": [2], "reply": " no code field"},
+                {"name": "ok", "contains": ["task"], "code": "x = 1"}
+            ]
+        }))
+        .unwrap();
+        let server = LoopbackServer::start(script).unwrap();
+        let url = server.base_url();
+        let ask = |prompt: &str| {
+            let body = json!({"model": "m", "prompt": prompt}).to_string();
+            let (status, b) = post(&url, "/v1/completions", &body);
+            assert_eq!(status, 200);
+            text(&b)
+        };
+        assert!(ask("task").contains("Code: ```python\nx = 1\n```"));
+        server.set_turn(2);
+        assert_eq!(ask("task"), " no code field");
+        assert_eq!(ask("task ... Code:"), " done");
+        assert_eq!(post(&url, "/turn", "3").0, 200);
+        assert!(ask("task").contains("Code:"));
+        assert_eq!(post(&url, "/turn", "three").0, 400);
+        let seen = server.seen();
+        assert_eq!(seen.len(), 4);
+        assert_eq!(seen[1].rule.as_deref(), Some("malformed"));
+        assert_eq!(seen[0].body["model"], "m");
+    }
 }

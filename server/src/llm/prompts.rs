@@ -254,6 +254,28 @@ impl<'a> Inputs<'a> {
     }
 }
 
+/// One call of `kind` as DSPy 2.4.12 makes it ([`crate::llm::dspy::Signature::generate`]):
+/// the prompt, and continuations while the answer lacks the output field. `lm` answers a
+/// prompt with an optional `max_tokens` (`None`: the configured `lm_max_tokens`).
+pub fn generate(
+    kind: Kind,
+    inputs: &Inputs,
+    fix_quirks: bool,
+    lm_max_tokens: u32,
+    lm: &mut crate::llm::dspy::AskFn,
+) -> Result<crate::llm::dspy::Generated, crate::llm::dspy::GenerateError> {
+    let sig = signature(kind, fix_quirks);
+    let values: Vec<Option<&str>> = kind.input_keys().iter().map(|k| inputs.get(k)).collect();
+    sig.generate(&values, lm_max_tokens, lm)
+}
+
+/// The output field's value after [`generate`] (`None` only if it never got one).
+pub fn output(kind: Kind, generated: &crate::llm::dspy::Generated) -> Option<String> {
+    signature(kind, false)
+        .value(generated, kind.output_key())
+        .map(str::to_string)
+}
+
 /// The prompt of one call.
 pub fn render(kind: Kind, inputs: &Inputs, fix_quirks: bool) -> String {
     let sig = signature(kind, fix_quirks);

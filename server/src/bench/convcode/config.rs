@@ -13,11 +13,13 @@ pub const DEFAULT_SIMULATOR: &str = "gpt-4o";
 pub const DEFAULT_REF_MODEL: &str = "codellama/CodeLlama-7b-Instruct-hf";
 /// Number of refinement turns after turn 0.
 pub const MAX_TURNS: usize = 10;
-/// Models whose turn-0 samples the original names `openai` (everything else is `vllm`).
-pub const API_MODELS: [&str; 5] = [
+/// Models whose turn-0 samples the original names `openai` (everything else is `vllm`): its
+/// `AZURE_OPENAI_MODEL_LIST` (azure_open_ai.py), in its order.
+pub const API_MODELS: [&str; 6] = [
     "gpt-4o",
     "gpt-4-turbo-2024-04-09",
     "gpt-4-0613",
+    "gpt-4o-mini",
     "gpt-35-turbo-0613",
     "gpt-35-turbo-instruct-0914",
 ];
@@ -179,21 +181,50 @@ impl Layout {
 
     /// `{M--}--bigcodebench-instruct--{vllm|openai}-0-1` (greedy, one sample).
     fn turn0_header(model: &str) -> String {
+        Layout::turn0_header_as(model, Layout::turn0_source(model))
+    }
+
+    fn turn0_header_as(model: &str, source: &str) -> String {
         format!(
-            "{}--bigcodebench-instruct--{}-0-1",
+            "{}--bigcodebench-instruct--{source}-0-1",
             model.replace('/', "--"),
-            Layout::turn0_source(model)
         )
     }
 
-    /// Turn-0 samples (`.jsonl`) of a model.
+    /// Turn-0 samples (`.jsonl`) of a model, where the original writes them.
     pub fn turn0_samples(&self, model: &str) -> PathBuf {
+        self.turn0_samples_as(model, Layout::turn0_source(model))
+    }
+
+    fn turn0_samples_as(&self, model: &str, source: &str) -> PathBuf {
         self.root
             .join("bigcodebench/sanitized_calibrated_samples/instruct")
             .join(format!(
                 "{}-sanitized-calibrated.jsonl",
-                Layout::turn0_header(model)
+                Layout::turn0_header_as(model, source)
             ))
+    }
+
+    /// The turn-0 samples to read: the file the original's model list names, or else the
+    /// other backend's file when only that one exists (results written under another model
+    /// list). When both exist the named one is read and the note says so.
+    pub fn turn0_samples_found(&self, model: &str) -> (PathBuf, Option<String>) {
+        let named = Layout::turn0_source(model);
+        let other = if named == "openai" { "vllm" } else { "openai" };
+        let first = self.turn0_samples_as(model, named);
+        let second = self.turn0_samples_as(model, other);
+        let has = |p: &Path| p.exists() || eval_path(p).exists();
+        match (has(&first), has(&second)) {
+            (false, true) => (second, None),
+            (true, true) => {
+                let note = format!(
+                    "both `{named}` and `{other}` turn-0 files exist for {model}; read the `{named}` one ({})",
+                    first.display()
+                );
+                (first, Some(note))
+            }
+            _ => (first, None),
+        }
     }
 
     /// Raw (unsanitized) turn-0 generations, where BigCodeBench's `generate` leaves them.

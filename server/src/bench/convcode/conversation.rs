@@ -219,8 +219,8 @@ impl ConvRun {
                 run.task,
                 run.model,
                 req.root.display(),
-                run.layout.turn0_samples(&run.model).display(),
-                known_tasks_hint(&run.layout.turn0_samples(&run.model))
+                run.layout.turn0_samples_found(&run.model).0.display(),
+                known_tasks_hint(&run.layout.turn0_samples_found(&run.model).0)
             );
         }
         Ok(run)
@@ -229,7 +229,7 @@ impl ConvRun {
     /// The log of turn `t` (0 = the turn-0 samples).
     pub fn log_path(&self, t: usize) -> PathBuf {
         if t == 0 {
-            self.layout.turn0_samples(&self.model)
+            self.layout.turn0_samples_found(&self.model).0
         } else {
             self.layout.live_log(&self.model, self.config, t)
         }
@@ -403,7 +403,7 @@ fn seed_player(root: &Path, source: &str, player: &str, task: &str) -> Result<()
     if read_log(&dest)?.records.iter().any(|r| r.task_id == task) {
         return Ok(());
     }
-    let from = layout.turn0_samples(source);
+    let from = layout.turn0_samples_found(source).0;
     let log = read_log(&from)?;
     let Some(rec) = log.records.iter().find(|r| r.task_id == task) else {
         bail!(
@@ -422,7 +422,8 @@ fn seed_player(root: &Path, source: &str, player: &str, task: &str) -> Result<()
 
 /// Inserts (or replaces) one task's result in an eval-results file, keeping the others. An
 /// unreadable file is an error, never overwritten.
-pub fn put_eval(path: &Path, result: EvalResult, sandbox: &str) -> Result<()> {
+/// `_sandbox` is kept for callers; the results tree no longer records it (BigCodeBench's shape).
+pub fn put_eval(path: &Path, result: EvalResult, _sandbox: &str) -> Result<()> {
     let mut file = if path.exists() {
         EvalResults::load(path).with_context(|| {
             format!(
@@ -433,16 +434,10 @@ pub fn put_eval(path: &Path, result: EvalResult, sandbox: &str) -> Result<()> {
     } else {
         EvalResults::default()
     };
-    let sandbox = file
-        .summary
-        .as_ref()
-        .map(|s| s.sandbox.clone())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| sandbox.to_string());
+    // The results tree holds BigCodeBench's shape only: no summary, its date format.
     file.eval.insert(result.task_id.clone(), vec![result]);
-    let mut summary = file.summarize();
-    summary.sandbox = sandbox;
-    file.summary = Some(summary);
+    file.summary = None;
+    file.date = super::evaluate::bigcodebench_date();
     save_atomic(&file, path)
 }
 

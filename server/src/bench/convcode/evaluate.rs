@@ -3,10 +3,12 @@
 //! what is new.
 
 use super::config::eval_path;
+use super::eval_file::task_sort_key;
 use super::records::Log;
 use crate::exec::{EvalResult, EvalResults, Problem, Runner};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::Path;
 
 /// What BigCodeBench runs for a solution: turn-0 ("sanitized-calibrated") files get the
@@ -19,21 +21,53 @@ pub fn executed_solution(problem: &Problem, solution: &str, turn0: bool) -> Stri
     }
 }
 
-fn now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format!("{secs}")
+/// `datetime.now().strftime("%Y-%m-%d %H:%M")`, the `date` BigCodeBench writes.
+pub fn bigcodebench_date() -> String {
+    chrono::Local::now().format("%Y-%m-%d %H:%M").to_string()
 }
 
-/// Write JSON atomically next to its destination.
+/// Python's `json.dump(obj, f, indent=2)` text of a JSON value: serde_json's pretty layout is
+/// the same, and `ensure_ascii` escapes every character outside printable ASCII, which can
+/// only occur inside strings.
+pub fn python_json_indent2(v: &serde_json::Value) -> String {
+    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+    let mut out = String::with_capacity(pretty.len());
+    for c in pretty.chars() {
+        if (c as u32) < 0x7f {
+            out.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for unit in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// Write evaluation results the way BigCodeBench's evaluator does: exactly
+/// `{"date": "%Y-%m-%d %H:%M", "eval": {task_id: [{task_id, solution, status, details}]}}`,
+/// indented by 2, tasks in numeric id order. Nothing else goes in (the run's summary is the
+/// caller's to report). Written atomically next to its destination.
 pub fn save_atomic(results: &EvalResults, path: &Path) -> Result<()> {
+    let mut ids: Vec<&String> = results.eval.keys().collect();
+    ids.sort_by_key(|k| task_sort_key(k));
+    let mut eval = serde_json::Map::new();
+    for id in ids {
+        eval.insert(id.clone(), serde_json::to_value(&results.eval[id])?);
+    }
+    let date = if results.date.is_empty() {
+        bigcodebench_date()
+    } else {
+        results.date.clone()
+    };
+    let doc = serde_json::json!({"date": date, "eval": eval});
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot write in {}", dir.display()))?;
-    serde_json::to_writer_pretty(&mut tmp, results)?;
+    tmp.write_all(python_json_indent2(&doc).as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
     tmp.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
@@ -85,11 +119,12 @@ pub fn evaluate_log(
             results.insert(r.task_id.clone(), r);
         }
     }
-    let file = EvalResults::from_results(
+    let mut file = EvalResults::from_results(
         results.values().cloned().collect(),
-        now(),
+        bigcodebench_date(),
         &runner.sandbox().to_string(),
     );
+    file.summary = None;
     save_atomic(&file, &out)?;
     Ok((results, ran))
 }

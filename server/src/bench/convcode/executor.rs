@@ -1,5 +1,6 @@
-//! Runs one turn over many tasks in parallel and appends the records to the turn's log in task
-//! order, so an uninterrupted run and an interrupted-then-resumed run write the same file.
+//! Runs one turn over many tasks in parallel and appends the records to the turn's log in job
+//! order (the original's visiting order, `order.rs`), so an uninterrupted run and an
+//! interrupted-then-resumed run write the same file.
 
 use super::config::Config;
 use super::records::{record_line, Appender};
@@ -88,6 +89,11 @@ pub struct TurnSpec<'a> {
 }
 
 /// Run `jobs` and append their records to `log` in job order.
+///
+/// A record of a task that made no code-model call gets, as the original's `log` field, the
+/// last exchange of an earlier task of this batch (the original runs one `run.py` process per
+/// turn and logs `lm.inspect_history(n=1)`), or `""` when there was none yet; with
+/// `fix_quirks` it stays `null`.
 pub fn run_jobs(
     spec: &TurnSpec,
     jobs: &[Job],
@@ -152,6 +158,7 @@ pub fn run_jobs(
         // cheap to redo: the model's answers are cached).
         let mut pending: BTreeMap<usize, Result<TurnRecord, TurnError>> = BTreeMap::new();
         let mut next_write = 0usize;
+        let mut last_log: Option<String> = None;
         for (i, res) in rx {
             pending.insert(i, res);
             while let Some(res) = pending.remove(&next_write) {
@@ -160,7 +167,14 @@ pub fn run_jobs(
                     continue;
                 }
                 match res {
-                    Ok(rec) => {
+                    Ok(mut rec) => {
+                        match &rec.log {
+                            Some(l) => last_log = Some(l.clone()),
+                            None if !spec.fix_quirks => {
+                                rec.log = Some(last_log.clone().unwrap_or_default())
+                            }
+                            None => {}
+                        }
                         log.append(&record_line(&rec))?;
                         outcome.written += 1;
                         control.written.fetch_add(1, Ordering::SeqCst);

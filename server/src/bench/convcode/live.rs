@@ -4,6 +4,7 @@
 use super::config::{eval_path, Config, Layout, MAX_TURNS};
 use super::evaluate::{evaluate_log, executed_solution};
 use super::executor::{run_jobs, BatchOutcome, Control, Job, Observer, TurnSpec};
+use super::order::dspy_visit;
 use super::records::{read_log, sample_line, Appender, Log};
 use super::turn::{Lm, TurnEnv};
 use super::turn0::{self, Turn0Files};
@@ -334,8 +335,9 @@ pub fn run_live(
             }
             let done_ids = done.by_task();
             let prev_by = prev_log.by_task();
-            let jobs: Vec<Job> = problems
-                .iter()
+            // The original's order: DSPy's test split, shuffled with seed 0.
+            let jobs: Vec<Job> = dspy_visit(problems)
+                .into_iter()
                 .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
                 .filter_map(|p| {
                     let rec = prev_by.get(p.task_id.as_str())?;

@@ -140,11 +140,11 @@ fn load_turns(
 fn score_live(req: &ScoreRequest, compiles: Option<CompileCheck>) -> Result<Scores> {
     let layout = &req.layout;
     let model = &req.model;
-    let init_path = eval_path(&layout.turn0_samples(model));
-    let init = required(&init_path, "turn-0 evaluation results")?;
+    let (init_samples, which) = layout.turn0_samples_found(model);
+    let init = required(&eval_path(&init_samples), "turn-0 evaluation results")?;
     let none = Excluded::new();
     let p0 = pass_at_1(&init, &init, &none)?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = which.into_iter().collect();
     let mut columns = Vec::new();
     let mut turn0_checked = false;
 
@@ -283,15 +283,17 @@ fn live_column(list: &[&EvalFile], init: &EvalFile) -> Result<(Vec<f64>, f64, f6
 fn score_static(req: &ScoreRequest, reference: &str, opts: ScoreOptions) -> Result<Scores> {
     let layout = &req.layout;
     let model = &req.model;
+    let (init_samples, which) = layout.turn0_samples_found(model);
     let init = required(
-        &eval_path(&layout.turn0_samples(model)),
+        &eval_path(&init_samples),
         "turn-0 evaluation results of the target",
     )?;
+    let (ref_samples, ref_which) = layout.turn0_samples_found(reference);
     let ref_init = required(
-        &eval_path(&layout.turn0_samples(reference)),
+        &eval_path(&ref_samples),
         "turn-0 evaluation results of the reference model",
     )?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = which.into_iter().chain(ref_which).collect();
     let mut excluded = Excluded::new();
     if opts.exclude_init_solved {
         for k in init.keys() {

@@ -12,6 +12,7 @@ pub mod executor;
 pub mod live;
 pub mod metrics;
 pub mod numeric;
+pub mod order;
 pub mod play;
 pub mod records;
 pub mod sanitize;

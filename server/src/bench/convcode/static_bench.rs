@@ -54,7 +54,7 @@ pub fn run_static(
         let mut counts = Vec::new();
         for t in 1..=opts.turns {
             let prev_path = if t == 1 {
-                layout.turn0_samples(r)
+                layout.turn0_samples_found(r).0
             } else {
                 layout.live_log(r, config, t - 1)
             };
@@ -86,8 +86,9 @@ pub fn run_static(
             let done_ids = done.by_task();
             let prev_by = prev_log.by_task();
             let mut skipped = 0usize;
-            let jobs: Vec<Job> = problems
-                .iter()
+            // The original's visiting order (order.rs).
+            let jobs: Vec<Job> = super::order::dspy_visit(problems)
+                .into_iter()
                 .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
                 .filter_map(|p| {
                     let id = p.task_id.as_str();

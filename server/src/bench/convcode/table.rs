@@ -4,7 +4,7 @@ use super::metrics::{Mode, Scores};
 use super::numeric::py_float;
 
 /// The legend the original prints under Table 1 (its trailing space included).
-pub const LEGEND: &str = " - CF: Compilation Feedback\n - EF: Execution Feedback\n - partial|full TCs: Test Cases with partial|full test coverage \n - SNF: Simulated Novice Feedback\n - SEF: Simulated Expert Feedback";
+pub const LEGEND: &str = " - CF: Compilation Feedback\n - EF: Execution Feedback\n - partial|full TC: test cases with partial|full Test Coverage \n - SNF: Simulated Novice Feedback\n - SEF: Simulated Expert Feedback";
 
 /// Center `text` in `width` the way PrettyTable does: odd leftovers go right for odd-length
 /// text and left for even-length text.

@@ -5,6 +5,8 @@
 use super::config::{Config, Coverage, Expertise};
 use crate::exec::feedback::{self, NO_SYNTAX_ERRORS, PASSED_ALL_TEST_RUNS};
 use crate::exec::{EvalResult, Problem, Runner};
+use crate::llm::client::DEFAULT_MAX_TOKENS;
+use crate::llm::dspy::{Call, GenerateError, Generated};
 use crate::llm::prompts::{self, Inputs, Kind};
 use crate::llm::{Client, EndpointKind, LlmError};
 use serde::{Deserialize, Serialize};
@@ -12,13 +14,20 @@ use std::path::Path;
 
 /// Regenerations from compilation feedback allowed in one turn.
 pub const MAX_REGENERATIONS: usize = 3;
-/// Times a call is repeated (with `" "` appended to its feedback) when the answer lacks the
-/// output field. The original repeats without bound.
-pub const MISSING_FIELD_RETRIES: usize = 3;
 
 /// A language model as the loop sees it.
 pub trait Lm: Sync {
     fn complete(&self, prompt: &str) -> Result<String, LlmError>;
+    /// [`Lm::complete`] with a `max_tokens` for this call (`None`: the configured one); DSPy's
+    /// continuations ask with half of it. A model without a length bound may ignore it.
+    fn complete_with(&self, prompt: &str, max_tokens: Option<u32>) -> Result<String, LlmError> {
+        let _ = max_tokens;
+        self.complete(prompt)
+    }
+    /// The configured `max_tokens` (the original's 2048).
+    fn max_tokens(&self) -> u32 {
+        DEFAULT_MAX_TOKENS
+    }
     /// Shapes the `log` text like DSPy's `inspect_history` for this endpoint kind.
     fn endpoint_kind(&self) -> EndpointKind {
         EndpointKind::Chat
@@ -28,6 +37,12 @@ pub trait Lm: Sync {
 impl Lm for Client {
     fn complete(&self, prompt: &str) -> Result<String, LlmError> {
         Client::complete(self, prompt).map(|c| c.text)
+    }
+    fn complete_with(&self, prompt: &str, max_tokens: Option<u32>) -> Result<String, LlmError> {
+        Client::complete_with(self, prompt, max_tokens).map(|c| c.text)
+    }
+    fn max_tokens(&self) -> u32 {
+        self.config().max_tokens
     }
     fn endpoint_kind(&self) -> EndpointKind {
         self.kind()
@@ -42,6 +57,8 @@ pub struct TurnRecord {
     pub compilation_feedback: Option<String>,
     pub execution_feedback: Option<String>,
     pub user_feedback: Option<String>,
+    /// The last code-model exchange of this task's turn; `None` when it made no call (the
+    /// loop then writes what the original's process had last, see `executor::run_jobs`).
     pub log: Option<String>,
     pub iteration: usize,
 }
@@ -227,13 +244,30 @@ pub fn verbal_feedback(
         user_feedback: None,
         ground_truth_code: Some(&gt),
     };
-    let prompt = prompts::render(kind, &inputs, fix_quirks);
-    let completion = simulator.complete(&prompt)?;
-    let raw = prompts::answer(kind, &completion).unwrap_or_default();
+    let generated = ask(simulator, kind, &inputs, fix_quirks).map_err(|e| match e {
+        GenerateError::Lm { source, .. } => source,
+        GenerateError::Incomplete { calls } => LlmError::MissingField {
+            field: "User Feedback:".into(),
+            calls: calls.len(),
+        },
+    })?;
+    let raw = prompts::output(kind, &generated).unwrap_or_default();
     Ok(Some(prompts::clean_user_feedback(
         &raw,
         expertise == Expertise::Expert,
     )))
+}
+
+/// One DSPy `ChainOfThought` call of `kind` on `lm`, continuations included (dspy.rs).
+fn ask(
+    lm: &dyn Lm,
+    kind: Kind,
+    inputs: &Inputs,
+    fix_quirks: bool,
+) -> Result<Generated, GenerateError> {
+    prompts::generate(kind, inputs, fix_quirks, lm.max_tokens(), &mut |p, mt| {
+        lm.complete_with(p, mt)
+    })
 }
 
 struct Turn<'a, 'b> {
@@ -242,12 +276,12 @@ struct Turn<'a, 'b> {
     log: Option<String>,
 }
 
-/// Which feedback variable gets `" "` appended when an answer lacks its field.
-#[derive(Clone, Copy)]
-enum Pad {
-    Compilation,
-    Execution,
-    User,
+/// What a refiner call gave.
+enum Refined {
+    Code(String),
+    /// Three answers without `Code:` (DSPy's `AssertionError`); each call site of the
+    /// original reacts differently.
+    Incomplete,
 }
 
 struct Feedback {
@@ -284,53 +318,61 @@ impl<'a, 'b> Turn<'a, 'b> {
         execution_feedback(self.input.problem, eval, coverage, self.input.fix_quirks)
     }
 
-    /// One refiner call, repeated with padded feedback while the answer lacks `Code:`.
-    /// Returns the parsed code, or `None` when the model never produced the field.
-    fn refine(
-        &mut self,
-        kind: Kind,
-        fb: &mut Feedback,
-        code: &str,
-        pad: Pad,
-    ) -> Result<Option<String>, TurnError> {
-        let fix = self.input.fix_quirks;
-        for attempt in 0..=MISSING_FIELD_RETRIES {
-            let inputs = Inputs {
-                input: Some(&self.input.problem.instruct_prompt),
-                previous_code: Some(code),
-                compilation_feedback: fb.compilation.as_deref(),
-                execution_feedback: fb.execution.as_deref(),
-                user_feedback: fb.user.as_deref(),
-                ground_truth_code: None,
-            };
-            let prompt = prompts::render(kind, &inputs, fix);
-            let completion = self
-                .env
-                .coder
-                .complete(&prompt)
-                .map_err(|e| self.lm_err(e))?;
+    /// The last code-model exchange is what the record's `log` shows (`inspect_history(n=1)`).
+    fn note_log(&mut self, calls: &[Call]) {
+        if let Some(c) = calls.last() {
             self.log = Some(log_text(
                 self.env.coder.endpoint_kind(),
-                &prompt,
-                &completion,
+                &c.prompt,
+                &c.completion,
             ));
-            if let Some(answer) = prompts::answer(kind, &completion) {
-                return Ok(Some(prompts::parse_code(&answer, fix)));
+        }
+    }
+
+    /// One refiner call as DSPy 2.4.12 makes it: when the answer lacks `Code:`, DSPy asks
+    /// for the rest with the prompt completed by the fields it got (dspy.rs).
+    fn refine(&mut self, kind: Kind, fb: &Feedback, code: &str) -> Result<Refined, TurnError> {
+        let fix = self.input.fix_quirks;
+        let inputs = Inputs {
+            input: Some(&self.input.problem.instruct_prompt),
+            previous_code: Some(code),
+            compilation_feedback: fb.compilation.as_deref(),
+            execution_feedback: fb.execution.as_deref(),
+            user_feedback: fb.user.as_deref(),
+            ground_truth_code: None,
+        };
+        match ask(self.env.coder, kind, &inputs, fix) {
+            Ok(g) => {
+                self.note_log(&g.calls);
+                let answer = prompts::output(kind, &g).unwrap_or_default();
+                Ok(Refined::Code(prompts::parse_code(&answer, fix)))
             }
-            if attempt == MISSING_FIELD_RETRIES {
-                break;
+            Err(GenerateError::Incomplete { calls }) => {
+                self.note_log(&calls);
+                Ok(Refined::Incomplete)
             }
-            let slot = match pad {
-                Pad::Compilation => &mut fb.compilation,
-                Pad::Execution => &mut fb.execution,
-                Pad::User => &mut fb.user,
-            };
-            match slot {
-                Some(s) => s.push(' '),
-                None => break,
+            Err(GenerateError::Lm { source, calls }) => {
+                self.note_log(&calls);
+                Err(self.lm_err(source))
             }
         }
-        Ok(None)
+    }
+
+    /// A refiner call whose `AssertionError` the original does not catch: `pot.py`'s outer
+    /// handler prints it and exits, which ends the whole turn's run.
+    fn refine_or_stop(
+        &mut self,
+        kind: Kind,
+        fb: &Feedback,
+        code: &str,
+    ) -> Result<String, TurnError> {
+        match self.refine(kind, fb, code)? {
+            Refined::Code(c) => Ok(c),
+            Refined::Incomplete => Err(self.lm_err(LlmError::MissingField {
+                field: "Code:".into(),
+                calls: crate::llm::dspy::MAX_DEPTH + 1,
+            })),
+        }
     }
 
     /// The refiner call for verbal feedback with a failing f_e; on a refused (too long) request
@@ -345,33 +387,34 @@ impl<'a, 'b> Turn<'a, 'b> {
         let (mut front, mut rear) = (feedback::FRONT_TRIM as i64, feedback::REAR_TRIM as i64);
         let mut trimmed = false;
         loop {
-            match self.refine(Kind::RefineFromExecutionUserFeedback, fb, code, Pad::User) {
-                Err(TurnError::Lm { source, .. }) if source.is_bad_request() => {
-                    if !trimmed {
-                        trimmed = true;
-                    } else if front > rear {
-                        front -= 1000;
-                    } else {
-                        rear -= 1000;
-                    }
-                    if front < 0 || rear < 0 {
-                        return Err(self.other(
-                            "input is too long even after trimming the execution feedback",
-                        ));
-                    }
-                    let full = match coverage {
-                        Coverage::Full => {
-                            feedback::execution_untrimmed(eval, self.input.problem, false)
-                        }
-                        Coverage::Partial if !self.input.fix_quirks => {
-                            feedback::execution_untrimmed(eval, self.input.problem, true)
-                        }
-                        Coverage::Partial => self.execution_feedback(eval, coverage),
-                    };
-                    fb.execution = Some(feedback::trim(&full, front as usize, rear as usize));
-                }
-                other => return other,
+            // Any exception here (a refused request, or DSPy's AssertionError) makes the
+            // original trim the execution feedback and ask again.
+            match self.refine(Kind::RefineFromExecutionUserFeedback, fb, code) {
+                Ok(Refined::Code(c)) => return Ok(Some(c)),
+                Ok(Refined::Incomplete) => {}
+                Err(TurnError::Lm { source, .. }) if source.is_bad_request() => {}
+                Err(e) => return Err(e),
             }
+            if !trimmed {
+                trimmed = true;
+            } else if front > rear {
+                front -= 1000;
+            } else {
+                rear -= 1000;
+            }
+            if front < 0 || rear < 0 {
+                return Err(
+                    self.other("input is too long even after trimming the execution feedback")
+                );
+            }
+            let full = match coverage {
+                Coverage::Full => feedback::execution_untrimmed(eval, self.input.problem, false),
+                Coverage::Partial if !self.input.fix_quirks => {
+                    feedback::execution_untrimmed(eval, self.input.problem, true)
+                }
+                Coverage::Partial => self.execution_feedback(eval, coverage),
+            };
+            fb.execution = Some(feedback::trim(&full, front as usize, rear as usize));
         }
     }
 
@@ -442,15 +485,8 @@ impl<'a, 'b> Turn<'a, 'b> {
             };
             fb.compilation = Some(fc.clone());
             if fc != NO_SYNTAX_ERRORS && cfg.verbal != Some(Expertise::Novice) {
-                if let Some(new) = self.refine(
-                    Kind::RefineFromCompilationFeedback,
-                    &mut fb,
-                    &code,
-                    Pad::Compilation,
-                )? {
-                    code = new;
-                    regenerated = true;
-                }
+                code = self.refine_or_stop(Kind::RefineFromCompilationFeedback, &fb, &code)?;
+                regenerated = true;
                 hop += 1;
                 continue;
             }
@@ -466,14 +502,7 @@ impl<'a, 'b> Turn<'a, 'b> {
             }
             // 3. Failing f_e without verbal feedback: refine from it.
             if failing(fb.execution.as_deref()) && cfg.verbal.is_none() {
-                if let Some(new) = self.refine(
-                    Kind::RefineFromExecutionFeedback,
-                    &mut fb,
-                    &code,
-                    Pad::Execution,
-                )? {
-                    code = new;
-                }
+                code = self.refine_or_stop(Kind::RefineFromExecutionFeedback, &fb, &code)?;
                 hop += 1;
                 break;
             }
@@ -499,8 +528,9 @@ impl<'a, 'b> Turn<'a, 'b> {
                             code = new;
                         }
                     }
+                    // `except AssertionError: code_data = code`: the code stays.
                     Some(k) => {
-                        if let Some(new) = self.refine(k, &mut fb, &code, Pad::User)? {
+                        if let Refined::Code(new) = self.refine(k, &fb, &code)? {
                             code = new;
                         }
                     }
