@@ -304,9 +304,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     };
     let problems = problems(common)?;
     let runner = runner(common)?;
-    if runner.sandbox() != crate::exec::Sandbox::Bwrap {
-        eprintln!("note: {}", runner.sandbox_note());
-    }
+    eprintln!("sandbox: {}", runner.sandbox_note());
     let env = TurnEnv {
         coder: &coder,
         simulator: simulator.as_ref().map(|s| s as _),

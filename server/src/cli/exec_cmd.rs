@@ -280,9 +280,15 @@ fn print_table(all: &EvalResults, runner: &Runner) {
     println!("sandbox: {}", runner.sandbox_note());
 }
 
+/// The last line of a traceback for the table: model-produced text, so control characters
+/// (terminal escape sequences) are shown as `?`, never sent to the terminal.
 fn last_line(text: &str) -> String {
     let line = text.trim_end().lines().last().unwrap_or("");
-    let mut s: String = line.chars().take(100).collect();
+    let mut s: String = line
+        .chars()
+        .take(100)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
     if line.chars().count() > 100 {
         s.push('…');
     }

@@ -371,7 +371,7 @@ impl Runner {
                     if status == Status::Pass {
                         // Every test the test source defines must have reported success.
                         for name in test_names(test_source) {
-                            if !reply.passed.iter().any(|p| *p == name) {
+                            if !reply.passed.contains(&name) {
                                 status = Status::Fail;
                                 details.insert(
                                     name,
@@ -495,4 +495,28 @@ fn internal_failure(msg: String) -> (Status, Details, String) {
         Details(vec![("ALL".into(), text.clone())]),
         text,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_are_the_methods_of_the_source() {
+        let src = "import unittest\ndef test_helper():\n    pass\nclass TestCases(unittest.TestCase):\n    def setUp(self):\n        pass\n    def test_a(self):\n        pass\n    async def test_b(self):\n        pass\n    def test_a(self):\n        pass\n    def helper(self):\n        pass\n";
+        assert_eq!(test_names(src), ["test_a", "test_b"]);
+    }
+
+    #[test]
+    fn limits_that_mean_something_else_are_refused() {
+        let mut l = Limits::default();
+        assert!(l.validate().is_ok());
+        l.memory_mb = 0;
+        assert!(format!("{:#}", l.validate().unwrap_err()).contains("remove the memory limit"));
+        l.memory_mb = 1;
+        assert!(format!("{:#}", l.validate().unwrap_err()).contains("too small"));
+        l.memory_mb = MIN_MEMORY_MB;
+        l.scratch_mb = 0;
+        assert!(l.validate().is_err());
+    }
 }

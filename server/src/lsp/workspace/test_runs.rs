@@ -92,12 +92,15 @@ impl TestRuns {
 /// Loaded problems by (source, interpreter).
 type ProblemCache = HashMap<(String, PathBuf), Arc<Vec<Problem>>>;
 
+/// A runner with the (interpreter, timeout, sandbox) it was made for.
+type MadeRunner = (PathBuf, Duration, SandboxMode, Arc<Runner>);
+
 /// Problems and the test runner, shared by the handlers' blocking tasks.
 #[derive(Default)]
 pub struct Resources {
     problems: Mutex<ProblemCache>,
     /// With the (interpreter, timeout, sandbox) it was made for.
-    runner: Mutex<Option<(PathBuf, Duration, SandboxMode, Arc<Runner>)>>,
+    runner: Mutex<Option<MadeRunner>>,
     /// The first refusal to start a runner (e.g. no working sandbox), until the editor was
     /// told once with `window/showMessage`; later refusals only fail their command.
     refusal: Mutex<(bool, Option<String>)>,
