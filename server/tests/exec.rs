@@ -14,6 +14,10 @@ use pivot_lsp::exec::{
     RunnerConfig, SandboxMode, Status,
 };
 
+#[allow(dead_code)]
+#[path = "lsp_support/mod.rs"]
+mod lsp_support;
+
 // Tests here look at the process tree, so they run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -749,22 +753,7 @@ fn exec_canary_variable_is_invisible_in_both_modes() {
     let dir = tempfile::tempdir().unwrap();
     // Counts the places where the canary shows: the environment, and every readable
     // /proc/*/environ (the runner's included).
-    let sol = r#"import os
-
-def task_func():
-    found = 0
-    for v in os.environ.values():
-        if "canary-7f3a" in v:
-            found += 1
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                if b"canary-7f3a" in open("/proc/%s/environ" % p, "rb").read():
-                    found += 1
-            except OSError:
-                pass
-    return found
-"#;
+    let sol = CANARY_SOLUTION;
     let samples = write_samples(dir.path(), "Mini/hostile", sol);
     let problems = repo().join("fixtures/problems/mini.jsonl");
     let env = [
@@ -983,4 +972,102 @@ fn doctor_names_the_sandbox_and_the_interpreter() {
     ] {
         assert!(text.contains(want), "doctor lacks {want}: {text}");
     }
+}
+
+const CANARY_SOLUTION: &str = r#"import os
+
+def task_func():
+    found = 0
+    for v in os.environ.values():
+        if "canary-7f3a" in v:
+            found += 1
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if b"canary-7f3a" in open("/proc/%s/environ" % p, "rb").read():
+                    found += 1
+            except OSError:
+                pass
+    return found
+"#;
+
+#[test]
+fn editor_test_runs_hide_the_canary_and_refuse_once_with_a_message() {
+    let _g = serial();
+    // The server inherits this process's environment, as an editor's server would.
+    std::env::set_var("OPENAI_API_KEY", "sk-canary-7f3a");
+    let root = tempfile::tempdir().unwrap();
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    // No workDoneProgress capability: the server then asks nothing back.
+    let mut c = lsp_support::Client::start_full(
+        root.path(),
+        serde_json::json!({}),
+        serde_json::json!({"pivot": {"problems": problems, "python": python()}}),
+    );
+    let path = root.path().join("solution.py");
+    std::fs::write(&path, CANARY_SOLUTION).unwrap();
+    let uri = lsp_support::file_uri(&path);
+    c.notify(
+        "textDocument/didOpen",
+        serde_json::json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+            "text": CANARY_SOLUTION}}),
+    );
+    let r = c.command(
+        "pivot.tests.run",
+        serde_json::json!({"uri": uri, "task": "Mini/hostile"}),
+    );
+    std::env::remove_var("OPENAI_API_KEY");
+    let r = r.expect("the test run answers");
+    assert_eq!(r["status"], "pass", "the canary was visible: {r}");
+    drop(c);
+
+    // A runner that cannot start (here: no sandbox, and an interpreter in a private folder
+    // that the unprivileged task user cannot read) fails the command every time and is shown
+    // once.
+    let prefix = Command::new(python())
+        .args(["-c", "import sys; print(sys.prefix)"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let private = Path::new(&prefix).ancestors().any(|a| {
+        std::fs::metadata(a)
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o001 == 0)
+            .unwrap_or(false)
+    });
+    if !is_root() || !private {
+        eprintln!("SKIP: the refusal part needs root and an interpreter under a private folder");
+        return;
+    }
+    let mut c = lsp_support::Client::start_full(
+        root.path(),
+        serde_json::json!({}),
+        serde_json::json!({"pivot": {"problems": problems, "python": python(), "sandbox": "none"}}),
+    );
+    c.notify(
+        "textDocument/didOpen",
+        serde_json::json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+            "text": CANARY_SOLUTION}}),
+    );
+    for _ in 0..2 {
+        let e = c
+            .command(
+                "pivot.tests.run",
+                serde_json::json!({"uri": uri, "task": "Mini/hostile"}),
+            )
+            .expect_err("refused");
+        assert!(e.to_string().contains("would run as root"), "{e}");
+    }
+    let shown = c.expect("window/showMessage");
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("would run as root"),
+        "{shown}"
+    );
+    assert_eq!(
+        c.count("window/showMessage", 300),
+        0,
+        "the refusal is shown once"
+    );
 }

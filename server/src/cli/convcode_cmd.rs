@@ -95,6 +95,10 @@ pub struct CommonArgs {
     /// Test runs at once (default: cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Containment of model code: bwrap (refuses when it does not work here) or none (the
+    /// explicit opt-out, warned about). See `pivot-lsp exec --help`.
+    #[arg(long, value_enum, default_value_t = super::exec_cmd::SandboxArg::Bwrap)]
+    pub sandbox: super::exec_cmd::SandboxArg,
     /// Turn off the original's plain bugs (see README): stale execution feedback after an
     /// in-turn fix, the double-blank-line cut, piled-up headers, the wrong instruction of
     /// refine_from_execution_feedback, partial coverage counting setUp/hiding module crashes.
@@ -250,7 +254,8 @@ fn runner(common: &CommonArgs) -> Result<Runner> {
     if let Some(j) = common.jobs {
         rc.jobs = j;
     }
-    Runner::new(rc)
+    rc.sandbox = common.sandbox.mode();
+    super::exec_cmd::start_runner(rc)
 }
 
 fn print_report(report: &RunReport) {
@@ -304,7 +309,6 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     };
     let problems = problems(common)?;
     let runner = runner(common)?;
-    eprintln!("sandbox: {}", runner.sandbox_note());
     let env = TurnEnv {
         coder: &coder,
         simulator: simulator.as_ref().map(|s| s as _),

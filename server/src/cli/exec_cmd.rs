@@ -32,6 +32,15 @@ pub enum SandboxArg {
     None,
 }
 
+impl SandboxArg {
+    pub fn mode(self) -> SandboxMode {
+        match self {
+            SandboxArg::Bwrap => SandboxMode::Bwrap,
+            SandboxArg::None => SandboxMode::None,
+        }
+    }
+}
+
 /// Options shared by the commands that run code.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunOpts {
@@ -71,10 +80,7 @@ impl RunOpts {
         let mut c = RunnerConfig {
             python: self.python.clone(),
             timeout: Duration::from_secs_f64(self.timeout),
-            sandbox: match self.sandbox {
-                SandboxArg::Bwrap => SandboxMode::Bwrap,
-                SandboxArg::None => SandboxMode::None,
-            },
+            sandbox: self.sandbox.mode(),
             pass_env: self.pass_env.clone(),
             bind_ro: self.bind_ro.clone(),
             ..RunnerConfig::default()
@@ -376,7 +382,7 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     let fast = runner.run_batch(&tasks, |_, _| bar.inc(1));
     bar.finish();
     let runner_time = start.elapsed();
-    let sandbox = runner.sandbox_note();
+    let sandbox = runner.sandbox();
     drop(runner);
 
     let bar = Progress::new(tasks.len() as u64, "baseline");
@@ -391,7 +397,7 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
 
     let passed = |rs: &[EvalResult]| rs.iter().filter(|r| r.status == Status::Pass).count();
     println!(
-        "runner   (zygote, {sandbox}): {:>8.2} s  ({}/{} pass)",
+        "runner   (zygote, sandbox {sandbox}): {:>8.2} s  ({}/{} pass)",
         runner_time.as_secs_f64(),
         passed(&fast),
         tasks.len()
