@@ -14,7 +14,6 @@ use pivot_lsp::exec::{
     RunnerConfig, SandboxMode, Status,
 };
 
-#[allow(dead_code)]
 #[path = "lsp_support/mod.rs"]
 mod lsp_support;
 
