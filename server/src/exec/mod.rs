@@ -15,10 +15,14 @@
 //!                 find_humaneval(python) -> Result<PathBuf>}
 //!
 //! // Running.
-//! exec::RunnerConfig { python, timeout, jobs, sandbox: SandboxMode::{Auto, Bwrap, RlimitsOnly},
-//!                      limits: Limits { memory_mb, file_size_mb, nproc, output_bytes } }
-//! exec::Runner::new(config) -> Result<Runner>         // checks the interpreter, picks the sandbox
-//! runner.sandbox() -> Sandbox::{Bwrap, RlimitsOnly}   // Display: "bwrap" | "rlimits-only"
+//! exec::RunnerConfig { python, timeout, jobs, sandbox: SandboxMode::{Bwrap /* default */, None},
+//!                      limits: Limits { memory_mb, file_size_mb, nproc, output_bytes, scratch_mb, shm_mb },
+//!                      pass_env, bind_ro, task_uid, task_gid }
+//! exec::Runner::new(config) -> Result<Runner>         // fails closed: Err (reason + fix) when bwrap
+//!                                                     // does not work or tasks would run as root
+//! runner.sandbox() -> Sandbox::{Bwrap, None}          // Display: "bwrap" | "none"
+//! exec::NO_SANDBOX_WARNING                            // faces print it once under SandboxMode::None
+//! exec::doctor::report(python) -> Vec<Check>          // what this machine offers (`pivot-lsp doctor`)
 //! runner.run_one(&Problem, solution: &str) -> EvalResult
 //! runner.run_batch(&[(&Problem, &str)], |done, &EvalResult| { .. }) -> Vec<EvalResult>  // input order
 //!
@@ -48,6 +52,7 @@
 
 pub mod baseline;
 pub mod doc_tests;
+pub mod doctor;
 pub mod feedback;
 mod harness;
 mod humaneval;
@@ -59,4 +64,6 @@ mod zygote;
 
 pub use problem::{load_problems, Problem, ProblemSource};
 pub use result::{Details, EvalResult, EvalResults, Status, Summary};
-pub use runner::{Limits, Runner, RunnerConfig, Sandbox, SandboxMode};
+pub use runner::{
+    Limits, Runner, RunnerConfig, Sandbox, SandboxMode, MIN_MEMORY_MB, NO_SANDBOX_WARNING,
+};

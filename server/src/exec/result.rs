@@ -139,9 +139,12 @@ pub struct Summary {
     pub timeout: usize,
     /// Fraction of tasks whose first sample passed (BigCodeBench's pass@1 with one sample).
     pub pass_at_1: f64,
-    /// "bwrap" or "rlimits-only": how the code was contained.
+    /// "bwrap" or "none": how the code was contained.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sandbox: String,
+    /// Set when only some problems were scored (`exec --subset`): how many there are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subset_of: Option<usize>,
 }
 
 /// A whole `*_eval_results.json`.

@@ -1,5 +1,7 @@
 //! The test runner: a pool of zygotes (one per job), each task in a forked child with its own
-//! temp dir (cwd and HOME), process group, rlimits, closed stdin and capped output.
+//! empty working folder (HOME and TMPDIR beside it), process group, rlimits, closed stdin and
+//! capped output. It fails closed: without a working sandbox it refuses to start unless the
+//! user chose `SandboxMode::None`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -7,11 +9,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use super::problem::Problem;
 use super::result::{Details, EvalResult, Status};
-use super::sandbox::{self, Interpreter};
+use super::sandbox::{self, Interpreter, Layout};
 use super::zygote::{Outcome, Request, Zygote};
 
 /// Resource limits per task.
@@ -25,6 +27,10 @@ pub struct Limits {
     pub nproc: u64,
     /// Captured stdout/stderr kept per task, bytes.
     pub output_bytes: u64,
+    /// The sandbox's private `/tmp` (task folders, HOME, TMPDIR), MiB; with bwrap only.
+    pub scratch_mb: u64,
+    /// The sandbox's private `/dev/shm`, MiB; with bwrap only.
+    pub shm_mb: u64,
 }
 
 impl Default for Limits {
@@ -34,37 +40,66 @@ impl Default for Limits {
             file_size_mb: 256,
             nproc: 256,
             output_bytes: 64 * 1024,
+            scratch_mb: 256,
+            shm_mb: 64,
         }
     }
 }
 
-/// Which containment to use.
+/// Smallest address-space limit: the forked interpreter already maps about 100 MiB, and
+/// below this every task fails before its first test.
+pub const MIN_MEMORY_MB: u64 = 256;
+
+impl Limits {
+    /// Rejects limits that would silently mean something else (0 = no limit) or make every
+    /// task fail for a reason the user would not see.
+    pub fn validate(&self) -> Result<()> {
+        if self.memory_mb == 0 {
+            bail!("--memory-mb 0 would remove the memory limit; give a size in MiB (at least {MIN_MEMORY_MB}, default 4096)");
+        }
+        if self.memory_mb < MIN_MEMORY_MB {
+            bail!(
+                "--memory-mb {} is too small: the Python interpreter alone maps about 100 MiB, so every task would fail; use at least {MIN_MEMORY_MB}",
+                self.memory_mb
+            );
+        }
+        if self.scratch_mb == 0 || self.shm_mb == 0 {
+            bail!("--scratch-mb and --shm-mb must be at least 1 (MiB)");
+        }
+        Ok(())
+    }
+}
+
+/// Which containment to use. There is no silent fallback: `Bwrap` refuses to start when
+/// bubblewrap does not work here, and `None` is the user's explicit choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SandboxMode {
-    /// bubblewrap when it works here, else rlimits only.
+    /// bubblewrap, or an error saying why it does not work and how to fix it.
     #[default]
-    Auto,
-    /// bubblewrap or an error.
     Bwrap,
-    /// Never use bubblewrap.
-    RlimitsOnly,
+    /// No isolation of the filesystem or network; still no root, a clean environment and
+    /// rlimits.
+    None,
 }
 
 /// The containment actually in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sandbox {
     Bwrap,
-    RlimitsOnly,
+    None,
 }
 
 impl fmt::Display for Sandbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Sandbox::Bwrap => "bwrap",
-            Sandbox::RlimitsOnly => "rlimits-only",
+            Sandbox::None => "none",
         })
     }
 }
+
+/// The warning printed once per run under `--sandbox none`.
+pub const NO_SANDBOX_WARNING: &str = "WARNING: --sandbox none: model-written code runs WITHOUT filesystem or network isolation (only a non-root user, a clean environment and resource limits). Use it only for code you trust.";
 
 #[derive(Debug, Clone)]
 pub struct RunnerConfig {
@@ -76,6 +111,14 @@ pub struct RunnerConfig {
     pub jobs: usize,
     pub sandbox: SandboxMode,
     pub limits: Limits,
+    /// Variables of the runner's environment passed to tasks (everything else is dropped).
+    pub pass_env: Vec<String>,
+    /// Host folders tasks may read (bwrap binds nothing else of the host but the system
+    /// and the interpreter).
+    pub bind_ro: Vec<PathBuf>,
+    /// The user and group tasks run as when the runner is root (default nobody/nogroup).
+    pub task_uid: u32,
+    pub task_gid: u32,
 }
 
 impl Default for RunnerConfig {
@@ -86,8 +129,12 @@ impl Default for RunnerConfig {
             jobs: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),
-            sandbox: SandboxMode::Auto,
+            sandbox: SandboxMode::Bwrap,
             limits: Limits::default(),
+            pass_env: Vec::new(),
+            bind_ro: Vec::new(),
+            task_uid: 65534,
+            task_gid: 65534,
         }
     }
 }
@@ -100,35 +147,54 @@ pub struct Runner {
     config: RunnerConfig,
     interpreter: Interpreter,
     sandbox: Sandbox,
-    /// Why bwrap is not used (empty when it is).
-    fallback_reason: String,
     /// Zygotes are started by one long-lived thread: bwrap's --die-with-parent is tied to the
     /// thread that spawned it, and batch worker threads come and go.
     spawner: Mutex<mpsc::Sender<mpsc::Sender<Result<Zygote>>>>,
     pool: Mutex<Vec<Zygote>>,
     next_id: AtomicU64,
+    /// Why the seccomp filter (no new namespaces, no memfd) is not installed; empty when it is.
+    seccomp: String,
     // Task directories live here; removed when the runner is dropped.
     _scratch: tempfile::TempDir,
 }
 
 impl Runner {
-    /// Checks the interpreter and picks the sandbox. Zygotes start on first use.
+    /// Checks the limits, the interpreter and the sandbox (fails closed: an error when
+    /// bubblewrap does not work, unless the configuration says `SandboxMode::None`), then
+    /// starts one zygote to check that tasks will not run as root. More start on first use.
     pub fn new(mut config: RunnerConfig) -> Result<Runner> {
         config.jobs = config.jobs.max(1);
+        config.limits.validate()?;
+        for name in &config.pass_env {
+            if name.is_empty() || name.contains('=') {
+                bail!("--pass-env {name:?} is not a variable name");
+            }
+        }
+        let mut bind_ro = Vec::new();
+        for d in &config.bind_ro {
+            let c = d
+                .canonicalize()
+                .with_context(|| format!("--bind-ro {}: no such folder", d.display()))?;
+            bind_ro.push(c);
+        }
         let interpreter = sandbox::query_interpreter(&config.python)?;
-        let (bwrap, fallback_reason) = match config.sandbox {
-            SandboxMode::RlimitsOnly => (None, "disabled by configuration".to_string()),
-            SandboxMode::Bwrap => (Some(sandbox::bwrap_available()?), String::new()),
-            SandboxMode::Auto => match sandbox::bwrap_available() {
-                Ok(p) => (Some(p), String::new()),
-                Err(e) => (None, format!("{e:#}")),
-            },
+        let layout = Layout {
+            scratch_bytes: config.limits.scratch_mb << 20,
+            shm_bytes: config.limits.shm_mb << 20,
+            bind_ro,
+            task_uid: config.task_uid,
+            task_gid: config.task_gid,
+            env: sandbox::clean_env(interpreter.executable.parent(), &config.pass_env),
+        };
+        let bwrap = match config.sandbox {
+            SandboxMode::None => None,
+            SandboxMode::Bwrap => Some(sandbox::probe_bwrap(&interpreter, &layout)?),
         };
         let scratch = tempfile::Builder::new()
             .prefix("pivot-exec-")
             .tempdir()
             .context("creating the scratch directory for tasks")?;
-        let launch = sandbox::launch(bwrap.as_deref(), &interpreter, scratch.path());
+        let launch = sandbox::launch(bwrap.as_deref(), &interpreter, &layout, scratch.path());
         let (spawner, requests) = mpsc::channel::<mpsc::Sender<Result<Zygote>>>();
         std::thread::Builder::new()
             .name("pivot-exec-spawner".into())
@@ -138,35 +204,50 @@ impl Runner {
                 }
             })
             .context("starting the zygote spawner thread")?;
-        Ok(Runner {
+        let runner = Runner {
             sandbox: if bwrap.is_some() {
                 Sandbox::Bwrap
             } else {
-                Sandbox::RlimitsOnly
+                Sandbox::None
             },
-            fallback_reason,
             config,
             interpreter,
             spawner: Mutex::new(spawner),
             pool: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
+            seccomp: String::new(),
             _scratch: scratch,
-        })
+        };
+        // The first zygote says whether tasks can run unprivileged; it refuses otherwise.
+        let z = runner.take_zygote()?;
+        let seccomp = z.ready.seccomp.clone();
+        runner.give_back(z);
+        Ok(Runner { seccomp, ..runner })
     }
 
     pub fn sandbox(&self) -> Sandbox {
         self.sandbox
     }
 
-    /// A sentence on the containment in use, for logs and `--help`-style output.
+    /// A sentence on the containment in use, for logs and stderr summaries.
     pub fn sandbox_note(&self) -> String {
+        let mut user = if sandbox::is_root() {
+            format!("tasks run as uid {}", self.config.task_uid)
+        } else {
+            "tasks run as your user".to_string()
+        };
+        if self.seccomp.is_empty() {
+            user.push_str(", no new namespaces or memfd (seccomp)");
+        } else {
+            user.push_str(&format!(", {}", self.seccomp));
+        }
         match self.sandbox {
-            Sandbox::Bwrap => "bwrap: read-only filesystem except the task directory, no network, \
-                own PID namespace, plus rlimits"
-                .to_string(),
-            Sandbox::RlimitsOnly => format!(
-                "rlimits-only (no filesystem or network isolation): {}",
-                self.fallback_reason
+            Sandbox::Bwrap => format!(
+                "bwrap: only system and interpreter folders visible (read-only), private /tmp ({} MiB) and /dev/shm, no network, own PID namespace, clean environment, {user}",
+                self.config.limits.scratch_mb
+            ),
+            Sandbox::None => format!(
+                "none: NO filesystem or network isolation; clean environment, rlimits, {user}"
             ),
         }
     }
@@ -195,7 +276,8 @@ impl Runner {
     /// Runs one solution against its problem's tests.
     pub fn run_one(&self, problem: &Problem, solution: &str) -> EvalResult {
         let code = format!("{solution}\n{}", problem.test);
-        let (status, details, output) = self.run_code(&code);
+        let solution_lines = solution.matches('\n').count() + 1;
+        let (status, details, output) = self.run_code(&code, solution_lines, &problem.test);
         EvalResult {
             task_id: problem.task_id.clone(),
             solution: solution.to_string(),
@@ -251,7 +333,12 @@ impl Runner {
     }
 
     /// Runs a whole program (solution + tests) and classifies it.
-    fn run_code(&self, code: &str) -> (Status, Details, String) {
+    fn run_code(
+        &self,
+        code: &str,
+        solution_lines: usize,
+        test_source: &str,
+    ) -> (Status, Details, String) {
         let timeout = self.config.timeout;
         let limits = &self.config.limits;
         let req = Request {
@@ -263,6 +350,7 @@ impl Runner {
             fsize: limits.file_size_mb << 20,
             nproc: limits.nproc,
             output_cap: limits.output_bytes,
+            solution_lines,
         };
         // One retry when the zygote turns out to be gone before it got the task.
         for _ in 0..2 {
@@ -274,11 +362,24 @@ impl Runner {
                 Err(_) => continue,
                 Ok(Outcome::Reply(reply)) => {
                     self.give_back(z);
-                    let status = match reply.status.as_str() {
+                    let mut details = Details(reply.details);
+                    let mut status = match reply.status.as_str() {
                         "pass" => Status::Pass,
                         "timeout" => Status::Timeout,
                         _ => Status::Fail,
                     };
+                    if status == Status::Pass {
+                        // Every test the test source defines must have reported success.
+                        for name in test_names(test_source) {
+                            if !reply.passed.contains(&name) {
+                                status = Status::Fail;
+                                details.insert(
+                                    name,
+                                    "the test is in the test source but never reported success",
+                                );
+                            }
+                        }
+                    }
                     let mut output = reply.output;
                     if !reply.note.is_empty() {
                         output.push_str(&format!("\n[pivot-lsp: {}]", reply.note));
@@ -286,7 +387,7 @@ impl Runner {
                     if !reply.clean {
                         output.push_str("\n[pivot-lsp: some processes of the task survived]");
                     }
-                    return (status, Details(reply.details), output);
+                    return (status, details, output);
                 }
                 Ok(Outcome::Hung) => {
                     return (
@@ -294,6 +395,13 @@ impl Runner {
                         Details::default(),
                         "[pivot-lsp: the sandbox did not answer; it was killed]".into(),
                     )
+                }
+                Ok(Outcome::Garbled(msg)) => {
+                    return (
+                        Status::Fail,
+                        Details(vec![("ALL".into(), msg.clone())]),
+                        msg,
+                    );
                 }
                 Ok(Outcome::Died(msg)) => {
                     let text = format!(
@@ -348,12 +456,36 @@ impl Runner {
     pub fn drops_privileges(&self) -> bool {
         self.take_zygote()
             .map(|z| {
-                let d = z.ready.drop && z.ready.subreaper;
+                let d = z.ready.drop;
                 self.give_back(z);
                 d
             })
             .unwrap_or(false)
     }
+}
+
+/// Names of the test methods (`def test...` inside a class) of a unittest source, in order,
+/// read by the runner itself so the tested code cannot change what counts as "all tests".
+pub(crate) fn test_names(source: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in source.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.len() == line.len() {
+            continue; // module level: not a method
+        }
+        let rest = trimmed
+            .strip_prefix("async def ")
+            .or_else(|| trimmed.strip_prefix("def "));
+        let Some(rest) = rest else { continue };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.starts_with("test") && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 fn internal_failure(msg: String) -> (Status, Details, String) {
@@ -363,4 +495,28 @@ fn internal_failure(msg: String) -> (Status, Details, String) {
         Details(vec![("ALL".into(), text.clone())]),
         text,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_are_the_methods_of_the_source() {
+        let src = "import unittest\ndef test_helper():\n    pass\nclass TestCases(unittest.TestCase):\n    def setUp(self):\n        pass\n    def test_a(self):\n        pass\n    async def test_b(self):\n        pass\n    def test_a(self):\n        pass\n    def helper(self):\n        pass\n";
+        assert_eq!(test_names(src), ["test_a", "test_b"]);
+    }
+
+    #[test]
+    fn limits_that_mean_something_else_are_refused() {
+        let mut l = Limits::default();
+        assert!(l.validate().is_ok());
+        l.memory_mb = 0;
+        assert!(format!("{:#}", l.validate().unwrap_err()).contains("remove the memory limit"));
+        l.memory_mb = 1;
+        assert!(format!("{:#}", l.validate().unwrap_err()).contains("too small"));
+        l.memory_mb = MIN_MEMORY_MB;
+        l.scratch_mb = 0;
+        assert!(l.validate().is_err());
+    }
 }

@@ -24,6 +24,8 @@ pub(crate) struct Request<'a> {
     pub fsize: u64,
     pub nproc: u64,
     pub output_cap: u64,
+    /// Lines of the solution at the top of `code`: the tests must be defined after them.
+    pub solution_lines: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -37,6 +39,9 @@ pub(crate) struct Reply {
     pub output: String,
     #[serde(default)]
     pub note: String,
+    /// Tests the harness saw run to their end and succeed.
+    #[serde(default)]
+    pub passed: Vec<String>,
     /// False when some process of the task could not be killed.
     #[serde(default = "yes")]
     pub clean: bool,
@@ -49,8 +54,18 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize)]
 pub(crate) struct Ready {
     /// Tasks run as an unprivileged user (the runner is root).
+    #[serde(default)]
     pub drop: bool,
+    /// Whether orphaned task processes come back to the zygote to be killed.
+    #[serde(default)]
+    #[allow(dead_code)]
     pub subreaper: bool,
+    /// Why the seccomp filter is not installed (empty when it is).
+    #[serde(default)]
+    pub seccomp: String,
+    /// Why the zygote refuses to run tasks (e.g. they would run as root).
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// What became of one request.
@@ -60,6 +75,8 @@ pub(crate) enum Outcome {
     Died(String),
     /// No answer within the watchdog time; the zygote was killed.
     Hung,
+    /// The zygote answered something that is not a reply; it was killed.
+    Garbled(String),
 }
 
 pub(crate) struct Zygote {
@@ -75,6 +92,8 @@ impl Zygote {
     pub fn spawn(launch: &Launch, startup: Duration) -> Result<Zygote> {
         let mut child = Command::new(&launch.program)
             .args(&launch.args)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -120,6 +139,8 @@ impl Zygote {
             ready: Ready {
                 drop: false,
                 subreaper: false,
+                seccomp: String::new(),
+                error: None,
             },
             dead: false,
         };
@@ -127,6 +148,10 @@ impl Zygote {
             Ok(line) => {
                 z.ready = serde_json::from_str(&line)
                     .with_context(|| format!("unexpected zygote greeting: {line}"))?;
+                if let Some(e) = z.ready.error.take() {
+                    z.kill();
+                    bail!("{e}");
+                }
                 Ok(z)
             }
             Err(_) => {
@@ -165,8 +190,14 @@ impl Zygote {
                 Ok(text) => {
                     let reply: Reply = match serde_json::from_str(&text) {
                         Ok(r) => r,
-                        // Not ours (cannot happen unless the protocol fd was written to); skip.
-                        Err(_) => continue,
+                        // Only the zygote writes here; waiting on would turn a harness bug
+                        // into a bogus timeout.
+                        Err(e) => {
+                            self.kill();
+                            return Ok(Outcome::Garbled(format!(
+                                "the sandboxed interpreter sent an unreadable reply ({e})"
+                            )));
+                        }
                     };
                     if reply.id.is_some() && reply.id != Some(req.id) {
                         continue;

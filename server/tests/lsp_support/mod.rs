@@ -257,6 +257,17 @@ impl Client {
         );
     }
 
+    /// Waits `ms`, then removes and counts the messages with `method` received so far.
+    pub fn count(&mut self, method: &str, ms: u64) -> usize {
+        let deadline = Instant::now() + Duration::from_millis(ms);
+        while let Some(v) = self.recv(deadline) {
+            self.queue.push_back(v);
+        }
+        let before = self.queue.len();
+        self.queue.retain(|m| m["method"] != method);
+        before - self.queue.len()
+    }
+
     /// Drop whatever was received (for the fuzz test, which expects arbitrary replies).
     pub fn drain(&mut self) -> usize {
         let mut n = self.queue.len();

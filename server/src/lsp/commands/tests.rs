@@ -62,6 +62,7 @@ pub async fn run(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>) -> 
         Ok(r) => r,
         Err(e) => {
             progress.end("failed".into()).await;
+            show_refusal(b).await;
             return Err(request_failed(format!("{e:#}")));
         }
     };
@@ -75,6 +76,20 @@ pub async fn run(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>) -> 
     publish::send(&b.client, diags.into_iter().collect()).await;
     b.refresh_code_lenses();
     Ok(result_json(&uri, &task, &run))
+}
+
+/// Tells the user once (`window/showMessage`) that tests cannot run here, e.g. because the
+/// sandbox does not work; the command itself returns the error every time.
+pub async fn show_refusal(b: &Backend) {
+    let notice = b.ws().resources.take_refusal_notice();
+    if let Some(msg) = notice {
+        b.client
+            .show_message(
+                tower_lsp_server::ls_types::MessageType::ERROR,
+                format!("pivot: model code was not run: {msg}"),
+            )
+            .await;
+    }
 }
 
 /// Keep `run` as the document's last test run (false: the document was closed meanwhile).

@@ -4,7 +4,7 @@
 //! since the last submission), tests it, updates the turn's eval file and rescores.
 
 use super::progress::Progress;
-use super::tests::{remember, result_json, task_for, text_of};
+use super::tests::{remember, result_json, show_refusal, task_for, text_of};
 use super::Args;
 use crate::bench::convcode::play::{self, FeedbackKind, PlayEnv};
 use crate::bench::convcode::table;
@@ -80,8 +80,11 @@ pub async fn feedback(b: &Backend, args: &Args<'_>) -> Result<Value> {
         play::feedback(kind, &problem, &text, config, &env)
     })
     .await
-    .map_err(|e| request_failed(format!("feedback failed: {e}")))?
-    .map_err(|e| request_failed(format!("{e:#}")))?;
+    .map_err(|e| request_failed(format!("feedback failed: {e}")))?;
+    if given.is_err() {
+        show_refusal(b).await;
+    }
+    let given = given.map_err(|e| request_failed(format!("{e:#}")))?;
     let pending = {
         let mut ws = b.ws();
         let conv = ws.replay.convcode_mut().filter(|c| c.run.task == task);
@@ -147,6 +150,7 @@ pub async fn submit(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>) 
         Ok(r) => r,
         Err(e) => {
             progress.end("failed".into()).await;
+            show_refusal(b).await;
             return Err(request_failed(format!("{e:#}")));
         }
     };

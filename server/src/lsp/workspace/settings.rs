@@ -3,6 +3,7 @@
 //!
 //! ```json
 //! {"pivot": {"python": "python3", "problems": "humaneval", "testTimeout": 30,
+//!            "sandbox": "bwrap" /* default; "none" runs model code unconfined */,
 //!            "simulator": {"baseUrl": "http://host/v1", "model": "gpt-4o",
 //!                          "apiKey": "...", "endpoint": "chat"}}}
 //! ```
@@ -11,6 +12,7 @@
 //! shape the bundled VS Code and Neovim clients send. `PIVOT_PYTHON` in the server's
 //! environment is the default interpreter.
 
+use crate::exec::SandboxMode;
 use crate::llm::EndpointKind;
 use anyhow::{bail, Result};
 use serde_json::{Map, Value};
@@ -27,6 +29,9 @@ pub struct Settings {
     pub test_timeout: Duration,
     /// The feedback simulator for novice and expert feedback.
     pub simulator: Option<Simulator>,
+    /// How model code is contained: bubblewrap (default; refuses when it does not work) or
+    /// none (the explicit opt-out).
+    pub sandbox: SandboxMode,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +51,7 @@ impl Default for Settings {
             problems: "humaneval".into(),
             test_timeout: Duration::from_secs(30),
             simulator: None,
+            sandbox: SandboxMode::Bwrap,
         }
     }
 }
@@ -82,6 +88,15 @@ impl Settings {
                     )
                 })?;
             next.test_timeout = Duration::from_secs_f64(secs);
+        }
+        if let Some(sb) = text(o, "sandbox")? {
+            next.sandbox = match sb.as_str() {
+                "bwrap" => SandboxMode::Bwrap,
+                "none" => SandboxMode::None,
+                other => {
+                    bail!("setting pivot.sandbox must be \"bwrap\" or \"none\", got {other:?}")
+                }
+            };
         }
         let key = if o.contains_key("simulator") {
             "simulator"
@@ -196,5 +211,17 @@ mod tests {
         .unwrap();
         assert_eq!(s.python, PathBuf::from("/v/python"));
         assert_eq!(s.simulator.unwrap().base_url, "http://e/v1");
+    }
+
+    #[test]
+    fn sandbox_defaults_to_bwrap_and_accepts_only_the_two_modes() {
+        let mut s = Settings::default();
+        assert_eq!(s.sandbox, SandboxMode::Bwrap);
+        s.update(&json!({"pivot": {"sandbox": "none"}}), None)
+            .unwrap();
+        assert_eq!(s.sandbox, SandboxMode::None);
+        let e = s.update(&json!({"sandbox": "auto"}), None).unwrap_err();
+        assert!(e.to_string().contains("pivot.sandbox"), "{e}");
+        assert_eq!(s.sandbox, SandboxMode::None);
     }
 }

@@ -4,7 +4,7 @@
 
 use super::settings::Settings;
 use crate::exec::doc_tests::{entry_line, DocRun, Finding};
-use crate::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+use crate::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, SandboxMode};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -92,12 +92,18 @@ impl TestRuns {
 /// Loaded problems by (source, interpreter).
 type ProblemCache = HashMap<(String, PathBuf), Arc<Vec<Problem>>>;
 
+/// A runner with the (interpreter, timeout, sandbox) it was made for.
+type MadeRunner = (PathBuf, Duration, SandboxMode, Arc<Runner>);
+
 /// Problems and the test runner, shared by the handlers' blocking tasks.
 #[derive(Default)]
 pub struct Resources {
     problems: Mutex<ProblemCache>,
-    /// With the (interpreter, timeout) it was made for.
-    runner: Mutex<Option<(PathBuf, Duration, Arc<Runner>)>>,
+    /// With the (interpreter, timeout, sandbox) it was made for.
+    runner: Mutex<Option<MadeRunner>>,
+    /// The first refusal to start a runner (e.g. no working sandbox), until the editor was
+    /// told once with `window/showMessage`; later refusals only fail their command.
+    refusal: Mutex<(bool, Option<String>)>,
 }
 
 impl Resources {
@@ -148,29 +154,54 @@ impl Resources {
 
     /// The runner for the interpreter and timeout of `settings` (one job: the editor tests
     /// one document at a time). Blocking.
+    /// Fails closed like the CLI: without a working sandbox (and no `pivot.sandbox: "none"`)
+    /// nothing runs and the error says why and how to fix it.
     pub fn runner(&self, settings: &Settings) -> Result<Arc<Runner>> {
         let mut slot = self.runner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((py, t, r)) = slot.as_ref() {
-            if *py == settings.python && *t == settings.test_timeout {
+        if let Some((py, t, sb, r)) = slot.as_ref() {
+            if *py == settings.python && *t == settings.test_timeout && *sb == settings.sandbox {
                 return Ok(r.clone());
             }
         }
-        let r = Arc::new(
-            Runner::new(RunnerConfig {
-                python: settings.python.clone(),
-                timeout: settings.test_timeout,
-                jobs: 1,
-                ..RunnerConfig::default()
-            })
-            .with_context(|| {
-                format!(
-                    "cannot run tests with {} (setting pivot.python)",
-                    settings.python.display()
-                )
-            })?,
-        );
-        *slot = Some((settings.python.clone(), settings.test_timeout, r.clone()));
+        let made = Runner::new(RunnerConfig {
+            python: settings.python.clone(),
+            timeout: settings.test_timeout,
+            jobs: 1,
+            sandbox: settings.sandbox,
+            ..RunnerConfig::default()
+        })
+        .with_context(|| {
+            format!(
+                "cannot run tests with {} (settings pivot.python, pivot.sandbox)",
+                settings.python.display()
+            )
+        });
+        let r = match made {
+            Ok(r) => Arc::new(r),
+            Err(e) => {
+                let mut n = self.refusal.lock().unwrap_or_else(|e| e.into_inner());
+                if !n.0 {
+                    *n = (true, Some(format!("{e:#}")));
+                }
+                return Err(e);
+            }
+        };
+        *slot = Some((
+            settings.python.clone(),
+            settings.test_timeout,
+            settings.sandbox,
+            r.clone(),
+        ));
         Ok(r)
+    }
+
+    /// The first refusal to start a runner, once: the face shows it to the user.
+    pub fn take_refusal_notice(&self) -> Option<String> {
+        self.refusal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .take()
     }
 }
 
