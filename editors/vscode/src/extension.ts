@@ -13,7 +13,6 @@ import {
   ResponseError,
   ServerOptions,
   State,
-  TransportKind,
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
@@ -97,8 +96,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   }
   const serverOptions: ServerOptions = {
     command: resolved.command,
+    // No `transport`: stdio is the default, and naming it makes the library append `--stdio`.
     args: ['serve'],
-    transport: TransportKind.stdio,
     options: { env: { ...process.env, ...serverEnv(s) } },
   };
   const clientOptions: LanguageClientOptions = {

@@ -19,11 +19,16 @@ pub use progress::Progress;
     about = "Language server and CLI for evaluating code assistants on multi-session coding work",
     long_about = "Pivot LSP checks Python code against the coding instructions (pivots) given across \
 the sessions of a conversation, and evaluates models on MemoryCode and ConvCodeWorld.\n\n\
-With no subcommand it runs the language server over stdio (same as `pivot-lsp serve`)."
+With no subcommand it runs the language server over stdio (same as `pivot-lsp serve`); \
+`--stdio`, which many editors' clients append, is accepted and ignored."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Accepted and ignored: stdio is the only transport (vscode-languageclient and others
+    /// append `--stdio` to the server's command line).
+    #[arg(long, global = true, hide = true)]
+    pub stdio: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -85,7 +85,13 @@ impl Client {
     }
 
     pub fn start_full(root: &Path, capabilities: Value, options: Value) -> Client {
+        Client::start_argv(root, &[], capabilities, options)
+    }
+
+    /// Start the binary with these command-line arguments (e.g. `serve --stdio`).
+    pub fn start_argv(root: &Path, argv: &[&str], capabilities: Value, options: Value) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(argv)
             .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
