@@ -2,6 +2,7 @@
 // `workspace/executeCommand` commands, and shows the session in the status bar and in an
 // explorer view. Formatting and decisions live in logic.ts (unit-tested without VS Code).
 
+import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -76,8 +77,9 @@ const REPORT_SCHEME = 'pivot-report';
 let client: LanguageClient | undefined;
 let status: StatusState | undefined;
 let server: ServerState = { state: 'stopped' };
-/** The server's stderr since the last start: the reason shown when it stops. */
-const stderrTail = new StderrTail();
+/** The running server process's stderr and exit code: the reason shown when it stops. */
+let stderrTail = new StderrTail();
+let exitCode: number | null | undefined;
 /** One failure notification per start. */
 let failureShown = false;
 let statusItem: vscode.StatusBarItem;
@@ -120,29 +122,13 @@ class PivotClient extends LanguageClient {
   }
 }
 
-/** The output channel, keeping what the server writes on stderr (the library appends it). */
-function recordingChannel(out: vscode.OutputChannel): vscode.OutputChannel {
-  return new Proxy(out, {
-    get(target, prop, receiver) {
-      if (prop === 'append' || prop === 'appendLine') {
-        return (v: string) => {
-          stderrTail.push(prop === 'append' ? v : v + '\n');
-          target[prop](v);
-        };
-      }
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  });
-}
-
 function setServer(s: ServerState): void {
   server = s;
   updateStatus();
 }
 
 /** One notification for a server that failed to start or stopped, with its reason. */
-async function reportFailure(command: string, exitCode?: number | null): Promise<void> {
+async function reportFailure(command: string): Promise<void> {
   // stderr may still be arriving when the process-exit event fires.
   await new Promise((r) => setTimeout(r, 150));
   const reason = stderrTail.reason();
@@ -172,17 +158,24 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     if (pick) await vscode.commands.executeCommand('workbench.action.openSettings', 'pivot.serverPath');
     return;
   }
-  const serverOptions: ServerOptions = {
-    command: resolved.command,
-    // No `transport`: stdio is the default, and naming it makes the library append `--stdio`.
-    args: ['serve'],
-    options: { env: { ...process.env, ...serverEnv(s) } },
+  // The process is ours (stdio, no `--stdio` appended): its stderr and exit code are kept
+  // to say why it stopped; the library still copies stderr to the output channel.
+  const tail = new StderrTail();
+  stderrTail = tail;
+  exitCode = undefined;
+  const serverOptions: ServerOptions = async () => {
+    const p = spawn(resolved.command, ['serve'], { env: { ...process.env, ...serverEnv(s) }, cwd: folder });
+    p.stderr.on('data', (d: Buffer) => tail.push(d.toString()));
+    p.on('exit', (code) => {
+      if (stderrTail === tail) exitCode = code;
+    });
+    return p;
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file', language: 'python' }],
     initializationOptions: initializationOptions(s, process.env),
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pivots.toml') },
-    outputChannel: recordingChannel(output),
+    outputChannel: output,
     // No restart loop: a server that exits says why once (reportFailure).
     errorHandler: {
       error: () => ({ action: ErrorAction.Shutdown, handled: true }),
@@ -205,7 +198,6 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       },
     },
   };
-  stderrTail.clear();
   failureShown = false;
   setServer({ state: 'starting' });
   const c = new PivotClient('pivot', 'Pivot LSP', serverOptions, clientOptions);
@@ -427,7 +419,13 @@ const handlers: Record<string, (...a: unknown[]) => Promise<unknown>> = {
     }
     const r = await withServerProgress<Submitted>('Submitting the turn', false, ServerCommand.turnSubmit, args.submit(doc.uri.toString()));
     if (r) {
-      await showMarkdown(`turn-${r.turn}-submitted`, submittedMarkdown(r), true);
+      // The recomputed tables as tables: the server's markdown rendering of the same scores.
+      const info = await currentInfo();
+      const cc = info?.convcode;
+      const tables = info?.source && cc
+        ? await run<ConvEvaluation>(ServerCommand.evaluateConvcode, args.evaluateConvcode(info.source, cc.model))
+        : undefined;
+      await showMarkdown(`turn-${r.turn}-submitted`, submittedMarkdown(r, tables?.markdown), true);
       await refreshView();
     }
     return r;

@@ -631,10 +631,12 @@ export interface TestsResult { task: string; passed: number; total: number; summ
 
 export interface Submitted { turn: number; tests: TestsResult & Record<string, unknown>; table: string; scores?: unknown }
 
-export function submittedMarkdown(s: Submitted): string {
+/** The submission; the tables as markdown when given (else the server's text tables). */
+export function submittedMarkdown(s: Submitted, tablesMarkdown?: string): string {
   const t = s.tests;
+  const tables = tablesMarkdown ? [tablesMarkdown.trimEnd()] : ['```text', s.table.trimEnd(), '```'];
   return [`# Turn ${s.turn} submitted`, '', `Tests: ${t.summary ?? `${t.passed}/${t.total} passed`}`, '',
-    '## Recomputed tables', '', '```text', s.table.trimEnd(), '```', ''].join('\n');
+    '## Recomputed tables', '', ...tables, ''].join('\n');
 }
 
 export interface ConvEvaluation { text: string; markdown: string; json: unknown; notes?: string[] }
