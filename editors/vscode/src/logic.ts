@@ -373,8 +373,9 @@ export function treeModel(info: Info | undefined, active: Active | undefined, ch
     contextValue: `pivot.${p.origin}`,
   }));
   const what = convcode ? `Turns of ${info.convcode?.task ?? 'the task'}` : 'Sessions';
-  const sessionsLabel =
-    info.kind === 'none' ? 'Sessions (no conversation)' : `${what} (${info.index}/${info.count})`;
+  // Turns are numbered 0..N as the status bar shows them ("turn 1/1" after one submission).
+  const sessionsLabel = info.kind === 'none' ? 'Sessions (no conversation)'
+    : convcode ? `${what} (turn ${info.index}/${info.count - 1})` : `${what} (${info.index}/${info.count})`;
   const groups: Node[] = [
     {
       id: 'sessions',
