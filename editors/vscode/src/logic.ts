@@ -237,20 +237,21 @@ export function resolveServer(
   sep = '/',
 ): Resolved {
   const name = setting.trim() === '' ? DEFAULT_SETTINGS.serverPath : setting.trim();
+  // Notifications show text as is: no markdown backticks.
   const hint =
-    'Install it with `cargo install --path server` from the Pivot LSP checkout, ' +
-    'or set `pivot.serverPath` to the binary (for example target/release/pivot-lsp).';
+    'Install it with "cargo install --path server" from the Pivot LSP checkout, ' +
+    'or set pivot.serverPath to the binary (for example target/release/pivot-lsp).';
   if (name.includes('/') || name.includes('\\')) {
     return exists(name)
       ? { ok: true, command: name }
-      : { ok: false, message: `Pivot LSP: the server binary \`${name}\` (setting pivot.serverPath) does not exist. ${hint}` };
+      : { ok: false, message: `Pivot LSP: the server binary ${name} (setting pivot.serverPath) does not exist. ${hint}` };
   }
   for (const dir of pathDirs) {
     if (dir === '') continue;
     const candidate = dir.endsWith(sep) ? dir + name : dir + sep + name;
     if (exists(candidate)) return { ok: true, command: candidate };
   }
-  return { ok: false, message: `Pivot LSP: the language server \`${name}\` was not found on PATH. ${hint}` };
+  return { ok: false, message: `Pivot LSP: the language server "${name}" was not found on PATH. ${hint}` };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -455,7 +456,8 @@ export function outputsMarkdown(r: OutputsCheck): string {
   const lines = [`# Model outputs: ${basename(r.output)}`, '', `Dialogue: \`${r.dialogue}\``, `Outputs: \`${r.output}\``, ''];
   const metrics = Object.keys(r.scores);
   const n = Math.max(0, ...metrics.map((m) => r.scores[m].length));
-  lines.push(`| session | ${metrics.join(' | ')} |`, `|---|${metrics.map(() => '---').join('|')}|`);
+  // "session" is also one of the metrics: the columns say "score" so no two headers are equal.
+  lines.push(`| session | ${metrics.map((m) => `${m} score`).join(' | ')} |`, `|---|${metrics.map(() => '---').join('|')}|`);
   for (let k = 0; k < n; k++) {
     lines.push(`| ${k} | ${metrics.map((m) => fmt(r.scores[m][k])).join(' | ')} |`);
   }

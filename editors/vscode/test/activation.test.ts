@@ -46,7 +46,8 @@ test('activation with a missing server: commands registered, clear error, status
   assert.deepEqual(rec.contentSchemes, ['pivot-report']);
 
   assert.equal(rec.errors.length, 1);
-  assert.match(rec.errors[0], /`\/nonexistent\/dir\/pivot-lsp` \(setting pivot\.serverPath\) does not exist/);
+  assert.match(rec.errors[0], /binary \/nonexistent\/dir\/pivot-lsp \(setting pivot\.serverPath\) does not exist/);
+  assert.ok(!rec.errors[0].includes('`'), 'no markdown backticks in a notification');
 
   // The settings the code reads are the contributed ones.
   const props = Object.keys(pkg.contributes.configuration.properties).sort();

@@ -171,9 +171,9 @@ test('server path: PATH lookup, explicit path, and a clear message when missing'
   assert.deepEqual(resolveServer('/w/target/debug/pivot-lsp', [], has), { ok: true, command: '/w/target/debug/pivot-lsp' });
   const missing = resolveServer('pivot-lsp', ['/usr/bin', ''], has);
   assert.equal(missing.ok, false);
-  assert.match((missing as { message: string }).message, /`pivot-lsp` was not found on PATH.*cargo install --path server.*pivot\.serverPath/);
+  assert.match((missing as { message: string }).message, /"pivot-lsp" was not found on PATH.*cargo install --path server.*pivot\.serverPath/);
   const bad = resolveServer('/nope/pivot-lsp', ['/usr/local/bin'], has);
-  assert.match((bad as { message: string }).message, /`\/nope\/pivot-lsp` \(setting pivot\.serverPath\) does not exist/);
+  assert.match((bad as { message: string }).message, /binary \/nope\/pivot-lsp \(setting pivot\.serverPath\) does not exist/);
 });
 
 test('command arguments have the shapes the server parses', () => {
@@ -226,7 +226,7 @@ test('markdown reports', () => {
     scores: { session: [0.5, null], history: [null, 1] },
     answers: [{ session: 1, kind: 'history', answer: 0, syntax_error: 'invalid syntax (line 1)', score: 0, verdicts: [{ pair: 0, pivot: 'mc-1', kind: 'function', rule: '^f_', verdict: 'syntax_error', score: 0 }] }],
   });
-  assert.match(out, /\| session \| session \| history \|/);
+  assert.match(out, /\| session \| session score \| history score \|/);
   assert.match(out, /\| 0 \| 0\.5000 \| n\/a \|\n\| 1 \| n\/a \| 1\.0000 \|/);
   assert.match(out, /session 1, history answer 0: score 0\.0000 — syntax error: invalid syntax \(line 1\)\n  - `mc-1` \(function "\^f_"\): syntax_error/);
 

@@ -264,7 +264,7 @@ guarded(function()
   check(':PivotCheckOutputs shows scores per session', wait_for(function()
     text = scratch_with('pivot://outputs')
     return text ~= nil
-  end) and text:find('| session | history | instruction | session |\n|---|---|---|---|', 1, true) ~= nil
+  end) and text:find('| session | history score | instruction score | session score |\n|---|---|---|---|', 1, true) ~= nil
     and text:find('\n| 2 | ', 1, true) ~= nil, text)
   vim.cmd('only')
 

@@ -234,7 +234,8 @@ function M.format_outputs(r)
   local lines = { '# Model outputs: ' .. r.output, '', 'Dialogue: ' .. r.dialogue, '' }
   local metrics = vim.tbl_keys(r.scores)
   table.sort(metrics)
-  table.insert(lines, '| session | ' .. table.concat(metrics, ' | ') .. ' |')
+  -- "session" is also a metric: the columns say "score" so no two headers are equal.
+  table.insert(lines, '| session | ' .. table.concat(vim.tbl_map(function(m) return m .. ' score' end, metrics), ' | ') .. ' |')
   table.insert(lines, '|---|' .. string.rep('---|', #metrics))
   local n = 0
   for _, m in ipairs(metrics) do
