@@ -143,6 +143,19 @@ guarded(function()
   vim.api.nvim_create_autocmd('VimLeavePre', { callback = function() vim.fn.jobstop(sim) end })
 
   local pivot = require('pivot')
+  -- A missing binary: one message, no client spawned for the Python buffer, commands say why.
+  pivot.setup({ cmd = { ws .. '/no/such/pivot-lsp', 'serve' } })
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/broken.py'))
+  vim.wait(500, function() return false end, 50)
+  local said = vim.tbl_filter(function(n) return n.msg:find('was not found', 1, true) ~= nil end, notes)
+  check('a missing binary: one message naming it', #said == 1 and #notes == 1 and said[1].msg:find('no/such/pivot-lsp', 1, true) ~= nil,
+    vim.inspect(notes))
+  check('a missing binary: no client started', #clients() == 0, tostring(#clients()))
+  vim.cmd('PivotNext')
+  check('a missing binary: a command repeats why', #notes == 2 and notes[2].msg:find('was not found', 1, true) ~= nil, vim.inspect(notes))
+  vim.cmd('bwipeout!')
+  notes = {}
+
   pivot.setup({ cmd = { bin, 'serve' }, python = 'python3', sandbox = 'bwrap',
     endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
   for _, name in ipairs({ 'PivotOpen', 'PivotNext', 'PivotPrev', 'PivotGoto', 'PivotActive', 'PivotTranscript', 'PivotCheckOutputs' }) do
