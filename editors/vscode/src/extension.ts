@@ -243,7 +243,7 @@ function message(e: unknown): string {
 }
 
 /** Run a server command; errors (a missing file, a bad argument) are shown, result undefined. */
-async function run<T>(command: string, a: CommandArgs, workDoneToken?: string): Promise<T | undefined> {
+async function run<T>(command: string, a: CommandArgs, workDoneToken?: string, cancel?: vscode.CancellationToken): Promise<T | undefined> {
   if (!client || !client.isRunning()) {
     const why = server.state === 'failed' ? `: ${server.reason}` : ' (see the "Pivot LSP" output)';
     void vscode.window.showErrorMessage(`Pivot LSP: the server is not running${why}`, 'Restart').then((p) => {
@@ -253,7 +253,7 @@ async function run<T>(command: string, a: CommandArgs, workDoneToken?: string): 
   }
   try {
     const params = { command, arguments: a, ...(workDoneToken ? { workDoneToken } : {}) };
-    return (await client.sendRequest(ExecuteCommandRequest.type, params)) as T;
+    return (await client.sendRequest(ExecuteCommandRequest.type, params, cancel)) as T;
   } catch (e) {
     if (e instanceof ResponseError && e.code === LSPErrorCodes.RequestCancelled) {
       void vscode.window.showInformationMessage(`Pivot LSP: ${e.message}`);
@@ -594,7 +594,9 @@ async function withServerProgress<T>(title: string, cancellable: boolean, comman
         void c.sendNotification(WorkDoneProgressCancelNotification.type, { token });
       });
       try {
-        return await run<T>(command, a, token);
+        // Cancel sends both window/workDoneProgress/cancel (the server stops its work where it
+        // can) and $/cancelRequest (the request ends now either way).
+        return await run<T>(command, a, token, cancellable ? cancel : undefined);
       } finally {
         sub.dispose();
         onCancel.dispose();

@@ -391,6 +391,13 @@ guarded(function()
   end), pivot.statusline())
   vim.cmd('only')
 
+  -- Cancelled at once: it ends with a message, and no report appears later.
+  vim.cmd('PivotEvaluateConvCode ' .. ws .. '/results fixture/coder')
+  vim.cmd('PivotCancel')
+  vim.wait(3000, function() return scratch_with('pivot://convcode-evaluation') ~= nil end, 50)
+  check(':PivotCancel ends the evaluation: a message, no report', note_with('ConvCodeWorld evaluation: cancelled') ~= nil
+    and scratch_with('pivot://convcode-evaluation') == nil and pivot.running == nil, vim.inspect(notes[#notes]))
+
   vim.cmd('PivotEvaluateConvCode ' .. ws .. '/results fixture/coder')
   check(':PivotEvaluateConvCode shows Tables 1 and 2 as markdown tables', wait_for(function()
     text = scratch_with('pivot://convcode-evaluation')

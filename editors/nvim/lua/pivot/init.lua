@@ -153,7 +153,7 @@ function M.exec(command, arg, cb, opts)
     titles[token] = opts.progress
     vim.api.nvim_echo({ { 'pivot: ' .. opts.progress .. '...' } }, false, {})
   end
-  request(client, 'workspace/executeCommand', params, function(err, result)
+  local _, request_id = request(client, 'workspace/executeCommand', params, function(err, result)
     if token and M.running and M.running.token == token then
       M.running = nil
       -- Clears the "running..." line.
@@ -167,6 +167,9 @@ function M.exec(command, arg, cb, opts)
       cb(result)
     end
   end)
+  if token and M.running and M.running.token == token then
+    M.running.request_id = request_id
+  end
 end
 
 --- $/progress of our own tokens on the command line (the default handler still runs).
@@ -189,12 +192,21 @@ function M.cancel()
     notify('nothing to cancel')
     return
   end
+  -- The server stops its work where it can; $/cancelRequest ends the request either way.
   if has_011 then
     r.client:notify('window/workDoneProgress/cancel', { token = r.token })
+    if r.request_id then
+      r.client:cancel_request(r.request_id)
+    end
   else
     r.client.notify('window/workDoneProgress/cancel', { token = r.token })
+    if r.request_id then
+      r.client.cancel_request(r.request_id)
+    end
   end
-  notify(r.title .. ': cancel requested')
+  -- Neovim drops the reply of a request it cancelled: the command ends here.
+  M.running = nil
+  notify(r.title .. ': cancelled')
 end
 
 --- Show markdown in a scratch buffer in a split.
