@@ -105,9 +105,10 @@ async function palette(command) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: STEP });
   await input.fill(`>${command}`);
-  // The first match must be the command itself.
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: STEP });
-  await page.keyboard.press('Enter');
+  // Click the command's row (each name used here is in no other command's name).
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first();
+  await row.waitFor({ timeout: STEP });
+  await row.click();
 }
 
 /** Answer the quick pick / input box that is open: type, then accept. */
@@ -116,9 +117,13 @@ async function answer(text, expectRow = true) {
   await input.waitFor({ state: 'visible', timeout: STEP });
   await input.fill(text);
   if (expectRow) {
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor({ timeout: STEP });
+    // Click the row: Enter would take whichever row is active while the filter updates.
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+    await row.waitFor({ timeout: STEP });
+    await row.click();
+  } else {
+    await page.keyboard.press('Enter');
   }
-  await page.keyboard.press('Enter');
 }
 
 /**
@@ -175,7 +180,7 @@ async function openFile(name) {
 }
 
 async function closeEditors() {
-  await palette('View: Close All Editors');
+  await palette('View: Close All Editor Groups');
   await page.waitForTimeout(300);
 }
 
