@@ -281,6 +281,15 @@ async function main() {
     await palette('Pivot: Show Session Transcript');
     await until('the transcript preview shows session 1', async () => (await framesText()).includes('Session 1 of 3'));
     await screenshot('memorycode-transcript');
+    // A window reload restores the preview: its text is asked again from the server (which
+    // restored the conversation), not left blank.
+    await palette('Developer: Reload Window');
+    await page.waitForTimeout(2000);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await until('after a window reload the transcript preview is regenerated, not blank',
+      async () => (await framesText()).includes('Session 1 of 3'), 60000);
+    await until('and the status bar shows the restored session', async () => (await statusBar()).includes('session 1/3'));
+    await screenshot('memorycode-after-reload');
     await closeEditors();
 
     // A ConvCodeWorld results folder: folder, task, player mode (one model, one configuration).
