@@ -413,7 +413,7 @@ export function parseSessionIndex(input: string, count: number): number | string
 export function sessionPicks(info: Info): { label: string; description?: string; index: number }[] {
   const out = [];
   for (let k = 0; k < info.count; k++) {
-    out.push({ label: `Session ${k}`, description: k === info.index ? 'current' : undefined, index: k });
+    out.push({ label: `${info.kind === 'convcode' ? 'Turn' : 'Session'} ${k}`, description: k === info.index ? 'current' : undefined, index: k });
   }
   return out;
 }

@@ -266,6 +266,14 @@ guarded(function()
   end) and text:find('^# Session 2') ~= nil and text:find('mc-102', 1, true) ~= nil, text)
   vim.cmd('only')
 
+  vim.cmd('PivotTranscript')
+  local shown
+  check(':PivotTranscript again shows the report under its name (the old buffer replaced)', wait_for(function()
+    shown = vim.tbl_map(function(w) return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) end, vim.api.nvim_list_wins())
+    return #shown == 2 and vim.tbl_contains(shown, 'pivot://transcript-2')
+  end), vim.inspect(shown))
+  vim.cmd('only')
+
   vim.cmd('PivotTranscript 0')
   check(':PivotTranscript 0 shows session 0', wait_for(function()
     text = scratch_with('pivot://transcript-0')

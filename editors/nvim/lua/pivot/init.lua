@@ -211,6 +211,11 @@ end
 
 --- Show markdown in a scratch buffer in a split.
 function M.show(name, text)
+  -- The same report again replaces the old one (a buffer name is unique).
+  local old = vim.fn.bufnr('^pivot://' .. name .. '$')
+  if old ~= -1 then
+    pcall(vim.api.nvim_buf_delete, old, { force = true })
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n', { plain = true }))
   vim.bo[buf].filetype = 'markdown'
