@@ -166,6 +166,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const serverOptions: ServerOptions = async () => {
     const p = spawn(resolved.command, ['serve'], { env: { ...process.env, ...serverEnv(s) }, cwd: folder });
     p.stderr.on('data', (d: Buffer) => tail.push(d.toString()));
+    // A binary that cannot be executed (permissions, wrong architecture): the reason shown.
+    p.on('error', (e) => tail.push(`${e.message}\n`));
     p.on('exit', (code) => {
       if (stderrTail === tail) exitCode = code;
     });
