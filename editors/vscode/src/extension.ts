@@ -2,10 +2,13 @@
 // `workspace/executeCommand` commands, and shows the session in the status bar and in an
 // explorer view. Formatting and decisions live in logic.ts (unit-tested without VS Code).
 
+import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -19,6 +22,26 @@ import {
 import {
   Active,
   activePivotsMarkdown,
+  ConvEvaluation,
+  convEvaluationMarkdown,
+  Feedback,
+  FEEDBACK_KINDS,
+  FEEDBACK_LABELS,
+  FeedbackKind,
+  feedbackMarkdown,
+  jsonlTasks,
+  LIVE_DIR,
+  PivotChange,
+  resultsConfigs,
+  resultsModels,
+  ServerState,
+  startFailureMessage,
+  StderrTail,
+  Submitted,
+  submittedMarkdown,
+  TestsResult,
+  transcriptChanges,
+  TURN0_DIR,
   applySessionChanged,
   args,
   CommandArgs,
@@ -45,6 +68,7 @@ import {
   statusText,
   statusTooltip,
   Transcript,
+  ResultsChoice,
 } from './logic';
 import { PivotTree } from './tree';
 
@@ -52,6 +76,12 @@ const REPORT_SCHEME = 'pivot-report';
 
 let client: LanguageClient | undefined;
 let status: StatusState | undefined;
+let server: ServerState = { state: 'stopped' };
+/** The running server process's stderr and exit code: the reason shown when it stops. */
+let stderrTail = new StderrTail();
+let exitCode: number | null | undefined;
+/** One failure notification per start. */
+let failureShown = false;
 let statusItem: vscode.StatusBarItem;
 let tree: PivotTree;
 let output: vscode.OutputChannel;
@@ -64,6 +94,8 @@ function settings(): Settings {
   return {
     serverPath: c.get<string>('serverPath', DEFAULT_SETTINGS.serverPath),
     python: c.get<string>('python', DEFAULT_SETTINGS.python),
+    problems: c.get<string>('problems', DEFAULT_SETTINGS.problems),
+    sandbox: c.get<string>('sandbox', DEFAULT_SETTINGS.sandbox),
     baseUrl: c.get<string>('endpoint.baseUrl', DEFAULT_SETTINGS.baseUrl),
     model: c.get<string>('endpoint.model', DEFAULT_SETTINGS.model),
     apiKey: c.get<string>('endpoint.apiKey', DEFAULT_SETTINGS.apiKey),
@@ -79,6 +111,38 @@ function exists(p: string): boolean {
   }
 }
 
+/**
+ * vscode-languageclient shows a notification for each failed (re)start ("couldn't create
+ * connection", "write EPIPE", "crashed 5 times"); this client logs them to the output only,
+ * and the extension shows one message with the server's own reason (`reportFailure`).
+ */
+class PivotClient extends LanguageClient {
+  override error(message: string, data?: unknown): void {
+    super.error(message, data, false);
+  }
+}
+
+function setServer(s: ServerState): void {
+  server = s;
+  updateStatus();
+}
+
+/** One notification for a server that failed to start or stopped, with its reason. */
+async function reportFailure(command: string): Promise<void> {
+  // stderr may still be arriving when the process-exit event fires.
+  await new Promise((r) => setTimeout(r, 150));
+  const reason = stderrTail.reason();
+  setServer({ state: 'failed', reason: reason ?? `exit code ${exitCode ?? 'unknown'}` });
+  tree.update(undefined, undefined);
+  if (failureShown) return;
+  failureShown = true;
+  const pick = await vscode.window.showErrorMessage(startFailureMessage(command, reason, exitCode),
+    'Show Output', 'Open Settings', 'Restart');
+  if (pick === 'Show Output') output.show();
+  else if (pick === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'pivot.');
+  else if (pick === 'Restart') await vscode.commands.executeCommand(PaletteCommand.restartServer);
+}
+
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const s = settings();
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -89,24 +153,56 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const resolved = resolveServer(setting, (process.env.PATH ?? '').split(path.delimiter), exists, path.sep);
   if (!resolved.ok) {
     output.appendLine(resolved.message);
-    updateStatus();
+    setServer({ state: 'failed', reason: resolved.message });
     const pick = await vscode.window.showErrorMessage(resolved.message, 'Open Settings');
     if (pick) await vscode.commands.executeCommand('workbench.action.openSettings', 'pivot.serverPath');
     return;
   }
-  const serverOptions: ServerOptions = {
-    command: resolved.command,
-    // No `transport`: stdio is the default, and naming it makes the library append `--stdio`.
-    args: ['serve'],
-    options: { env: { ...process.env, ...serverEnv(s) } },
+  // The process is ours (stdio, no `--stdio` appended): its stderr and exit code are kept
+  // to say why it stopped; the library still copies stderr to the output channel.
+  const tail = new StderrTail();
+  stderrTail = tail;
+  exitCode = undefined;
+  const serverOptions: ServerOptions = async () => {
+    const p = spawn(resolved.command, ['serve'], { env: { ...process.env, ...serverEnv(s) }, cwd: folder });
+    p.stderr.on('data', (d: Buffer) => tail.push(d.toString()));
+    // A binary that cannot be executed (permissions, wrong architecture): the reason shown.
+    p.on('error', (e) => tail.push(`${e.message}\n`));
+    p.on('exit', (code) => {
+      if (stderrTail === tail) exitCode = code;
+    });
+    return p;
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file', language: 'python' }],
     initializationOptions: initializationOptions(s, process.env),
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pivots.toml') },
     outputChannel: output,
+    // No restart loop: a server that exits says why once (reportFailure).
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Shutdown, handled: true }),
+      closed: () => {
+        if (client === c) void reportFailure(resolved.command);
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    },
+    initializationFailedHandler: () => false,
+    middleware: {
+      // The server's "Run tests" lens runs through the palette command: progress and a summary.
+      provideCodeLenses: async (doc, token, next) => {
+        const lenses = await next(doc, token);
+        for (const l of lenses ?? []) {
+          if (l.command?.command === ServerCommand.testsRun) {
+            l.command = { ...l.command, command: PaletteCommand.runTests };
+          }
+        }
+        return lenses;
+      },
+    },
   };
-  const c = new LanguageClient('pivot', 'Pivot LSP', serverOptions, clientOptions);
+  failureShown = false;
+  setServer({ state: 'starting' });
+  const c = new PivotClient('pivot', 'Pivot LSP', serverOptions, clientOptions);
   context.subscriptions.push(
     c.onNotification(SESSION_CHANGED, (n: SessionChanged) => {
       status = applySessionChanged(status, n);
@@ -116,8 +212,10 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     c.onDidChangeState((e) => {
       if (e.newState === State.Stopped) {
         status = undefined;
-        updateStatus();
+        if (server.state !== 'failed') setServer({ state: 'stopped' });
         tree.update(undefined, undefined);
+      } else if (e.newState === State.Running) {
+        setServer({ state: 'running' });
       }
     }),
   );
@@ -125,17 +223,21 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   try {
     await c.start();
   } catch (e) {
-    client = undefined;
-    void vscode.window.showErrorMessage(`Pivot LSP: the server ${resolved.command} failed to start: ${message(e)}`);
+    if (client === c) client = undefined;
+    output.appendLine(`Pivot LSP: the server did not start: ${message(e)}`);
+    await reportFailure(resolved.command);
     return;
   }
+  setServer({ state: 'running' });
   await refreshView();
+  refreshOpenReports();
 }
 
 async function stopClient(): Promise<void> {
   const c = client;
   client = undefined;
   if (c) await c.stop().catch(() => undefined);
+  setServer({ state: 'stopped' });
 }
 
 function message(e: unknown): string {
@@ -143,14 +245,17 @@ function message(e: unknown): string {
 }
 
 /** Run a server command; errors (a missing file, a bad argument) are shown, result undefined. */
-async function run<T>(command: string, a: CommandArgs, workDoneToken?: string): Promise<T | undefined> {
+async function run<T>(command: string, a: CommandArgs, workDoneToken?: string, cancel?: vscode.CancellationToken): Promise<T | undefined> {
   if (!client || !client.isRunning()) {
-    void vscode.window.showErrorMessage('Pivot LSP: the server is not running (see the "Pivot LSP" output).');
+    const why = server.state === 'failed' ? `: ${server.reason}` : ' (see the "Pivot LSP" output)';
+    void vscode.window.showErrorMessage(`Pivot LSP: the server is not running${why}`, 'Restart').then((p) => {
+      if (p) void vscode.commands.executeCommand(PaletteCommand.restartServer);
+    });
     return undefined;
   }
   try {
     const params = { command, arguments: a, ...(workDoneToken ? { workDoneToken } : {}) };
-    return (await client.sendRequest(ExecuteCommandRequest.type, params)) as T;
+    return (await client.sendRequest(ExecuteCommandRequest.type, params, cancel)) as T;
   } catch (e) {
     if (e instanceof ResponseError && e.code === LSPErrorCodes.RequestCancelled) {
       void vscode.window.showInformationMessage(`Pivot LSP: ${e.message}`);
@@ -162,8 +267,9 @@ async function run<T>(command: string, a: CommandArgs, workDoneToken?: string): 
 }
 
 function updateStatus(): void {
-  statusItem.text = `$(history) ${statusText(status)}`;
-  statusItem.tooltip = statusTooltip(status);
+  statusItem.text = `$(${server.state === 'failed' ? 'error' : 'history'}) ${statusText(status, server)}`;
+  statusItem.tooltip = statusTooltip(status, server);
+  statusItem.command = server.state === 'running' ? PaletteCommand.gotoSession : PaletteCommand.restartServer;
   statusItem.show();
 }
 
@@ -172,18 +278,66 @@ async function refreshView(): Promise<void> {
   const info = await run<Info>(ServerCommand.conversationInfo, args.none());
   const active = await run<Active>(ServerCommand.pivotsActive, args.none());
   if (info) {
-    status = { ...status, index: info.index, count: info.count, kind: info.kind, source: info.source };
+    status = { ...status, index: info.index, count: info.count, kind: info.kind, source: info.source, task: info.convcode?.task };
     updateStatus();
   }
-  tree.update(info, active);
+  tree.update(info, active, info ? await sessionChanges(info) : undefined);
+}
+
+/** The pivots each session adds or updates, read from the server's transcripts. */
+async function sessionChanges(info: Info): Promise<Map<number, PivotChange[]>> {
+  const out = new Map<number, PivotChange[]>();
+  // ConvCodeWorld turns have no pivots; very long conversations are not fetched whole.
+  if (info.kind === 'none' || info.kind === 'convcode' || info.count > 300 || !client) return out;
+  const c = client;
+  await Promise.all(
+    Array.from({ length: info.count }, async (_, k) => {
+      try {
+        const t = (await c.sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.sessionTranscript, arguments: args.transcript(k) })) as Transcript;
+        out.set(k, transcriptChanges(t.markdown));
+      } catch {
+        // the conversation changed meanwhile: the next refresh has it
+      }
+    }),
+  );
+  return out;
 }
 
 /** Show markdown in the preview, from an in-memory document (no save prompt on close). */
-async function showMarkdown(name: string, text: string): Promise<void> {
+async function showMarkdown(name: string, text: string, beside = false): Promise<void> {
   const uri = vscode.Uri.from({ scheme: REPORT_SCHEME, path: `/${name}.md` });
   reports.set(uri.toString(), text);
   reportChanged.fire(uri);
-  await vscode.commands.executeCommand('markdown.showPreview', uri);
+  await vscode.commands.executeCommand(beside ? 'markdown.showPreviewToSide' : 'markdown.showPreview', uri);
+}
+
+/**
+ * A report's text. After a window reload VS Code restores its previews but the texts were
+ * in memory: transcripts and active pivots are asked again from the server; other reports
+ * (evaluations, feedback) say how to produce them again rather than showing a blank page.
+ */
+async function reportText(uri: vscode.Uri): Promise<string> {
+  const known = reports.get(uri.toString());
+  if (known !== undefined) return known;
+  const name = uri.path.replace(/^\//, '').replace(/\.md$/, '');
+  const session = /^transcript-session-(\d+)$/.exec(name);
+  if (client?.isRunning()) {
+    if (session) {
+      const t = await run<Transcript>(ServerCommand.sessionTranscript, args.transcript(Number(session[1])));
+      if (t) return t.markdown;
+    } else if (name.startsWith('active-pivots')) {
+      const a = await run<Active>(ServerCommand.pivotsActive, args.none());
+      if (a) return activePivotsMarkdown(a);
+    }
+  }
+  return `# ${name}\n\nThis report was made before the window reloaded and is not kept. Run its Pivot command again (Ctrl+Shift+P, "Pivot:").\n`;
+}
+
+/** Previews restored before the server was up are filled in once it is. */
+function refreshOpenReports(): void {
+  for (const doc of vscode.workspace.textDocuments) {
+    if (doc.uri.scheme === REPORT_SCHEME && !reports.has(doc.uri.toString())) reportChanged.fire(doc.uri);
+  }
 }
 
 async function pickFile(title: string, folders: boolean): Promise<string | undefined> {
@@ -212,6 +366,87 @@ const handlers: Record<string, (...a: unknown[]) => Promise<unknown>> = {
       void vscode.window.showInformationMessage(`Pivot LSP: opened ${path.basename(file)}, ${info.count} sessions.`);
     }
     return info;
+  },
+  [PaletteCommand.openResults]: async (p?: unknown) => {
+    const choice = typeof p === 'object' && p !== null && !(p instanceof vscode.Uri) ? (p as ResultsChoice) : await pickResults(p);
+    if (!choice) return;
+    const info = await run<Info>(ServerCommand.conversationOpen, args.openResults(choice));
+    if (info) {
+      for (const w of info.warnings ?? []) void vscode.window.showWarningMessage(`Pivot LSP: ${w}`);
+      const cc = info.convcode;
+      void vscode.window.showInformationMessage(
+        `Pivot LSP: opened ${choice.task} of ${cc?.model ?? choice.model ?? 'the model'} (${cc?.label ?? choice.config ?? ''}), ${info.count} turns.`);
+      await refreshView();
+    }
+    return info;
+  },
+  [PaletteCommand.runTests]: async (a?: unknown) => {
+    const given = typeof a === 'object' && a !== null ? (a as { uri?: string; task?: string }) : {};
+    const uri = given.uri ?? vscode.window.activeTextEditor?.document.uri.toString();
+    if (!uri) {
+      void vscode.window.showErrorMessage('Pivot LSP: open the Python file to test first.');
+      return;
+    }
+    // No save needed: the server tests the text as edited (it has every change).
+    const r = await withServerProgress<TestsResult>('Running tests', false, ServerCommand.testsRun, args.testsRun(uri, given.task));
+    if (r) {
+      const text = `Pivot LSP: ${r.task}: ${r.summary ?? `${r.passed}/${r.total} passed`}`;
+      if (r.passed === r.total) void vscode.window.showInformationMessage(text);
+      else void vscode.window.showWarningMessage(`${text} (failing tests are in the Problems panel)`);
+    }
+    return r;
+  },
+  [PaletteCommand.requestFeedback]: async (k?: unknown) => {
+    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    if (!uri) {
+      void vscode.window.showErrorMessage('Pivot LSP: open the Python file to get feedback on first.');
+      return;
+    }
+    let kind = typeof k === 'string' && (FEEDBACK_KINDS as readonly string[]).includes(k) ? (k as FeedbackKind) : undefined;
+    if (!kind) {
+      const pick = await vscode.window.showQuickPick(
+        FEEDBACK_KINDS.map((x) => ({ label: x, description: FEEDBACK_LABELS[x] })), { title: 'Feedback of which kind?' });
+      if (!pick) return;
+      kind = pick.label as FeedbackKind;
+    }
+    const f = await withServerProgress<Feedback>(`Feedback (${kind})`, false, ServerCommand.turnFeedback, args.feedback(uri, kind));
+    if (f) await showMarkdown(`feedback-${kind}`, feedbackMarkdown(f), true);
+    return f;
+  },
+  [PaletteCommand.submitTurn]: async () => {
+    const doc = vscode.window.activeTextEditor?.document;
+    if (!doc) {
+      void vscode.window.showErrorMessage('Pivot LSP: open the Python file to submit first.');
+      return;
+    }
+    const r = await withServerProgress<Submitted>('Submitting the turn', false, ServerCommand.turnSubmit, args.submit(doc.uri.toString()));
+    if (r) {
+      // The recomputed tables as tables: the server's markdown rendering of the same scores.
+      const info = await currentInfo();
+      const cc = info?.convcode;
+      const tables = info?.source && cc
+        ? await run<ConvEvaluation>(ServerCommand.evaluateConvcode, args.evaluateConvcode(info.source, cc.model))
+        : undefined;
+      await showMarkdown(`turn-${r.turn}-submitted`, submittedMarkdown(r, tables?.markdown), true);
+      await refreshView();
+    }
+    return r;
+  },
+  [PaletteCommand.evaluateConvCode]: async (p?: unknown) => {
+    const given = typeof p === 'object' && p !== null && !(p instanceof vscode.Uri) ? (p as { results: string; model: string; refModel?: string }) : undefined;
+    let results = given?.results;
+    let model = given?.model;
+    const refModel = given?.refModel;
+    if (!results) results = p instanceof vscode.Uri ? p.fsPath : await pickFile('A ConvCodeWorld results folder', true);
+    if (!results) return;
+    if (!model) {
+      const models = resultsModels(listDir(path.join(results, ...TURN0_DIR)));
+      model = models.length === 1 ? models[0] : (await vscode.window.showQuickPick(models, { title: 'Model to score' }));
+    }
+    if (!model) return;
+    const r = await withServerProgress<ConvEvaluation>('ConvCodeWorld evaluation', true, ServerCommand.evaluateConvcode, args.evaluateConvcode(results, model, refModel));
+    if (r) await showMarkdown('convcodeworld-evaluation', convEvaluationMarkdown(r, results, model));
+    return r;
   },
   [PaletteCommand.closeConversation]: () => run<Info>(ServerCommand.conversationClose, args.none()),
   [PaletteCommand.conversationInfo]: async () => {
@@ -296,6 +531,82 @@ async function step(command: string, end: string): Promise<Info | undefined> {
   return info;
 }
 
+function listDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Folder, model, task, configuration and player mode, each offered from what is on disk. */
+async function pickResults(p?: unknown): Promise<ResultsChoice | undefined> {
+  const root = typeof p === 'string' ? p : p instanceof vscode.Uri ? p.fsPath : await pickFile('A ConvCodeWorld results folder', true);
+  if (!root) return;
+  const turn0 = path.join(root, ...TURN0_DIR);
+  const models = resultsModels(listDir(turn0));
+  if (models.length === 0) {
+    void vscode.window.showErrorMessage(`Pivot LSP: ${root} has no turn-0 samples under ${TURN0_DIR.join('/')}/ (is it a ConvCodeWorld results folder?)`);
+    return;
+  }
+  const model = models.length === 1 ? models[0] : await vscode.window.showQuickPick(models, { title: 'Model' });
+  if (!model) return;
+  const samples = listDir(turn0).find((f) => resultsModels([f])[0] === model);
+  let tasks: string[] = [];
+  try {
+    tasks = samples ? jsonlTasks(fs.readFileSync(path.join(turn0, samples), 'utf8')) : [];
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Pivot LSP: cannot read ${samples}: ${message(e)}`);
+    return;
+  }
+  const task = await vscode.window.showQuickPick(tasks, { title: `Task (${tasks.length} in ${model}'s turn 0)` });
+  if (!task) return;
+  const configs = resultsConfigs(listDir(path.join(root, ...LIVE_DIR)), model);
+  let config: string | undefined;
+  if (configs.length > 1) {
+    const pick = await vscode.window.showQuickPick(configs.map((c) => ({ label: c.label, description: c.code })), { title: 'Configuration' });
+    if (!pick) return;
+    config = pick.description;
+  } else {
+    config = configs[0]?.code;
+  }
+  const mode = await vscode.window.showQuickPick(
+    [{ label: 'Replay', description: `the turns ${model} played` }, { label: 'Play the model', description: 'write the next turns yourself' }],
+    { title: 'Player mode' });
+  if (!mode) return;
+  let player: string | undefined;
+  if (mode.label === 'Play the model') {
+    player = await vscode.window.showInputBox({ title: 'Player name (your turns are saved under it)', value: 'me' });
+    if (!player) return;
+  }
+  return { path: root, task, config, model, player };
+}
+
+/** A server command with `$/progress` on a token we give, in a notification; cancellable if asked. */
+async function withServerProgress<T>(title: string, cancellable: boolean, command: string, a: CommandArgs): Promise<T | undefined> {
+  const c = client;
+  if (!c) return run<T>(command, a);
+  const token = `pivot-vscode-${++progressSeq}`;
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Pivot: ${title}`, cancellable },
+    async (progress, cancel) => {
+      const tracker = new ProgressTracker();
+      const sub = c.onProgress(WorkDoneProgress.type, token, (v) => progress.report(tracker.step(v as ProgressValue)));
+      const onCancel = cancel.onCancellationRequested(() => {
+        void c.sendNotification(WorkDoneProgressCancelNotification.type, { token });
+      });
+      try {
+        // Cancel sends both window/workDoneProgress/cancel (the server stops its work where it
+        // can) and $/cancelRequest (the request ends now either way).
+        return await run<T>(command, a, token, cancellable ? cancel : undefined);
+      } finally {
+        sub.dispose();
+        onCancel.dispose();
+      }
+    },
+  );
+}
+
 /** The full evaluation, with the server's `$/progress` on a token we give, and cancel. */
 async function evaluate(dataset: string, outputs: string): Promise<Evaluation | undefined> {
   const c = client;
@@ -335,7 +646,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.registerTreeDataProvider('pivotSessions', tree),
     vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, {
       onDidChange: reportChanged.event,
-      provideTextDocumentContent: (uri) => reports.get(uri.toString()) ?? '',
+      provideTextDocumentContent: (uri) => reportText(uri),
     }),
     vscode.commands.registerCommand(PaletteCommand.restartServer, async () => {
       await stopClient();

@@ -17,6 +17,10 @@ export const ServerCommand = {
   outputsCheck: 'pivot.outputs.check',
   evaluateMemorycode: 'pivot.evaluate.memorycode',
   documentInspect: 'pivot.document.inspect',
+  testsRun: 'pivot.tests.run',
+  turnFeedback: 'pivot.turn.feedback',
+  turnSubmit: 'pivot.turn.submit',
+  evaluateConvcode: 'pivot.evaluate.convcode',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -44,6 +48,11 @@ export const PaletteCommand = {
   checkOutputs: 'pivot.checkOutputs',
   evaluateMemoryCode: 'pivot.evaluateMemoryCode',
   inspectDocument: 'pivot.inspectDocument',
+  openResults: 'pivot.openResults',
+  runTests: 'pivot.runTests',
+  requestFeedback: 'pivot.requestFeedback',
+  submitTurn: 'pivot.submitTurn',
+  evaluateConvCode: 'pivot.evaluateConvCode',
   restartServer: 'pivot.restartServer',
   refreshView: 'pivot.refreshView',
 } as const;
@@ -64,6 +73,11 @@ export const PALETTE_TO_SERVER: Record<string, ServerCommandName | null> = {
   [PaletteCommand.checkOutputs]: ServerCommand.outputsCheck,
   [PaletteCommand.evaluateMemoryCode]: ServerCommand.evaluateMemorycode,
   [PaletteCommand.inspectDocument]: ServerCommand.documentInspect,
+  [PaletteCommand.openResults]: ServerCommand.conversationOpen,
+  [PaletteCommand.runTests]: ServerCommand.testsRun,
+  [PaletteCommand.requestFeedback]: ServerCommand.turnFeedback,
+  [PaletteCommand.submitTurn]: ServerCommand.turnSubmit,
+  [PaletteCommand.evaluateConvCode]: ServerCommand.evaluateConvcode,
   [PaletteCommand.restartServer]: null,
   [PaletteCommand.refreshView]: null,
 };
@@ -84,6 +98,15 @@ export const args = {
   add: (p: { id: string; kind: string; rule: unknown; text?: string; session?: number }): CommandArgs => [
     Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined && v !== '')),
   ],
+  openResults: (o: ResultsChoice): CommandArgs => [
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== '')),
+  ],
+  testsRun: (uri: string, task?: string): CommandArgs => [task ? { uri, task } : { uri }],
+  feedback: (uri: string, kind: FeedbackKind): CommandArgs => [{ uri, kind }],
+  submit: (uri: string): CommandArgs => [{ uri }],
+  evaluateConvcode: (results: string, model: string, refModel?: string): CommandArgs => [
+    refModel ? { results, model, static: true, refModel } : { results, model },
+  ],
   none: (): CommandArgs => [],
 };
 
@@ -99,6 +122,20 @@ export interface Info {
   pivots: number;
   moved?: boolean;
   warnings?: string[];
+  convcode?: ConvInfo;
+}
+
+/** `info.convcode` when a ConvCodeWorld task is open (each turn a session). */
+export interface ConvInfo {
+  task: string;
+  config: string;
+  label: string;
+  model: string;
+  simulator: string;
+  turns: number[];
+  turn: number | null;
+  next_turn: number | null;
+  notes: string[];
 }
 
 export interface ActivePivot {
@@ -135,6 +172,10 @@ export interface SessionChanged {
 export interface Settings {
   serverPath: string;
   python: string;
+  /** `humaneval` or a BigCodeBench / HumanEval JSONL file of problems. */
+  problems: string;
+  /** `bwrap` (the default) or `none`: how the server isolates test runs. */
+  sandbox: string;
   baseUrl: string;
   model: string;
   apiKey: string;
@@ -144,6 +185,8 @@ export interface Settings {
 export const DEFAULT_SETTINGS: Settings = {
   serverPath: 'pivot-lsp',
   python: '',
+  problems: 'humaneval',
+  sandbox: 'bwrap',
   baseUrl: '',
   model: '',
   apiKey: '',
@@ -151,17 +194,28 @@ export const DEFAULT_SETTINGS: Settings = {
 };
 
 export interface InitOptions {
-  python: string | null;
-  endpoint: { baseUrl: string | null; model: string | null; apiKey: string | null };
+  pivot: {
+    python: string | null;
+    problems: string | null;
+    sandbox: string | null;
+    endpoint: { baseUrl: string | null; model: string | null; apiKey: string | null };
+  };
 }
 
-/** `initializationOptions`: the key comes from the setting, else from the named env variable. */
+/**
+ * `initializationOptions.pivot` (server/src/lsp/workspace/settings.rs): empty settings are
+ * null (the server's default); the key comes from the setting, else from the named env variable.
+ */
 export function initializationOptions(s: Settings, env: Record<string, string | undefined>): InitOptions {
   const orNull = (v: string | undefined) => (v && v.trim() !== '' ? v.trim() : null);
   const key = orNull(s.apiKey) ?? (s.apiKeyEnv ? orNull(env[s.apiKeyEnv]) : null);
   return {
-    python: orNull(s.python),
-    endpoint: { baseUrl: orNull(s.baseUrl), model: orNull(s.model), apiKey: key },
+    pivot: {
+      python: orNull(s.python),
+      problems: orNull(s.problems),
+      sandbox: orNull(s.sandbox),
+      endpoint: { baseUrl: orNull(s.baseUrl), model: orNull(s.model), apiKey: key },
+    },
   };
 }
 
@@ -183,20 +237,21 @@ export function resolveServer(
   sep = '/',
 ): Resolved {
   const name = setting.trim() === '' ? DEFAULT_SETTINGS.serverPath : setting.trim();
+  // Notifications show text as is: no markdown backticks.
   const hint =
-    'Install it with `cargo install --path server` from the Pivot LSP checkout, ' +
-    'or set `pivot.serverPath` to the binary (for example target/release/pivot-lsp).';
+    'Install it with "cargo install --path server" from the Pivot LSP checkout, ' +
+    'or set pivot.serverPath to the binary (for example target/release/pivot-lsp).';
   if (name.includes('/') || name.includes('\\')) {
     return exists(name)
       ? { ok: true, command: name }
-      : { ok: false, message: `Pivot LSP: the server binary \`${name}\` (setting pivot.serverPath) does not exist. ${hint}` };
+      : { ok: false, message: `Pivot LSP: the server binary ${name} (setting pivot.serverPath) does not exist. ${hint}` };
   }
   for (const dir of pathDirs) {
     if (dir === '') continue;
     const candidate = dir.endsWith(sep) ? dir + name : dir + sep + name;
     if (exists(candidate)) return { ok: true, command: candidate };
   }
-  return { ok: false, message: `Pivot LSP: the language server \`${name}\` was not found on PATH. ${hint}` };
+  return { ok: false, message: `Pivot LSP: the language server "${name}" was not found on PATH. ${hint}` };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -208,23 +263,42 @@ export interface StatusState {
   /** From the last `pivot.conversation.info`; unknown until the first answer. */
   kind?: string;
   source?: string | null;
+  /** The open ConvCodeWorld task. */
+  task?: string;
 }
+
+/** Whether a server process runs; `failed` carries the reason (from its stderr). */
+export type ServerState =
+  | { state: 'starting' }
+  | { state: 'running' }
+  | { state: 'stopped' }
+  | { state: 'failed'; reason: string };
 
 /**
  * "session k/N" with k the 0-based index the server and the data files use (the server's
  * transcript says "Session 0 of 3" for the first one). Without a conversation or pivots
- * there are no sessions to count.
+ * there are no sessions to count; without a server it says so rather than "starting".
  */
-export function statusText(s: StatusState | undefined): string {
+export function statusText(s: StatusState | undefined, server: ServerState = { state: 'running' }): string {
+  if (server.state === 'failed') return 'pivot: failed';
+  if (server.state === 'stopped') return 'pivot: not running';
+  if (server.state === 'starting') return 'pivot: starting';
   if (!s) return 'session -';
   if (s.kind === 'none') return 'pivot: no conversation';
+  if (s.kind === 'convcode' && s.task) return `${s.task} turn ${s.index}/${s.count - 1}`;
   return `session ${s.index}/${s.count}`;
 }
 
-export function statusTooltip(s: StatusState | undefined): string {
-  if (!s) return 'Pivot LSP: starting';
+export function statusTooltip(s: StatusState | undefined, server: ServerState = { state: 'running' }): string {
+  if (server.state === 'failed') return `Pivot LSP failed to start: ${server.reason}\nClick to restart`;
+  if (server.state === 'stopped') return 'Pivot LSP: the server is not running\nClick to restart';
+  if (server.state === 'starting') return 'Pivot LSP: starting the server';
+  if (!s) return 'Pivot LSP: running';
   if (s.kind === 'none') return 'Pivot LSP: no conversation open (Pivot: Open Conversation...)';
   const src = s.source ? `\n${s.source}` : '';
+  if (s.kind === 'convcode') {
+    return `Pivot LSP: ${s.task ?? 'ConvCodeWorld'}, turn ${s.index} of turns 0 to ${s.count - 1}${src}\nClick to go to a turn`;
+  }
   return `Pivot LSP: session ${s.index} of ${s.count} (numbered from 0, as in the data files)${src}\nClick to go to a session`;
 }
 
@@ -253,29 +327,41 @@ export function basename(p: string): string {
   return parts[parts.length - 1] || p;
 }
 
-export function treeModel(info: Info | undefined, active: Active | undefined): Node[] {
+/** "adds a, b · updates c" for one session's pivot changes. */
+export function changesDescription(changes: PivotChange[] | undefined): string {
+  const added = (changes ?? []).filter((c) => c.change === 'added').map((c) => c.id);
+  const updated = (changes ?? []).filter((c) => c.change === 'updated').map((c) => c.id);
+  return [added.length ? `adds ${added.join(', ')}` : '', updated.length ? `updates ${updated.join(', ')}` : '']
+    .filter((x) => x)
+    .join(' · ');
+}
+
+/**
+ * Two groups: the sessions (each with the pivots it adds or updates, from the server's
+ * transcripts: `changes` by session index) and the pivots active now.
+ */
+export function treeModel(info: Info | undefined, active: Active | undefined, changes?: Map<number, PivotChange[]>): Node[] {
   if (!info) {
-    return [{ id: 'empty', label: 'Pivot LSP is not running', icon: 'warning' }];
+    return [{ id: 'empty', label: 'Pivot LSP is not running', icon: 'warning', command: { command: PaletteCommand.restartServer, args: [] } }];
   }
-  const givenAt = new Map<number, string[]>();
-  for (const p of active?.pivots ?? []) {
-    const ids = givenAt.get(p.session) ?? [];
-    ids.push(p.id);
-    givenAt.set(p.session, ids);
-  }
+  const convcode = info.kind === 'convcode';
   const sessions: Node[] = [];
   if (info.kind !== 'none') {
     for (let k = 0; k < info.count; k++) {
       const current = k === info.index;
-      const given = givenAt.get(k);
-      const parts = [current ? 'current' : '', given ? `gives ${given.join(', ')}` : ''].filter((x) => x);
+      const ch = changes?.get(k) ?? [];
+      const parts = [current ? 'current' : '', changesDescription(ch)].filter((x) => x);
       sessions.push({
         id: `session:${k}`,
-        label: `Session ${k}`,
+        label: convcode ? `Turn ${k}` : `Session ${k}`,
         description: parts.join(' · ') || undefined,
+        tooltip: ch.length ? ch.map((c) => `${c.change} ${c.id} (version ${c.version})${c.text ? `: "${c.text}"` : ''}`).join('\n') : undefined,
         icon: current ? 'debug-stackframe' : 'circle-outline',
         command: { command: PaletteCommand.gotoSession, args: [k] },
         contextValue: current ? 'session.current' : 'session',
+        children: ch.length
+          ? ch.map((c) => ({ id: `session:${k}:${c.id}`, label: c.id, description: `${c.change}${c.text ? `: ${c.text}` : ''}`, icon: c.change === 'added' ? 'add' : 'edit' }))
+          : undefined,
       });
     }
   }
@@ -287,24 +373,24 @@ export function treeModel(info: Info | undefined, active: Active | undefined): N
     icon: p.origin === 'memorycode' ? 'comment-discussion' : 'law',
     contextValue: `pivot.${p.origin}`,
   }));
-  const sessionsLabel =
-    info.kind === 'none' ? 'Sessions (no conversation)' : `Sessions (${info.index}/${info.count})`;
-  return [
+  const what = convcode ? `Turns of ${info.convcode?.task ?? 'the task'}` : 'Sessions';
+  // Turns are numbered 0..N as the status bar shows them ("turn 1/1" after one submission).
+  const sessionsLabel = info.kind === 'none' ? 'Sessions (no conversation)'
+    : convcode ? `${what} (turn ${info.index}/${info.count - 1})` : `${what} (${info.index}/${info.count})`;
+  const groups: Node[] = [
     {
       id: 'sessions',
       label: sessionsLabel,
-      description: info.source ? basename(info.source) : undefined,
+      description: convcode && info.convcode ? `${info.convcode.model}, ${info.convcode.label}` : info.source ? basename(info.source) : undefined,
       tooltip: info.source ?? undefined,
       icon: 'history',
       children: sessions,
     },
-    {
-      id: 'pivots',
-      label: `Active pivots (${pivots.length})`,
-      icon: 'checklist',
-      children: pivots,
-    },
   ];
+  if (!convcode || pivots.length) {
+    groups.push({ id: 'pivots', label: `Active pivots (${pivots.length})`, icon: 'checklist', children: pivots });
+  }
+  return groups;
 }
 
 export function pivotTooltip(p: ActivePivot): string {
@@ -327,7 +413,7 @@ export function parseSessionIndex(input: string, count: number): number | string
 export function sessionPicks(info: Info): { label: string; description?: string; index: number }[] {
   const out = [];
   for (let k = 0; k < info.count; k++) {
-    out.push({ label: `Session ${k}`, description: k === info.index ? 'current' : undefined, index: k });
+    out.push({ label: `${info.kind === 'convcode' ? 'Turn' : 'Session'} ${k}`, description: k === info.index ? 'current' : undefined, index: k });
   }
   return out;
 }
@@ -370,7 +456,8 @@ export function outputsMarkdown(r: OutputsCheck): string {
   const lines = [`# Model outputs: ${basename(r.output)}`, '', `Dialogue: \`${r.dialogue}\``, `Outputs: \`${r.output}\``, ''];
   const metrics = Object.keys(r.scores);
   const n = Math.max(0, ...metrics.map((m) => r.scores[m].length));
-  lines.push(`| session | ${metrics.join(' | ')} |`, `|---|${metrics.map(() => '---').join('|')}|`);
+  // "session" is also one of the metrics: the columns say "score" so no two headers are equal.
+  lines.push(`| session | ${metrics.map((m) => `${m} score`).join(' | ')} |`, `|---|${metrics.map(() => '---').join('|')}|`);
   for (let k = 0; k < n; k++) {
     lines.push(`| ${k} | ${metrics.map((m) => fmt(r.scores[m][k])).join(' | ')} |`);
   }
@@ -420,4 +507,145 @@ export class ProgressTracker {
   get percentage(): number {
     return this.shown;
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Start-up failures: one message, with the reason the server printed on stderr.
+
+/** Keeps the last lines a process wrote, to explain why it stopped. */
+export class StderrTail {
+  private text = '';
+  constructor(private readonly max = 4000) {}
+  push(chunk: string): void {
+    this.text = (this.text + chunk).slice(-this.max);
+  }
+  clear(): void {
+    this.text = '';
+  }
+  /** The last non-empty lines (clap's "error: ..." and its hint), or undefined. */
+  reason(lines = 3): string | undefined {
+    const ls = this.text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !/^\[(Info|Trace|Debug)/.test(l));
+    return ls.length ? ls.slice(-lines).join(' ') : undefined;
+  }
+}
+
+export function startFailureMessage(command: string, reason: string | undefined, exitCode?: number | null): string {
+  const code = typeof exitCode === 'number' ? ` (exit code ${exitCode})` : '';
+  const why = reason ? `: ${reason}` : '; it printed nothing (see the Pivot LSP output)';
+  return `Pivot LSP: the server ${command} stopped${code}${why}`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Session changes read from the server's transcript ("- **added** `id` (version n): ...").
+
+export interface PivotChange { change: 'added' | 'updated'; id: string; version: number; text: string }
+
+export function transcriptChanges(markdown: string): PivotChange[] {
+  const out: PivotChange[] = [];
+  for (const m of markdown.matchAll(/^- \*\*(added|updated)\*\* `([^`]+)` \(version (\d+)\): "((?:[^"\\]|\\.)*)"/gm)) {
+    out.push({ change: m[1] as 'added' | 'updated', id: m[2], version: Number(m[3]), text: m[4] });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// ConvCodeWorld results folders: what the palette offers before calling the server's open
+// (the server opens; the editor only lists the choices found on disk).
+
+export const TURN0_DIR = ['bigcodebench', 'sanitized_calibrated_samples', 'instruct'];
+export const LIVE_DIR = ['results', 'v0.3.6'];
+export const TURN0_SUFFIX = '-0-1-sanitized-calibrated.jsonl';
+
+/** The nine configurations in the order and with the labels of the paper's Table 1. */
+export const CONFIGS: { code: string; label: string }[] = [
+  ['CF', 'w/ CF'],
+  ['CF_EF_UNIT', 'w/ CF EF (partial TC)'],
+  ['CF_EF_FULL', 'w/ CF EF (full TC)'],
+  ['CF_SNF', 'w/ CF SNF'],
+  ['CF_EF_UNIT_SNF', 'w/ CF EF (partial TC) SNF'],
+  ['CF_EF_FULL_SNF', 'w/ CF EF (full TC) SNF'],
+  ['CF_SEF', 'w/ CF SEF'],
+  ['CF_EF_UNIT_SEF', 'w/ CF EF (partial TC) SEF'],
+  ['CF_EF_FULL_SEF', 'w/ CF EF (full TC) SEF'],
+].map(([code, label]) => ({ code, label }));
+
+/** Models with turn-0 samples, from the file names in the turn-0 folder (`/` written `--`). */
+export function resultsModels(turn0Files: string[]): string[] {
+  const out = new Set<string>();
+  for (const f of turn0Files) {
+    if (!f.endsWith(TURN0_SUFFIX)) continue;
+    const stem = f.slice(0, -TURN0_SUFFIX.length);
+    const m = /^(.*)--bigcodebench-instruct--(openai|vllm)$/.exec(stem);
+    if (m) out.add(m[1].split('--').join('/'));
+  }
+  return [...out].sort();
+}
+
+/** The configurations `model` has per-turn logs of, in Table 1's order. */
+export function resultsConfigs(liveFiles: string[], model: string): { code: string; label: string }[] {
+  const prefix = `bigcodebench_${model.split('/').join('_')}_`;
+  const codes = new Set<string>();
+  for (const f of liveFiles) {
+    if (!f.startsWith(prefix) || !f.endsWith('.jsonl')) continue;
+    const rest = f.slice(prefix.length, -'.jsonl'.length).replace(/_ITER=\d+$/, '').replace(/_by_.*$/, '');
+    codes.add(rest);
+  }
+  return CONFIGS.filter((c) => codes.has(c.code));
+}
+
+/** Task ids of a JSONL samples file, in file order, each once; bad lines are skipped. */
+export function jsonlTasks(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const id = JSON.parse(line).task_id;
+      if (typeof id === 'string' && !out.includes(id)) out.push(id);
+    } catch {
+      // a torn last line: the server reports it when it opens the file
+    }
+  }
+  return out;
+}
+
+export interface ResultsChoice { path: string; task: string; config?: string; model?: string; player?: string }
+
+export const FEEDBACK_KINDS = ['compilation', 'execution', 'execution-partial', 'novice', 'expert'] as const;
+export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
+
+export const FEEDBACK_LABELS: Record<FeedbackKind, string> = {
+  compilation: 'Compilation feedback (syntax check)',
+  execution: 'Execution feedback (all test cases)',
+  'execution-partial': 'Execution feedback (partial test cases)',
+  novice: 'Novice verbal feedback (simulator)',
+  expert: 'Expert verbal feedback (simulator)',
+};
+
+export interface Feedback { kind: string; task: string; text: string; simulator_call?: string | null; pending?: Record<string, string> | null }
+
+export function feedbackMarkdown(f: Feedback): string {
+  const lines = [`# Feedback: ${f.kind}`, '', `Task: ${f.task}`, '', '```text', f.text.replace(/```/g, '`\u200b``'), '```', ''];
+  const pending = Object.keys(f.pending ?? {});
+  if (pending.length) lines.push(`Given with the next submission: ${pending.join(', ')}.`, '');
+  return lines.join('\n');
+}
+
+export interface TestsResult { task: string; passed: number; total: number; summary?: string; failures?: unknown[] }
+
+export interface Submitted { turn: number; tests: TestsResult & Record<string, unknown>; table: string; scores?: unknown }
+
+/** The submission; the tables as markdown when given (else the server's text tables). */
+export function submittedMarkdown(s: Submitted, tablesMarkdown?: string): string {
+  const t = s.tests;
+  const tables = tablesMarkdown ? [tablesMarkdown.trimEnd()] : ['```text', s.table.trimEnd(), '```'];
+  return [`# Turn ${s.turn} submitted`, '', `Tests: ${t.summary ?? `${t.passed}/${t.total} passed`}`, '',
+    '## Recomputed tables', '', ...tables, ''].join('\n');
+}
+
+export interface ConvEvaluation { text: string; markdown: string; json: unknown; notes?: string[] }
+
+export function convEvaluationMarkdown(r: ConvEvaluation, results: string, model: string): string {
+  const lines = [`# ConvCodeWorld evaluation: ${model}`, '', `Results: ${results}`, '', r.markdown.trimEnd(), ''];
+  for (const n of r.notes ?? []) lines.push(`- note: ${n}`);
+  return lines.join('\n') + '\n';
 }

@@ -2,22 +2,25 @@
 // VS Code tree items.
 
 import * as vscode from 'vscode';
-import { Active, Info, Node, treeModel } from './logic';
+import { Active, Info, Node, PivotChange, treeModel } from './logic';
 
 export class PivotTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private roots: Node[] = treeModel(undefined, undefined);
 
-  update(info: Info | undefined, active: Active | undefined): void {
-    this.roots = treeModel(info, active);
+  update(info: Info | undefined, active: Active | undefined, changes?: Map<number, PivotChange[]>): void {
+    this.roots = treeModel(info, active, changes);
     this.changed.fire(undefined);
   }
 
   getTreeItem(n: Node): vscode.TreeItem {
-    const state = n.children
-      ? vscode.TreeItemCollapsibleState.Expanded
-      : vscode.TreeItemCollapsibleState.None;
+    // The two groups open; a session's pivot changes folded under it.
+    const state = !n.children
+      ? vscode.TreeItemCollapsibleState.None
+      : n.id.startsWith('session:')
+        ? vscode.TreeItemCollapsibleState.Collapsed
+        : vscode.TreeItemCollapsibleState.Expanded;
     const item = new vscode.TreeItem(n.label, state);
     item.id = n.id;
     item.description = n.description;

@@ -46,20 +46,23 @@ test('activation with a missing server: commands registered, clear error, status
   assert.deepEqual(rec.contentSchemes, ['pivot-report']);
 
   assert.equal(rec.errors.length, 1);
-  assert.match(rec.errors[0], /`\/nonexistent\/dir\/pivot-lsp` \(setting pivot\.serverPath\) does not exist/);
+  assert.match(rec.errors[0], /binary \/nonexistent\/dir\/pivot-lsp \(setting pivot\.serverPath\) does not exist/);
+  assert.ok(!rec.errors[0].includes('`'), 'no markdown backticks in a notification');
 
   // The settings the code reads are the contributed ones.
   const props = Object.keys(pkg.contributes.configuration.properties).sort();
   assert.deepEqual([...rec.configKeysRead].sort(), props);
 
   assert.equal(rec.statusItems.length, 1);
-  assert.equal(rec.statusItems[0].text, '$(history) session -');
-  assert.equal(rec.statusItems[0].command, PaletteCommand.gotoSession);
+  // Not "starting": the server could not start, and the tooltip says why.
+  assert.equal(rec.statusItems[0].text, '$(error) pivot: failed');
+  assert.match(rec.statusItems[0].tooltip ?? '', /does not exist/);
+  assert.equal(rec.statusItems[0].command, PaletteCommand.restartServer);
   assert.ok(rec.statusItems[0].shown);
 
   // A command with no server running says so instead of throwing.
   await rec.commands.get(PaletteCommand.nextSession)!();
-  assert.match(rec.errors[1], /the server is not running/);
+  assert.match(rec.errors[1], /the server is not running: .*does not exist/);
 
   for (const s of subscriptions) s.dispose();
   await ext.deactivate();

@@ -22,6 +22,16 @@ import {
   statusText,
   statusTooltip,
   treeModel,
+  StderrTail,
+  startFailureMessage,
+  transcriptChanges,
+  resultsModels,
+  resultsConfigs,
+  jsonlTasks,
+  CONFIGS,
+  feedbackMarkdown,
+  submittedMarkdown,
+  convEvaluationMarkdown,
 } from '../src/logic';
 
 const info = (over: Partial<Info> = {}): Info => ({
@@ -43,6 +53,28 @@ test('status text: 0-based index over the count, and no conversation', () => {
   assert.equal(statusText({ index: 2, count: 3, kind: 'memorycode' }), 'session 2/3');
   assert.equal(statusText({ index: 0, count: 1, kind: 'none' }), 'pivot: no conversation');
   assert.match(statusTooltip({ index: 2, count: 3, source: '/x/dialogue_1.json' }), /session 2 of 3.*\n\/x\/dialogue_1\.json/);
+  assert.equal(statusText({ index: 2, count: 11, kind: 'convcode', task: 'HumanEval/2' }), 'HumanEval/2 turn 2/10');
+});
+
+test('status without a server: not running / failed with the reason, never "starting" forever', () => {
+  const s = { index: 2, count: 3, kind: 'memorycode' };
+  assert.equal(statusText(s, { state: 'stopped' }), 'pivot: not running');
+  assert.equal(statusText(undefined, { state: 'failed', reason: 'error: unexpected argument' }), 'pivot: failed');
+  assert.match(statusTooltip(undefined, { state: 'failed', reason: 'error: unexpected argument' }), /failed to start: error: unexpected argument/);
+  assert.equal(statusText(s, { state: 'starting' }), 'pivot: starting');
+});
+
+test("start failure: one message with the server's last stderr lines", () => {
+  const t = new StderrTail(200);
+  assert.equal(t.reason(), undefined);
+  t.push("error: unexpected argument '--bogus' found\n\n");
+  t.push('Usage: pivot-lsp serve\n\nFor more information, try \'--help\'.\n');
+  const why = t.reason()!;
+  assert.match(why, /unexpected argument '--bogus'/);
+  assert.match(startFailureMessage('/bin/pivot-lsp', why, 2), /^Pivot LSP: the server \/bin\/pivot-lsp stopped \(exit code 2\): error: unexpected/);
+  assert.match(startFailureMessage('x', undefined), /printed nothing/);
+  t.push('y'.repeat(500));
+  assert.ok(t.reason()!.length <= 200, 'the tail is bounded');
 });
 
 test('sessionChanged keeps what info said about the source', () => {
@@ -58,7 +90,7 @@ test('tree: one item per session, the current one marked, pivots with their orig
   assert.equal(sessions.label, 'Sessions (1/4)');
   assert.equal(sessions.description, 'dialogue_7.json');
   assert.deepEqual(sessions.children!.map((n) => n.label), ['Session 0', 'Session 1', 'Session 2', 'Session 3']);
-  assert.deepEqual(sessions.children!.map((n) => n.description), ['gives mc-1', 'current · gives mine', undefined, undefined]);
+  assert.deepEqual(sessions.children!.map((n) => n.description), [undefined, 'current', undefined, undefined]);
   assert.equal(sessions.children![1].contextValue, 'session.current');
   assert.deepEqual(sessions.children![3].command, { command: PaletteCommand.gotoSession, args: [3] });
   assert.equal(pivots.label, 'Active pivots (2)');
@@ -67,6 +99,42 @@ test('tree: one item per session, the current one marked, pivots with their orig
     ['mine', '`timer` must be present', 'pivot.toml'],
   ]);
   assert.match(pivots.children![1].tooltip!, /version 2, given at session 1 \(toml\)/);
+});
+
+test("tree: every session lists the pivots it adds or updates (from the server's transcript)", () => {
+  const md = (k: number) => `# Session ${k} of 4\n\n## Pivot changes\n\n` + (k === 0
+    ? '- **added** `mc-1` (version 0): "start function names with \'f_\'" (function: names must match `^f_.*`)\n'
+    : k === 2 ? '- **updated** `mc-1` (version 1): "use g_ now" (function: x)\n- **added** `mc-3` (version 0): "" (import: y)\n'
+      : 'None in this session.\n') + '\n## Transcript\n\n**Ana:** - **added** `fake` (version 9): "not a change"\n';
+  const changes = new Map([0, 1, 2, 3].map((k) => [k, transcriptChanges(md(k))]));
+  assert.deepEqual(changes.get(2)!.map((c) => [c.change, c.id, c.version, c.text]), [['updated', 'mc-1', 1, 'use g_ now'], ['added', 'mc-3', 0, '']]);
+  const [sessions] = treeModel(info(), active, changes);
+  assert.deepEqual(sessions.children!.map((n) => n.description), ['adds mc-1', 'current', 'adds mc-3 · updates mc-1', undefined]);
+  assert.deepEqual(sessions.children![2].children!.map((n) => n.label), ['mc-1', 'mc-3']);
+});
+
+test('ConvCodeWorld folder choices: models, configurations in Table 1 order, tasks', () => {
+  assert.deepEqual(resultsModels(['fixture--coder--bigcodebench-instruct--vllm-0-1-sanitized-calibrated.jsonl',
+    'fixture--coder--bigcodebench-instruct--vllm-0-1-sanitized-calibrated_eval_results.json',
+    'gpt-4o--bigcodebench-instruct--openai-0-1-sanitized-calibrated.jsonl', 'notes.txt']), ['fixture/coder', 'gpt-4o']);
+  const live = ['bigcodebench_fixture_coder_CF_EF_FULL_SEF_by_gpt-4o.jsonl', 'bigcodebench_fixture_coder_CF_EF_FULL_SEF_by_gpt-4o_ITER=2.jsonl',
+    'bigcodebench_fixture_coder_CF.jsonl', 'bigcodebench_fixture_coder_CF_eval_results.json', 'bigcodebench_other_CF_SNF.jsonl'];
+  assert.deepEqual(resultsConfigs(live, 'fixture/coder').map((c) => c.label), ['w/ CF', 'w/ CF EF (full TC) SEF']);
+  assert.deepEqual(jsonlTasks('{"task_id": "HumanEval/0"}\n{"task_id": "HumanEval/2"}\n{"task_id": "HumanEval/0"}\n{"task_id": "Hu'), ['HumanEval/0', 'HumanEval/2']);
+  assert.equal(CONFIGS.length, 9);
+  assert.deepEqual(args.openResults({ path: '/r', task: 'HumanEval/2', config: 'CF', model: 'm', player: '' }), [{ path: '/r', task: 'HumanEval/2', config: 'CF', model: 'm' }]);
+  assert.deepEqual(args.evaluateConvcode('/r', 'm', 'ref'), [{ results: '/r', model: 'm', static: true, refModel: 'ref' }]);
+});
+
+test('feedback, submission and evaluation reports are readable markdown, not JSON', () => {
+  const f = feedbackMarkdown({ kind: 'execution', task: 'HumanEval/2', text: 'TEST_CASE_2\nTraceback ```x```', pending: { execution: 'e' } });
+  assert.match(f, /^# Feedback: execution/);
+  assert.equal((f.match(/```/g) ?? []).length, 2, 'fences inside the feedback cannot close the block');
+  const sub = submittedMarkdown({ turn: 1, tests: { task: 't', passed: 3, total: 3, summary: '3/3 passed' }, table: 'Table 1\n|a|\n' });
+  assert.match(sub, /Turn 1 submitted[\s\S]*3\/3 passed[\s\S]*Table 1/);
+  const ev = convEvaluationMarkdown({ text: '', markdown: '| model | w/ CF |\n|---|---|\n| m | 1.0 |\n', json: {}, notes: ['n1'] }, '/r', 'm');
+  assert.match(ev, /\| model \| w\/ CF \|\n\|---\|---\|/);
+  assert.match(ev, /- note: n1/);
 });
 
 test('tree: no conversation, no server', () => {
@@ -80,13 +148,16 @@ test('tree: no conversation, no server', () => {
 test('initializationOptions: key from the setting, else from the named env variable', () => {
   const s = { ...DEFAULT_SETTINGS, python: ' /venv/bin/python ', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' };
   assert.deepEqual(initializationOptions(s, { OPENAI_API_KEY: 'env-key' }), {
-    python: '/venv/bin/python',
-    endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'env-key' },
+    pivot: {
+      python: '/venv/bin/python', problems: 'humaneval', sandbox: 'bwrap',
+      endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'env-key' },
+    },
   });
-  assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }).endpoint.apiKey, 'set');
-  assert.equal(initializationOptions({ ...s, apiKeyEnv: 'OTHER' }, { OPENAI_API_KEY: 'env-key' }).endpoint.apiKey, null);
-  assert.deepEqual(initializationOptions(DEFAULT_SETTINGS, {}), {
-    python: null, endpoint: { baseUrl: null, model: null, apiKey: null },
+  assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, 'set');
+  assert.equal(initializationOptions({ ...s, apiKeyEnv: 'OTHER' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, null);
+  assert.equal(initializationOptions({ ...s, sandbox: 'none' }, {}).pivot.sandbox, 'none');
+  assert.deepEqual(initializationOptions({ ...DEFAULT_SETTINGS, problems: '', sandbox: '' }, {}), {
+    pivot: { python: null, problems: null, sandbox: null, endpoint: { baseUrl: null, model: null, apiKey: null } },
   });
   assert.deepEqual(serverEnv(s), { PIVOT_PYTHON: '/venv/bin/python' });
   assert.deepEqual(serverEnv(DEFAULT_SETTINGS), {});
@@ -100,9 +171,9 @@ test('server path: PATH lookup, explicit path, and a clear message when missing'
   assert.deepEqual(resolveServer('/w/target/debug/pivot-lsp', [], has), { ok: true, command: '/w/target/debug/pivot-lsp' });
   const missing = resolveServer('pivot-lsp', ['/usr/bin', ''], has);
   assert.equal(missing.ok, false);
-  assert.match((missing as { message: string }).message, /`pivot-lsp` was not found on PATH.*cargo install --path server.*pivot\.serverPath/);
+  assert.match((missing as { message: string }).message, /"pivot-lsp" was not found on PATH.*cargo install --path server.*pivot\.serverPath/);
   const bad = resolveServer('/nope/pivot-lsp', ['/usr/local/bin'], has);
-  assert.match((bad as { message: string }).message, /`\/nope\/pivot-lsp` \(setting pivot\.serverPath\) does not exist/);
+  assert.match((bad as { message: string }).message, /binary \/nope\/pivot-lsp \(setting pivot\.serverPath\) does not exist/);
 });
 
 test('command arguments have the shapes the server parses', () => {
@@ -155,7 +226,7 @@ test('markdown reports', () => {
     scores: { session: [0.5, null], history: [null, 1] },
     answers: [{ session: 1, kind: 'history', answer: 0, syntax_error: 'invalid syntax (line 1)', score: 0, verdicts: [{ pair: 0, pivot: 'mc-1', kind: 'function', rule: '^f_', verdict: 'syntax_error', score: 0 }] }],
   });
-  assert.match(out, /\| session \| session \| history \|/);
+  assert.match(out, /\| session \| session score \| history score \|/);
   assert.match(out, /\| 0 \| 0\.5000 \| n\/a \|\n\| 1 \| n\/a \| 1\.0000 \|/);
   assert.match(out, /session 1, history answer 0: score 0\.0000 — syntax error: invalid syntax \(line 1\)\n  - `mc-1` \(function "\^f_"\): syntax_error/);
 

@@ -38,7 +38,10 @@ import {
   SESSION_CHANGED,
   StatusState,
   statusText,
+  PALETTE_TO_SERVER,
+  ServerCommandName,
   Transcript,
+  transcriptChanges,
   treeModel,
 } from '../src/logic';
 
@@ -156,6 +159,9 @@ describe('pivot-lsp over stdio, as the VS Code extension uses it', { skip: haveS
     const caps = init.capabilities;
     const commands = caps.executeCommandProvider?.commands ?? [];
     for (const cmd of Object.values(ServerCommand)) assert.ok(commands.includes(cmd), `server does not advertise ${cmd}`);
+    // Every command the server has is reachable from a VS Code palette command.
+    const reachable = new Set(Object.values(PALETTE_TO_SERVER));
+    for (const cmd of commands) assert.ok(reachable.has(cmd as ServerCommandName), `no VS Code command calls the server's ${cmd}`);
     assert.equal(caps.executeCommandProvider?.workDoneProgress, true);
     assert.deepEqual(caps.textDocumentSync, { openClose: true, change: 2, save: true });
     const n = await c.sessionChanged(0, 1);
@@ -204,8 +210,14 @@ describe('pivot-lsp over stdio, as the VS Code extension uses it', { skip: haveS
       ['mc-101', 'function docstring', 0, 'memorycode'],
     ]);
     const info = await c.run<Info>(ServerCommand.conversationInfo, args.none());
-    const [sessions, pivots] = treeModel(info, a);
-    assert.deepEqual(sessions.children!.map((s) => s.description), ['current · gives mc-100, mc-101', undefined, undefined]);
+    // Every session's changes, from its transcript (dialogue_1.json: two instruction-adds,
+    // a filler, then an instruction-update and an instruction-add).
+    const changes = new Map<number, ReturnType<typeof transcriptChanges>>();
+    for (let k = 0; k < info.count; k++) {
+      changes.set(k, transcriptChanges((await c.run<Transcript>(ServerCommand.sessionTranscript, args.transcript(k))).markdown));
+    }
+    const [sessions, pivots] = treeModel(info, a, changes);
+    assert.deepEqual(sessions.children!.map((s) => s.description), ['current · adds mc-100, mc-101', undefined, 'adds mc-102 · updates mc-100']);
     assert.equal(pivots.children!.length, 2);
     await c.quiet();
   });

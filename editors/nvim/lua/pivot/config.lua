@@ -7,9 +7,14 @@ M.defaults = {
   cmd = { 'pivot-lsp', 'serve' },
   filetypes = { 'python' },
   root_markers = { 'pivots.toml', '.pivot', '.git' },
-  -- Interpreter for test runs; passed as initializationOptions.python and PIVOT_PYTHON.
+  -- Interpreter for test runs; passed as initializationOptions.pivot.python and PIVOT_PYTHON.
   python = nil,
-  -- OpenAI-compatible model endpoint, passed as initializationOptions.endpoint.
+  -- Problems whose tests are run: 'humaneval' or a BigCodeBench / HumanEval JSONL path.
+  problems = nil,
+  -- Isolation of test runs: 'bwrap' (the server's default) or 'none'.
+  sandbox = nil,
+  -- OpenAI-compatible endpoint of the feedback simulator (novice / expert feedback), passed
+  -- as initializationOptions.pivot.endpoint; the key from api_key, else $api_key_env.
   endpoint = { base_url = nil, model = nil, api_key = nil, api_key_env = 'OPENAI_API_KEY' },
 }
 
@@ -36,11 +41,15 @@ function M.init_options(o)
     key = non_empty(vim.env[ep.api_key_env])
   end
   return {
-    python = non_empty(o.python) or vim.NIL,
-    endpoint = {
-      baseUrl = non_empty(ep.base_url) or vim.NIL,
-      model = non_empty(ep.model) or vim.NIL,
-      apiKey = key or vim.NIL,
+    pivot = {
+      python = non_empty(o.python) or vim.NIL,
+      problems = non_empty(o.problems) or vim.NIL,
+      sandbox = non_empty(o.sandbox) or vim.NIL,
+      endpoint = {
+        baseUrl = non_empty(ep.base_url) or vim.NIL,
+        model = non_empty(ep.model) or vim.NIL,
+        apiKey = key or vim.NIL,
+      },
     },
   }
 end
@@ -67,6 +76,14 @@ function M.client_config(o)
     handlers = {
       ['pivot/sessionChanged'] = function(err, result, ctx)
         require('pivot.status').on_session_changed(err, result, ctx)
+      end,
+      -- Our commands' progress on the command line, then the default handler.
+      ['$/progress'] = function(err, result, ctx, cfg)
+        require('pivot').on_progress(err, result, ctx)
+        local default = vim.lsp.handlers['$/progress']
+        if default then
+          return default(err, result, ctx, cfg)
+        end
       end,
     },
   }

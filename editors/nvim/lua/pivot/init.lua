@@ -15,6 +15,19 @@ local started = {}
 local function notify(msg, level)
   vim.notify('pivot: ' .. msg, level or vim.log.levels.INFO)
 end
+M.notify = notify
+
+-- Why the server cannot run (set by setup when the binary is missing), shown by commands.
+M.unavailable = nil
+
+--- A server error for people: without the server command's name (the user typed a :Pivot
+--- command) and without the JSON shape of its arguments.
+function M.clean_error(msg)
+  msg = tostring(msg or '')
+  msg = msg:gsub('^pivot%.[%w%.]+: ', '')
+  msg = msg:gsub(' %(arguments: .*%)$', '')
+  return msg
+end
 
 --- The directory above `path` holding one of the root markers, else the cwd.
 function M.root_dir(path)
@@ -103,9 +116,21 @@ local function request(client, method, params, handler)
   return client.request(method, params, handler)
 end
 
+local progress_seq = 0
+-- Titles of our progress tokens (the end report may arrive after the reply).
+local titles = {}
+-- The token of the long command running now (for :PivotCancel), and its title.
+M.running = nil
+
 --- Run a server command; `cb(result)` on success, errors are shown. `arg` is the one
---- argument object, or nil for none.
-function M.exec(command, arg, cb)
+--- argument object, or nil for none. `opts.progress` (a title): the command reports
+--- `$/progress` on a token of ours, echoed, and :PivotCancel cancels it.
+function M.exec(command, arg, cb, opts)
+  opts = opts or {}
+  if M.unavailable then
+    notify(M.unavailable, vim.log.levels.ERROR)
+    return
+  end
   local client = M.client()
   if not client then
     notify('the server is not running (is `' .. config.options.cmd[1] .. '` installed?)', vim.log.levels.ERROR)
@@ -119,19 +144,78 @@ function M.exec(command, arg, cb)
   if arg ~= nil then
     params.arguments = { arg }
   end
-  request(client, 'workspace/executeCommand', params, function(err, result)
+  local token
+  if opts.progress then
+    progress_seq = progress_seq + 1
+    token = 'pivot-nvim-' .. progress_seq
+    params.workDoneToken = token
+    M.running = { token = token, title = opts.progress, client = client }
+    titles[token] = opts.progress
+    vim.api.nvim_echo({ { 'pivot: ' .. opts.progress .. '...' } }, false, {})
+  end
+  local _, request_id = request(client, 'workspace/executeCommand', params, function(err, result)
+    if token and M.running and M.running.token == token then
+      M.running = nil
+      -- Clears the "running..." line.
+      vim.api.nvim_echo({ { '' } }, false, {})
+    end
     if err then
-      notify(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      notify((opts.name and (opts.name .. ': ') or '') .. M.clean_error(err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
     if cb then
       cb(result)
     end
   end)
+  if token and M.running and M.running.token == token then
+    M.running.request_id = request_id
+  end
+end
+
+--- $/progress of our own tokens on the command line (the default handler still runs).
+function M.on_progress(_, result, _)
+  if type(result) ~= 'table' or not titles[result.token] then
+    return
+  end
+  local v = result.value or {}
+  local pct = type(v.percentage) == 'number' and string.format(' %d%%', v.percentage) or ''
+  local msg = type(v.message) == 'string' and (': ' .. v.message) or ''
+  vim.schedule(function()
+    vim.api.nvim_echo({ { 'pivot: ' .. titles[result.token] .. pct .. msg } }, false, {})
+  end)
+end
+
+--- Cancel the long command running now (window/workDoneProgress/cancel on its token).
+function M.cancel()
+  local r = M.running
+  if not r then
+    notify('nothing to cancel')
+    return
+  end
+  -- The server stops its work where it can; $/cancelRequest ends the request either way.
+  if has_011 then
+    r.client:notify('window/workDoneProgress/cancel', { token = r.token })
+    if r.request_id then
+      r.client:cancel_request(r.request_id)
+    end
+  else
+    r.client.notify('window/workDoneProgress/cancel', { token = r.token })
+    if r.request_id then
+      r.client.cancel_request(r.request_id)
+    end
+  end
+  -- Neovim drops the reply of a request it cancelled: the command ends here.
+  M.running = nil
+  notify(r.title .. ': cancelled')
 end
 
 --- Show markdown in a scratch buffer in a split.
 function M.show(name, text)
+  -- The same report again replaces the old one (a buffer name is unique).
+  local old = vim.fn.bufnr('^pivot://' .. name .. '$')
+  if old ~= -1 then
+    pcall(vim.api.nvim_buf_delete, old, { force = true })
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n', { plain = true }))
   vim.bo[buf].filetype = 'markdown'
@@ -139,6 +223,8 @@ function M.show(name, text)
   pcall(vim.api.nvim_buf_set_name, buf, 'pivot://' .. name)
   vim.cmd('botright split')
   vim.api.nvim_win_set_buf(0, buf)
+  -- Back to the code: the next :Pivot command acts on it, not on the report.
+  vim.cmd('wincmd p')
   return buf
 end
 
@@ -165,7 +251,9 @@ function M.format_outputs(r)
   local lines = { '# Model outputs: ' .. r.output, '', 'Dialogue: ' .. r.dialogue, '' }
   local metrics = vim.tbl_keys(r.scores)
   table.sort(metrics)
-  table.insert(lines, '| session | ' .. table.concat(metrics, ' | ') .. ' |')
+  -- "session" is also a metric: the columns say "score" so no two headers are equal.
+  table.insert(lines, '| session | ' .. table.concat(vim.tbl_map(function(m) return m .. ' score' end, metrics), ' | ') .. ' |')
+  table.insert(lines, '|---|' .. string.rep('---|', #metrics))
   local n = 0
   for _, m in ipairs(metrics) do
     n = math.max(n, #r.scores[m])
@@ -188,12 +276,45 @@ function M.format_outputs(r)
   return table.concat(lines, '\n')
 end
 
+--- Text of pivot.evaluate.memorycode's result: the macro scores as a table.
+function M.format_evaluation(r, dataset, outputs)
+  local lines = { '# MemoryCode evaluation', '', 'Dataset: ' .. dataset, 'Outputs: ' .. outputs, '',
+    '| metric | score |', '|---|---|' }
+  local metrics = vim.tbl_keys(r.macro or {})
+  table.sort(metrics)
+  for _, m in ipairs(metrics) do
+    table.insert(lines, string.format('| %s | %s |', m, fmt(r.macro[m])))
+  end
+  table.insert(lines, '')
+  table.insert(lines, string.format('%d dialogues scored, %d skipped.', vim.tbl_count(r.dialogues or {}), #(r.skipped or {})))
+  for _, w in ipairs(r.warnings or {}) do
+    table.insert(lines, '- warning: ' .. (type(w) == 'string' and w or vim.fn.json_encode(w)))
+  end
+  return table.concat(lines, '\n')
+end
+
 local function info_line(info)
+  status.on_info(info)
   if info.kind == 'none' then
     return 'no conversation open'
   end
+  if info.kind == 'convcode' and type(info.convcode) == 'table' then
+    local c = info.convcode
+    return string.format('%s of %s (%s): turn %d of turns 0 to %d', c.task, c.model, c.label, info.index, info.count - 1)
+  end
   local src = info.source ~= vim.NIL and info.source or info.kind
   return string.format('%s: session %d of %d, %d active pivot(s)', src, info.index, info.count, info.active)
+end
+M.info_line = info_line
+
+--- After a move: say so when there was nowhere to go.
+local function moved(edge)
+  return function(info)
+    status.on_info(info)
+    if info.moved == false then
+      notify('already at the ' .. edge .. ' session')
+    end
+  end
 end
 
 local function abs(path)
@@ -202,6 +323,7 @@ end
 
 M.commands = {
   PivotOpen = {
+    server = 'pivot.conversation.open',
     nargs = 1, complete = 'file', desc = 'Open a MemoryCode dialogue (dialogue_N.json)',
     fn = function(o)
       M.exec('pivot.conversation.open', { path = abs(o.args) }, function(info)
@@ -213,22 +335,27 @@ M.commands = {
     end,
   },
   PivotClose = {
+    server = 'pivot.conversation.close',
     nargs = 0, desc = 'Close the conversation',
     fn = function() M.exec('pivot.conversation.close', nil, function(info) notify(info_line(info)) end) end,
   },
   PivotInfo = {
+    server = 'pivot.conversation.info',
     nargs = 0, desc = 'The conversation, session and pivot counts',
     fn = function() M.exec('pivot.conversation.info', nil, function(info) notify(info_line(info)) end) end,
   },
   PivotNext = {
+    server = 'pivot.session.next',
     nargs = 0, desc = 'Next session',
-    fn = function() M.exec('pivot.session.next', nil) end,
+    fn = function() M.exec('pivot.session.next', nil, moved('last'), { name = 'PivotNext' }) end,
   },
   PivotPrev = {
+    server = 'pivot.session.previous',
     nargs = 0, desc = 'Previous session',
-    fn = function() M.exec('pivot.session.previous', nil) end,
+    fn = function() M.exec('pivot.session.previous', nil, moved('first'), { name = 'PivotPrev' }) end,
   },
   PivotGoto = {
+    server = 'pivot.session.goto',
     nargs = 1, desc = 'Go to session k (0-based)',
     fn = function(o)
       local k = tonumber(o.args)
@@ -236,14 +363,16 @@ M.commands = {
         notify('PivotGoto takes a session index: a whole number from 0', vim.log.levels.ERROR)
         return
       end
-      M.exec('pivot.session.goto', { index = k })
+      M.exec('pivot.session.goto', { index = k }, status.on_info, { name = 'PivotGoto' })
     end,
   },
   PivotActive = {
+    server = 'pivot.pivots.active',
     nargs = 0, desc = 'The pivots active at this session',
     fn = function() M.exec('pivot.pivots.active', nil, function(a) M.show('active', M.format_active(a)) end) end,
   },
   PivotTranscript = {
+    server = 'pivot.session.transcript',
     nargs = '?', desc = "A session's transcript (default: the current one)",
     fn = function(o)
       local arg = nil
@@ -254,12 +383,14 @@ M.commands = {
     end,
   },
   PivotCheckOutputs = {
+    server = 'pivot.outputs.check',
     nargs = 1, complete = 'file', desc = "Score a model's output_N.json for the open conversation",
     fn = function(o)
       M.exec('pivot.outputs.check', { path = abs(o.args) }, function(r) M.show('outputs', M.format_outputs(r)) end)
     end,
   },
   PivotEvaluate = {
+    server = 'pivot.evaluate.memorycode',
     nargs = '+', complete = 'dir', desc = 'MemoryCode evaluation: PivotEvaluate {dataset} {outputs}',
     fn = function(o)
       local a = vim.split(o.args, '%s+')
@@ -267,19 +398,63 @@ M.commands = {
         notify('PivotEvaluate takes two folders: {dataset} {outputs}', vim.log.levels.ERROR)
         return
       end
-      notify('MemoryCode evaluation running...')
-      M.exec('pivot.evaluate.memorycode', { dataset = abs(a[1]), outputs = abs(a[2]) }, function(r)
-        M.show('evaluation', '```json\n' .. vim.fn.json_encode(r.macro) .. '\n```')
-      end)
+      local dataset, outputs = abs(a[1]), abs(a[2])
+      M.exec('pivot.evaluate.memorycode', { dataset = dataset, outputs = outputs }, function(r)
+        M.show('evaluation', M.format_evaluation(r, dataset, outputs))
+      end, { progress = 'MemoryCode evaluation', name = 'PivotEvaluate' })
     end,
   },
+  PivotInspect = {
+    server = 'pivot.document.inspect',
+    nargs = 0, desc = "The server's view of this buffer",
+    fn = function()
+      M.exec('pivot.document.inspect', { uri = vim.uri_from_bufnr(0) }, function(r)
+        M.show('inspect', '```json\n' .. vim.fn.json_encode(r) .. '\n```')
+      end, { name = 'PivotInspect' })
+    end,
+  },
+  PivotAddPivot = {
+    server = 'pivot.pivots.add',
+    nargs = '+', desc = 'PivotAddPivot {id} {kind words...} = {rule as JSON}: a user pivot',
+    fn = function(o)
+      local id, kind, rule = o.args:match('^(%S+)%s+(.-)%s*=%s*(.+)$')
+      if not id then
+        notify('PivotAddPivot takes {id} {kind} = {rule}, e.g. PivotAddPivot team function = "^team_"', vim.log.levels.ERROR)
+        return
+      end
+      local ok, decoded = pcall(vim.fn.json_decode, rule)
+      M.exec('pivot.pivots.add', { id = id, kind = kind, rule = ok and decoded or rule }, function(a)
+        notify(string.format('%s added: %d active pivot(s)', id, #a.pivots))
+      end, { name = 'PivotAddPivot' })
+    end,
+  },
+  PivotRemovePivot = {
+    server = 'pivot.pivots.remove',
+    nargs = 1, desc = 'Remove a user pivot by id',
+    fn = function(o)
+      M.exec('pivot.pivots.remove', { id = o.args }, function(a)
+        notify(string.format('%s removed: %d active pivot(s)', o.args, #a.pivots))
+      end, { name = 'PivotRemovePivot' })
+    end,
+  },
+  PivotCancel = {
+    nargs = 0, desc = 'Cancel the evaluation or test run in progress',
+    fn = function() M.cancel() end,
+  },
   PivotReload = {
+    server = 'pivot.pivots.reload',
     nargs = 0, desc = 'Re-read pivots.toml',
     fn = function() M.exec('pivot.pivots.reload', nil, function(info) notify(info_line(info)) end) end,
   },
 }
 
---- The statusline component: "session k/N".
+-- ConvCodeWorld: :PivotOpenResults, :PivotRunTests, :PivotFeedback, :PivotSubmit,
+-- :PivotEvaluateConvCode.
+for name, c in pairs(require('pivot.convcode').commands(M)) do
+  M.commands[name] = c
+end
+
+--- The statusline component: "session k/N", "HumanEval/2 turn k/N", or '' with no conversation.
 function M.statusline()
   return status.text()
 end
@@ -289,9 +464,19 @@ function M.setup(opts)
   for name, c in pairs(M.commands) do
     vim.api.nvim_create_user_command(name, c.fn, { nargs = c.nargs, complete = c.complete, desc = c.desc })
   end
+  -- The server's "Run tests" code lens (vim.lsp.codelens.run) runs like :PivotRunTests.
+  vim.lsp.commands['pivot.tests.run'] = function(command)
+    require('pivot.convcode').run_tests(M, (command.arguments or {})[1] or {})
+  end
+  M.unavailable = nil
   if vim.fn.executable(config.options.cmd[1]) ~= 1 then
-    notify('the language server `' .. config.options.cmd[1] .. '` was not found: install it with '
-      .. '`cargo install --path server` or pass cmd = { "/path/to/pivot-lsp", "serve" } to setup()', vim.log.levels.ERROR)
+    -- One message, and no client that would fail to spawn for every Python buffer.
+    M.unavailable = 'the language server `' .. config.options.cmd[1] .. '` was not found: install it with '
+      .. '`cargo install --path server` or pass cmd = { "/path/to/pivot-lsp", "serve" } to setup()'
+    vim.schedule(function()
+      vim.notify('pivot: ' .. M.unavailable, vim.log.levels.ERROR)
+    end)
+    return
   end
   if has_011 then
     vim.lsp.config('pivot_lsp', config.client_config())

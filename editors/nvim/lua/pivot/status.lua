@@ -4,6 +4,25 @@ local M = {}
 -- Last {index, count} per client id.
 M.sessions = {}
 M.last = nil
+-- What the last conversation.info-shaped answer said: kind ('none', 'memorycode',
+-- 'workspace pivots', 'convcode') and the ConvCodeWorld task.
+M.kind = nil
+M.task = nil
+
+--- Remember the kind of conversation from any command returning info.
+function M.on_info(info)
+  if type(info) ~= 'table' or type(info.kind) ~= 'string' then
+    return
+  end
+  M.kind = info.kind
+  M.task = (type(info.convcode) == 'table' and info.convcode.task) or nil
+  if type(info.index) == 'number' and type(info.count) == 'number' then
+    M.last = { index = info.index, count = info.count }
+  end
+  vim.schedule(function()
+    vim.cmd('redrawstatus!')
+  end)
+end
 
 --- Handler of pivot/sessionChanged {index, count}.
 function M.on_session_changed(_, result, ctx)
@@ -21,12 +40,17 @@ function M.on_session_changed(_, result, ctx)
   end)
 end
 
---- "session k/N" (k is the 0-based index, as in the data files and :PivotGoto), or ''
---- before the server has said anything. For 'statusline': %{v:lua.require'pivot'.statusline()}
+--- "session k/N" (k is the 0-based index, as in the data files and :PivotGoto),
+--- "HumanEval/2 turn k/N" for a ConvCodeWorld task, or '' with no conversation (nor
+--- workspace pivots) and before the server has said anything.
+--- For 'statusline': %{v:lua.require'pivot'.statusline()}
 function M.text(s)
   s = s or M.last
-  if not s then
+  if not s or M.kind == nil or M.kind == 'none' then
     return ''
+  end
+  if M.kind == 'convcode' and M.task then
+    return string.format('%s turn %d/%d', M.task, s.index, s.count - 1)
   end
   return string.format('session %d/%d', s.index, s.count)
 end
@@ -35,6 +59,8 @@ function M.forget(client_id)
   M.sessions[client_id] = nil
   if next(M.sessions) == nil then
     M.last = nil
+    M.kind = nil
+    M.task = nil
   end
 end
 

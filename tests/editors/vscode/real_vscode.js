@@ -1,0 +1,389 @@
+// The extension in a real VS Code: code-server (VS Code in the browser) with the built
+// .vsix installed, driven through Debian's Chromium by playwright-core, as a person would:
+// the command palette, quick picks, the file dialog, the Problems panel, the status bar,
+// a code lens, markdown previews. The server is the real pivot-lsp; the feedback simulator
+// a loopback model server (tests/editors/model_server.py).
+//
+//   node tests/editors/vscode/real_vscode.js --code-server BIN --vsix FILE --server BIN --out DIR
+//
+// Screenshots of every step go to --out (printed). Exits 1 on the first failed check,
+// including when the language server cannot start.
+'use strict';
+
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+const repo = path.resolve(__dirname, '..', '..', '..');
+const { chromium } = require(path.join(repo, 'editors', 'vscode', 'node_modules', 'playwright-core'));
+
+function arg(name) {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0 || !process.argv[i + 1]) throw new Error(`missing --${name}`);
+  return path.resolve(process.argv[i + 1]);
+}
+
+const codeServer = arg('code-server');
+const vsix = arg('vsix');
+const server = arg('server');
+const out = arg('out');
+const STEP = 30000;
+
+let passed = 0;
+let shot = 0;
+let page;
+
+function ok(name) {
+  passed += 1;
+  console.log(`ok   ${name}`);
+}
+
+async function screenshot(name) {
+  shot += 1;
+  const file = path.join(out, `${String(shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+class Failure extends Error {}
+
+/** Wait for `cond` (async, truthy when done) or fail the test with `what`. */
+async function until(what, cond, timeout = STEP) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await cond();
+      if (last) {
+        ok(what);
+        return last;
+      }
+    } catch (e) {
+      last = e;
+    }
+    await page.waitForTimeout(250);
+  }
+  await screenshot('FAILED');
+  throw new Failure(`FAIL ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** Start a process and resolve with the first stdout line matching `re` (and the process). */
+function startAndWaitFor(cmd, args, re, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    let buf = '';
+    const onData = (d) => {
+      buf += d.toString();
+      const m = re.exec(buf);
+      if (m) resolve({ proc: p, match: m });
+    };
+    p.stdout.on('data', onData);
+    p.stderr.on('data', onData);
+    p.on('exit', (code) => reject(new Error(`${cmd} exited with ${code} before it was ready:\n${buf}`)));
+    setTimeout(() => reject(new Error(`${cmd} was not ready in 60 s:\n${buf}`)), 60000);
+  });
+}
+
+// ---- the workbench, as a person uses it -------------------------------------------------
+
+async function palette(command) {
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP });
+  await input.fill(`>${command}`);
+  // Click the command's row (each name used here is in no other command's name).
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first();
+  await row.waitFor({ timeout: STEP });
+  await row.click();
+}
+
+/** Answer the quick pick / input box that is open: type, then accept. */
+async function answer(text, expectRow = true) {
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP });
+  await input.fill(text);
+  if (expectRow) {
+    // Click the row: Enter would take whichever row is active while the filter updates.
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+    await row.waitFor({ timeout: STEP });
+    await row.click();
+  } else {
+    await page.keyboard.press('Enter');
+  }
+}
+
+/**
+ * The simple file dialog code-server shows for showOpenDialog: type the path; Enter accepts
+ * a file, and enters a folder, which the OK button then accepts.
+ */
+async function pickPath(p, folder = false) {
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP });
+  await page.waitForTimeout(500);
+  await input.fill(folder ? `${p}/` : p);
+  await page.waitForTimeout(800);
+  if (folder) {
+    await page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
+  } else {
+    await page.keyboard.press('Enter');
+  }
+}
+
+async function statusBar() {
+  return (await page.locator('.statusbar').innerText()).replace(/\s+/g, ' ');
+}
+
+async function notifications() {
+  return page.locator('.notification-toast, .notifications-center .notification-list-item').allInnerTexts();
+}
+
+async function problemsText() {
+  return (await page.locator('.markers-panel').innerText()).replace(/\s+/g, ' ');
+}
+
+/** Text of every frame (markdown previews are webviews in nested iframes). */
+async function framesText() {
+  const texts = [];
+  for (const f of page.frames()) {
+    try {
+      texts.push(await f.locator('body').innerText({ timeout: 1000 }));
+    } catch {
+      // a frame that went away or has no body
+    }
+  }
+  return texts.join('\n');
+}
+
+async function openFile(name) {
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: STEP });
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab[aria-label^="${name}"]`).first().waitFor({ timeout: STEP });
+}
+
+async function closeEditors() {
+  await palette('View: Close All Editor Groups');
+  await page.waitForTimeout(300);
+}
+
+// ---- the run ------------------------------------------------------------------------------
+
+async function main() {
+  fs.mkdirSync(out, { recursive: true });
+  console.log(`screenshots: ${out}`);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pivot-vscode-'));
+  const userData = path.join(tmp, 'user-data');
+  const extensions = path.join(tmp, 'extensions');
+  const ws = path.join(tmp, 'workspace');
+  const procs = [];
+  let browser;
+  try {
+    // The workspace: the editor fixtures, a MemoryCode dialogue, a ConvCodeWorld results folder.
+    fs.mkdirSync(path.join(ws, '.pivot'), { recursive: true });
+    fs.copyFileSync(path.join(repo, 'tests/editors/fixtures/demo.py'), path.join(ws, 'demo.py'));
+    fs.copyFileSync(path.join(repo, 'tests/editors/fixtures/play.py'), path.join(ws, 'play.py'));
+    fs.copyFileSync(path.join(repo, 'fixtures/memorycode/dataset/dialogue_1.json'), path.join(ws, 'dialogue_1.json'));
+    fs.cpSync(path.join(repo, 'fixtures/lsp/convcode'), path.join(ws, 'results'), { recursive: true });
+
+    const simLog = path.join(tmp, 'simulator.log');
+    const sim = await startAndWaitFor('python3', [path.join(repo, 'tests/editors/model_server.py'), '--log', simLog], /PORT (\d+)/);
+    procs.push(sim.proc);
+    const simPort = sim.match[1];
+
+    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+    const settings = {
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'workbench.enableExperiments': false,
+      'security.workspace.trust.enabled': false,
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoUpdate': false,
+      'extensions.autoCheckUpdates': false,
+      'update.mode': 'none',
+      'editor.codeLens': true,
+      'pivot.serverPath': server,
+      'pivot.python': 'python3',
+      'pivot.endpoint.baseUrl': `http://127.0.0.1:${simPort}/v1`,
+      'pivot.endpoint.model': 'loopback-sim',
+    };
+    const settingsFile = path.join(userData, 'User', 'settings.json');
+    fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+
+    const cs = ['--user-data-dir', userData, '--extensions-dir', extensions];
+    execFileSync(codeServer, [...cs, '--install-extension', vsix], { stdio: 'pipe' });
+    ok('the .vsix installs into code-server');
+
+    const port = await freePort();
+    const vsc = await startAndWaitFor(codeServer, [...cs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
+      '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws],
+    /HTTP server listening/, { env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}` } });
+    procs.push(vsc.proc);
+
+    const profile = path.join(tmp, 'chromium-profile');
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      viewport: { width: 1600, height: 1000 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = browser.pages()[0] ?? (await browser.newPage());
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    ok('the workbench loads');
+
+    // Activation (onLanguage:python) starts the server: the status bar says so.
+    await openFile('demo.py');
+    await until('activation: the server runs and the status bar says "no conversation"',
+      async () => (await statusBar()).includes('pivot: no conversation'));
+    await screenshot('activated');
+
+    // A MemoryCode dialogue through the palette and the file dialog.
+    await palette('Pivot: Open Conversation...');
+    await pickPath(path.join(ws, 'dialogue_1.json'));
+    await until('the dialogue opens at session 0/3', async () => (await statusBar()).includes('session 0/3'));
+    await palette('View: Focus Problems (Errors, Warnings, Infos)');
+    await until('the Problems panel lists the pivots broken at session 0',
+      async () => { const t = await problemsText(); return t.includes('mc-100') && t.includes('mc-101') && !t.includes('mc-102'); });
+    await screenshot('memorycode-problems');
+
+    await palette('Pivot: Next Session');
+    await until('next session: 1/3', async () => (await statusBar()).includes('session 1/3'));
+    await palette('Pivot: Next Session');
+    await until('next session: 2/3, and mc-102 is in the Problems panel',
+      async () => (await statusBar()).includes('session 2/3') && (await problemsText()).includes('mc-102'));
+    await page.locator('.explorer-viewlet, .sidebar').first().waitFor({ timeout: STEP }).catch(() => undefined);
+    await palette('Explorer: Focus on Pivot Sessions View');
+    await until('the Sessions view lists what each session adds or updates',
+      async () => { const t = await page.locator('.sidebar').innerText(); return t.includes('adds mc-100, mc-101') && t.includes('adds mc-102 · updates mc-100'); });
+    await screenshot('memorycode-session-2');
+    await palette('Pivot: Previous Session');
+    await until('previous session: 1/3', async () => (await statusBar()).includes('session 1/3'));
+
+    await palette('Pivot: Show Session Transcript');
+    await until('the transcript preview shows session 1', async () => (await framesText()).includes('Session 1 of 3'));
+    await screenshot('memorycode-transcript');
+    // A window reload restores the preview: its text is asked again from the server (which
+    // restored the conversation), not left blank.
+    await palette('Developer: Reload Window');
+    await page.waitForTimeout(2000);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await until('after a window reload the transcript preview is regenerated, not blank',
+      async () => (await framesText()).includes('Session 1 of 3'), 60000);
+    await until('and the status bar shows the restored session', async () => (await statusBar()).includes('session 1/3'));
+    await screenshot('memorycode-after-reload');
+    await closeEditors();
+
+    // A ConvCodeWorld results folder: folder, task, player mode (one model, one configuration).
+    await palette('Pivot: Open ConvCodeWorld Results Folder...');
+    await pickPath(path.join(ws, 'results'), true);
+    await answer('HumanEval/2');
+    await answer('Play the model');
+    await answer('me', false);
+    await until('HumanEval/2 opens for player "me" at turn 0', async () => (await statusBar()).includes('HumanEval/2 turn 0/0'));
+    await screenshot('convcode-open');
+
+    await openFile('play.py');
+    const lens = page.locator('.contentWidgets .codelens-decoration a', { hasText: 'Run tests' }).first();
+    await until('the "Run tests" code lens is on truncate_number', async () => lens.isVisible());
+    await lens.click();
+    await until('clicking it runs the tests: the two failures in the Problems panel', async () => {
+      const t = await problemsText();
+      return t.includes('test_case_2 failed') && t.includes('test_case_3 failed') && !t.includes('test_case_1');
+    });
+    await until('the code lens shows the result', async () =>
+      (await page.locator('.contentWidgets .codelens-decoration').allInnerTexts()).join(' ').includes('1/3 passed'));
+    await screenshot('convcode-tests');
+
+    await palette('Pivot: Request Feedback on This File...');
+    await answer('expert');
+    await until('expert feedback from the loopback simulator in a side preview',
+      async () => (await framesText()).includes('Expert feedback from the loopback simulator'));
+    const seen = fs.readFileSync(simLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    if (!(seen.length === 1 && seen[0].prompt.includes('Ground Truth Code'))) {
+      throw new Failure(`FAIL the simulator got one expert request (got ${seen.length})`);
+    }
+    ok('the simulator got one expert request');
+    await screenshot('convcode-feedback');
+
+    // The player fixes the code (on disk: the editor reloads it) and submits the turn.
+    await palette('View: Focus First Editor Group');
+    fs.writeFileSync(path.join(ws, 'play.py'), 'import math\n\n\ndef truncate_number(number: float) -> float:\n    return number - math.floor(number)\n');
+    await until('the editor has the fixed code', async () => !(await page.locator('.editor-instance .view-lines').first().innerText()).includes('too big'));
+    // vscode-languageclient sends the change after a short delay.
+    await page.waitForTimeout(2000);
+    await palette('Pivot: Submit This File as the Next Turn');
+    await until('turn 1 is recorded: 3/3 tests, the recomputed tables',
+      async () => { const t = await framesText(); return t.includes('Turn 1 submitted') && t.includes('3/3') && t.includes('Table 1') && t.includes('MRR'); });
+    await until('the status bar moves to turn 1', async () => (await statusBar()).includes('HumanEval/2 turn 1/1'));
+    await screenshot('convcode-submitted');
+    await closeEditors();
+
+    await palette('Pivot: Evaluate a ConvCodeWorld Results Folder...');
+    await pickPath(path.join(ws, 'results'), true);
+    await answer('fixture/coder');
+    await until('the evaluation shows Tables 1 and 2 as tables', async () => {
+      const f = page.frames();
+      for (const fr of f) {
+        const n = await fr.locator('table').count().catch(() => 0);
+        const t = n >= 2 ? await fr.locator('body').innerText().catch(() => '') : '';
+        if (t.includes('w/ CF EF (full TC) SEF') && t.includes('MRR')) return true;
+      }
+      return false;
+    });
+    await screenshot('convcode-tables');
+    await closeEditors();
+
+    // A server that cannot start: one notification with its stderr reason, status "failed".
+    const broken = path.join(tmp, 'broken-server');
+    fs.writeFileSync(broken, '#!/bin/sh\necho "error: the model cache at /nowhere is unreadable" >&2\nexit 2\n', { mode: 0o755 });
+    // A workspace setting (the extension restarts the server when a pivot.* setting changes).
+    fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'pivot.serverPath': broken }, null, 2));
+    await until('a server that cannot start: the status bar says failed', async () => (await statusBar()).includes('pivot: failed'), 60000);
+    await page.waitForTimeout(3000);
+    const msgs = (await notifications()).filter((n) => /Pivot|pivot|server|connection/.test(n));
+    const withReason = msgs.filter((n) => n.includes('the model cache at /nowhere is unreadable'));
+    if (withReason.length !== 1 || msgs.some((n) => /couldn't create connection|EPIPE|crashed/.test(n))) {
+      await screenshot('FAILED');
+      throw new Failure(`FAIL one start-failure notification with the reason (got ${JSON.stringify(msgs)})`);
+    }
+    ok('one start-failure notification with the reason from stderr');
+    await screenshot('start-failure');
+    console.log(`${passed} passed, 0 failed`);
+  } catch (e) {
+    if (page && !(e instanceof Failure)) await screenshot('FAILED').catch(() => undefined);
+    throw e;
+  } finally {
+    if (browser) await browser.close().catch(() => undefined);
+    for (const p of procs) p.kill();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.log(e instanceof Failure ? e.message : `FAIL the VS Code test ran to the end: ${e && e.stack}`);
+    console.log(`${passed} passed, 1 failed`);
+    process.exit(1);
+  },
+);
