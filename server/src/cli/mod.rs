@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 mod convcode_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod model_server_cmd;
 mod progress;
 mod score_cmd;
 mod score_convcode;
@@ -45,6 +46,8 @@ pub enum Command {
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
+    /// Serve a scripted OpenAI-compatible model on 127.0.0.1 (try ConvCodeWorld without a key).
+    ModelServer(model_server_cmd::ModelServerArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -58,6 +61,7 @@ pub fn main() -> i32 {
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
+        Some(Command::ModelServer(a)) => model_server_cmd::run(a),
     };
     match result {
         Ok(code) => code,
