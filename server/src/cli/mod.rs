@@ -50,9 +50,29 @@ pub enum Command {
     ModelServer(model_server_cmd::ModelServerArgs),
 }
 
+/// What to tell someone who started a command that reads stdin from a terminal, where it
+/// would otherwise wait silently.
+fn terminal_hint(command: &Option<Command>) -> Option<&'static str> {
+    match command {
+        None | Some(Command::Serve) => Some(
+            "pivot-lsp: language server on stdin/stdout, waiting for an editor's LSP messages \
+             (see `pivot-lsp --help` for the commands; Ctrl-C to quit)",
+        ),
+        Some(Command::Extract(a)) if a.file.as_os_str() == "-" => Some(
+            "pivot-lsp extract: reading Python code from stdin (end with Ctrl-D), or pass a FILE",
+        ),
+        _ => None,
+    }
+}
+
 /// Entry point of the binary; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    if let Some(hint) = terminal_hint(&cli.command) {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            eprintln!("{hint}");
+        }
+    }
     let result = match cli.command {
         None | Some(Command::Serve) => crate::lsp::run_stdio(),
         Some(Command::Score(c)) => score_cmd::run(c),
