@@ -9,19 +9,46 @@ use std::io::Write;
 /// test's thread (cargo names it after the test's path).
 pub fn skip(reason: &str) {
     let thread = std::thread::current();
-    let check = thread.name().unwrap_or("(unnamed test)");
+    let test = thread.name().unwrap_or("(unnamed test)");
+    // The test binary (`memorycode-<hash>`: the file under server/tests/) says where it is.
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|s| s.split('-').next().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    let check = format!("{binary}::{test}");
+    let check = check.as_str();
     eprintln!("SKIP: {check}: {reason}");
-    let Some(log) = std::env::var_os("PIVOT_SKIP_LOG") else {
-        return;
-    };
-    let crate_name = std::env::var("CARGO_CRATE_NAME").unwrap_or_default();
-    let line = format!("{crate_name} {check}: {}\n", reason.replace('\n', " "));
-    // A test must not fail because the log cannot be written: the SKIP line above still shows.
+    if let Some(log) = std::env::var_os("PIVOT_SKIP_LOG") {
+        record(std::path::Path::new(&log), check, reason);
+    }
+}
+
+/// Append `check: reason` as one line to `log`. A test must not fail because the log cannot
+/// be written: the SKIP line on stderr still shows.
+fn record(log: &std::path::Path, check: &str, reason: &str) {
+    let line = format!("{check}: {}\n", reason.replace('\n', " "));
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
     {
         let _ = f.write_all(line.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_skip_is_one_line_naming_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("skips");
+        super::record(&log, "memorycode::parity", "no ../shared\nhere");
+        super::record(&log, "exec::humaneval", "no HumanEval");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            text,
+            "memorycode::parity: no ../shared here\nexec::humaneval: no HumanEval\n"
+        );
     }
 }

@@ -336,3 +336,28 @@ fn score_memorycode_says_it_scored_the_bundled_demo() {
     assert!(err.contains("scored the bundled demo fixtures"), "{err}");
     assert!(!err.contains("server/.."), "{err}");
 }
+
+#[test]
+fn a_command_reading_a_terminal_says_what_it_waits_for() {
+    let d = tempfile::tempdir().unwrap();
+    // Not a terminal: nothing extra on stderr.
+    let piped = pivot(d.path(), &["extract"]);
+    assert!(!text(&piped.stderr).contains("reading Python code from stdin"));
+    // A terminal: util-linux's `script` gives the command a pseudo-terminal as stdin.
+    let cmd = format!("{} extract", env!("CARGO_BIN_EXE_pivot-lsp"));
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+    else {
+        pivot_lsp::test_skip::skip(
+            "`script` (util-linux) is not installed: no terminal to test with",
+        );
+        return;
+    };
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        all.contains("pivot-lsp extract: reading Python code from stdin"),
+        "{all}"
+    );
+}
