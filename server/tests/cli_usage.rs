@@ -361,3 +361,30 @@ fn a_command_reading_a_terminal_says_what_it_waits_for() {
         "{all}"
     );
 }
+
+#[test]
+fn bench_memorycode_quotes_a_ratio_only_against_the_original_run_now() {
+    let root = repo();
+    let data = ["--dataset", "fixtures/memorycode/dataset"];
+    let outputs = [
+        "--outputs",
+        "fixtures/memorycode/outputs/demo-model",
+        "--runs",
+        "1",
+    ];
+    let mut args = vec!["bench", "memorycode"];
+    args.extend(data);
+    args.extend(outputs);
+    let out = pivot(&root, &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("no ratio: pass --original DIR"), "{stdout}");
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("ratio:")) && !stdout.contains("speed-up"),
+        "{stdout}"
+    );
+    // A folder without the evaluator is refused, naming the folder and what it lacks.
+    let empty = tempfile::tempdir().unwrap();
+    args.extend(["--original", empty.path().to_str().unwrap()]);
+    refused(&pivot(&root, &args), &["has no evaluate_model_output.py"]);
+}
