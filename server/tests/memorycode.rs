@@ -384,7 +384,7 @@ fn output_with_fewer_sessions_than_its_dialogue_is_skipped() {
     let (id, reason) = only_skip(&score_scratch(dir.path()));
     assert_eq!(id, 1);
     assert!(
-        reason.contains("1 sessions but the dialogue has 3"),
+        reason.contains("the output has 1 session but the dialogue has 3 sessions"),
         "{reason}"
     );
 }
