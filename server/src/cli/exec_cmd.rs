@@ -56,8 +56,8 @@ pub struct RunOpts {
     /// Containment of the code. The default fails closed when bubblewrap does not work.
     #[arg(long, value_enum, default_value_t = SandboxArg::Bwrap)]
     pub sandbox: SandboxArg,
-    /// Address-space limit per task, MiB (at least 256).
-    #[arg(long, default_value_t = 4096)]
+    /// Address-space limit per task, MiB (at least 256: less cannot start Python reliably).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(256..))]
     pub memory_mb: u64,
     /// Size of the sandbox's private /tmp holding the task folders, MiB (bwrap only).
     #[arg(long, default_value_t = 256)]
@@ -147,6 +147,8 @@ pub struct ExecArgs {
 /// task's first three tests (ConvCodeWorld's "partial test coverage").
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("kind").required(true).args(["compilation", "execution"])))]
+// One piece of code runs: parallel jobs mean nothing here.
+#[command(mut_arg("jobs", |a| a.hide(true)))]
 pub struct FeedbackArgs {
     /// `humaneval` or a problems JSONL file (needed for --execution).
     #[arg(long, default_value = "humaneval")]
@@ -157,12 +159,14 @@ pub struct FeedbackArgs {
     /// File holding the code (`-` for stdin).
     #[arg(long)]
     pub code: PathBuf,
+    /// Compilation feedback: `No syntax errors`, or the traceback of compile().
     #[arg(long)]
     pub compilation: bool,
+    /// Execution feedback: run the task's tests (needs --task) and print each failing test.
     #[arg(long)]
     pub execution: bool,
     /// With --execution: only failures among the first three tests are shown.
-    #[arg(long, requires = "execution")]
+    #[arg(long, requires = "execution", conflicts_with = "compilation")]
     pub partial: bool,
     #[command(flatten)]
     pub run: RunOpts,
@@ -340,7 +344,12 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
     };
     let config = a.run.config()?;
     if a.compilation {
-        print!("{}", feedback::compilation(&config.python, &code)?);
+        let text = feedback::compilation(&config.python, &code)?;
+        // The text is ConvCodeWorld's as is; the newline only ends the terminal's line.
+        print!("{text}");
+        if !text.ends_with('\n') {
+            println!();
+        }
         return Ok(0);
     }
     let task = a.task.as_deref().context("--execution needs --task ID")?;
@@ -351,7 +360,18 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
         .with_context(|| format!("no task {task:?} in {}", a.problems))?;
     let runner = start_runner(config)?;
     let result = runner.run_one(problem, &code);
-    print!("{}", feedback::execution(&result, problem, a.partial));
+    let text = feedback::execution(&result, problem, a.partial);
+    print!("{text}");
+    if !text.is_empty() && !text.ends_with('\n') {
+        println!();
+    }
+    if result.status == Status::Timeout {
+        // The original's feedback text is empty for a timeout; say what happened.
+        eprintln!(
+            "timeout: the code did not finish within {} s (the feedback text is empty, as in ConvCodeWorld)",
+            a.run.timeout
+        );
+    }
     Ok(0)
 }
 

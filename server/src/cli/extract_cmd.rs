@@ -88,29 +88,40 @@ pub fn to_json(module: &Module, src: &str) -> Value {
     })
 }
 
+/// Longest object text shown in a table cell; longer ones end with an ellipsis.
+const CELL_CHARS: usize = 60;
+
+/// First line of `text`, cut to `CELL_CHARS` characters, with an ellipsis when anything was cut.
+fn cell(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let cut: String = first.chars().take(CELL_CHARS).collect();
+    if cut.len() < text.trim_end().len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// One row per object (each item at its own 1-based line:col), in file order; kinds with
+/// nothing found give no rows.
 fn to_table(module: &Module, src: &str) -> String {
-    let mut rows = vec![vec![
-        "kind".to_string(),
-        "line".into(),
-        "col".into(),
-        "object".into(),
-    ]];
+    let mut found = Vec::new();
     for kind in ObjectKind::ALL {
         for e in module.objects.get(kind) {
-            let ((l, c), _) = e.anchor.utf16(src);
-            let texts: Vec<String> = e
-                .items
-                .iter()
-                .map(|i| i.text.replace('\n', "\\n"))
-                .collect();
-            rows.push(vec![
-                kind.name().into(),
-                (l + 1).to_string(),
-                (c + 1).to_string(),
-                format!("[{}]", texts.join(", ")),
-            ]);
+            for item in &e.items {
+                let ((l, c), _) = item.span.utf16(src);
+                found.push((l, c, kind.name(), cell(&item.text)));
+            }
         }
     }
+    // Stable: objects at one position keep the kinds' order.
+    found.sort_by_key(|&(l, c, _, _)| (l, c));
+    let mut rows = vec![vec!["line:col".to_string(), "kind".into(), "object".into()]];
+    rows.extend(
+        found
+            .into_iter()
+            .map(|(l, c, kind, text)| vec![format!("{}:{}", l + 1, c + 1), kind.into(), text]),
+    );
     let mut out = match &module.syntax_error {
         Some(e) => format!("syntax error: {e}\n"),
         None => "syntax: ok\n".to_string(),

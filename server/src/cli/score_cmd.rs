@@ -20,12 +20,15 @@ pub enum ScoreCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct MemorycodeArgs {
-    /// Folder of dialogue_N.json files [default: the bundled fixtures/memorycode/dataset]
-    #[arg(long)]
+    /// Folder of dialogue_N.json files (give --outputs too) [default: the bundled
+    /// fixtures/memorycode/dataset]
+    #[arg(long, requires = "outputs", value_name = "DIR")]
     pub dataset: Option<PathBuf>,
-    /// Folder of output_N.json files [default: the bundled fixtures/memorycode/outputs/demo-model]
-    #[arg(long)]
+    /// Folder of output_N.json files (give --dataset too) [default: the bundled
+    /// fixtures/memorycode/outputs/demo-model]
+    #[arg(long, requires = "dataset", value_name = "DIR")]
     pub outputs: Option<PathBuf>,
+    /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also print the score of every session index.
@@ -54,13 +57,30 @@ pub enum BenchCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct BenchMemorycodeArgs {
-    #[arg(long, default_value = "../shared/memorycode/dataset")]
+    /// Folder of dialogue_N.json files.
+    #[arg(
+        long,
+        default_value = "../shared/memorycode/dataset",
+        value_name = "DIR"
+    )]
     pub dataset: PathBuf,
-    #[arg(long, default_value = "../shared/memorycode/outputs/gpt-4o")]
+    /// Folder of output_N.json files.
+    #[arg(
+        long,
+        default_value = "../shared/memorycode/outputs/gpt-4o",
+        value_name = "DIR"
+    )]
     pub outputs: PathBuf,
-    /// Timed runs after one warm-up run.
-    #[arg(long, default_value_t = 5)]
-    pub runs: usize,
+    /// Timed runs after one warm-up run (at least 1).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// MemoryCode's `code/` folder: also time its evaluate_model_output.py on the same data,
+    /// once, after our runs, and print the ratio. Without it no ratio is printed.
+    #[arg(long, value_name = "DIR")]
+    pub original: Option<PathBuf>,
+    /// Interpreter for --original (needs numpy and fire).
+    #[arg(long, default_value = "python3", value_name = "PY")]
+    pub python: PathBuf,
 }
 
 pub fn run(c: ScoreCommand) -> Result<i32> {
@@ -86,12 +106,13 @@ pub fn bundled(rel: &str) -> PathBuf {
     if here.exists() {
         return here;
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(rel)
+    // The crate is `server/` inside the checkout: its parent is the checkout's root.
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).join(rel)
 }
 
 fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
+    let demo = a.dataset.is_none();
     let dataset = a
         .dataset
         .unwrap_or_else(|| bundled("fixtures/memorycode/dataset"));
@@ -108,6 +129,13 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         Format::Markdown => print!("{}", report.to_markdown(a.per_session)),
     }
     if a.format != Format::Json {
+        if demo {
+            eprintln!(
+                "scored the bundled demo fixtures ({}, {}); pass --dataset and --outputs for real data",
+                dataset.display(),
+                outputs.display()
+            );
+        }
         for w in &report.warnings {
             eprintln!("warning: {w}");
         }
@@ -138,7 +166,7 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     };
     let (_, _, answers) = run()?;
     let (mut times, mut cpus) = (Vec::new(), Vec::new());
-    for _ in 0..a.runs.max(1) {
+    for _ in 0..a.runs {
         let (wall, cpu, _) = run()?;
         times.push(wall);
         cpus.push(cpu);
@@ -146,8 +174,6 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     times.sort_by(f64::total_cmp);
     cpus.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
-    // The original evaluator's figure on this machine kind (memorycode-scoring.md §6).
-    let baseline = 71.0;
     println!(
         "MemoryCode scoring: {} ({answers} answers)",
         a.outputs.display()
@@ -175,10 +201,20 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
             kb as f64 / 1024.0
         ))
     );
-    println!(
-        "baseline: original Python evaluator, {baseline:.0} s (fastest measured, spec §6); speed-up {:.0}x",
-        baseline / median
-    );
+    // A ratio only against the original measured now, on this machine, on the same data.
+    match &a.original {
+        Some(dir) => {
+            let (wall, scores) = crate::bench::memorycode::original::time_original(
+                dir, &a.dataset, &a.outputs, &a.python,
+            )?;
+            let secs = wall.as_secs_f64();
+            println!("original evaluator (same data, this run): {secs:.2} s wall; its macro scores: {scores}");
+            println!("ratio: {:.1}x (original / our median)", secs / median);
+        }
+        None => println!(
+            "no ratio: pass --original DIR (MemoryCode's code/ folder) to time the original evaluator side by side"
+        ),
+    }
     Ok(0)
 }
 

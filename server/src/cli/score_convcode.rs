@@ -15,8 +15,9 @@ pub enum ScoreFormat {
 /// Score ConvCodeWorld (live) or ConvCodeBench (static) results, printed as the original's Tables 1 and 2.
 #[derive(clap::Args, Debug)]
 pub struct ScoreConvcodeArgs {
-    /// The original's working directory: the folder holding `bigcodebench/` and `results/`.
-    #[arg(long, value_name = "DIR")]
+    /// The original's working directory: the folder holding `bigcodebench/` and `results/`
+    /// (`convcode run`'s default).
+    #[arg(long, default_value = "convcode-results", value_name = "DIR")]
     pub results: PathBuf,
     /// Model whose results are scored (as named in the file names, `/` allowed).
     #[arg(long, value_name = "M")]
@@ -46,6 +47,34 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
     if !args.results.is_dir() {
         anyhow::bail!("results folder {} does not exist", args.results.display());
     }
+    // Name what is missing and which command makes it, before the scorer's own error.
+    let layout = Layout::new(&args.results, &args.simulator);
+    let found = crate::bench::convcode::conversation::models(&args.results);
+    let mut wanted = vec![("model", &args.model)];
+    if let (true, Some(r)) = (args.static_mode, &args.ref_model) {
+        wanted.push(("reference model", r));
+    }
+    for (role, m) in wanted {
+        let t0 = crate::bench::convcode::config::eval_path(&layout.turn0_samples(m));
+        if t0.exists() {
+            continue;
+        }
+        let models = if found.is_empty() {
+            "none".to_string()
+        } else {
+            found.join(", ")
+        };
+        let make = if role == "model" && args.static_mode {
+            format!("`pivot-lsp convcode bench --model {m} ...` (or `convcode run --turns 0 --model {m} ...`) makes it")
+        } else {
+            format!("`pivot-lsp convcode run --model {m} ...` makes it")
+        };
+        anyhow::bail!(
+            "no turn-0 evaluation of {role} `{m}` in {} ({} is missing); {make}. Models found there: {models}",
+            args.results.display(),
+            t0.display()
+        );
+    }
     let req = metrics::ScoreRequest {
         layout: Layout::new(&args.results, &args.simulator),
         model: args.model.clone(),
@@ -66,14 +95,17 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
         exclude_init_solved: args.exclude_init_solved,
     };
     let scores = metrics::score_with(&req, Some(&check), opts)?;
-    for n in &scores.notes {
-        eprintln!("note: {n}");
-    }
     let out = match args.format {
         ScoreFormat::Table => table::render_text(&scores),
         ScoreFormat::Json => table::render_json(&scores) + "\n",
         ScoreFormat::Markdown => table::render_markdown(&scores),
     };
     print!("{out}");
+    // Notes go under the table (the JSON carries them in `notes`).
+    if !matches!(args.format, ScoreFormat::Json) {
+        for n in &scores.notes {
+            println!("note: {n}");
+        }
+    }
     Ok(0)
 }

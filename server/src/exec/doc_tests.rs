@@ -357,7 +357,7 @@ mod tests {
         }) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("SKIP: no Python runner here: {e:#}");
+                crate::test_skip::skip(&format!("no Python runner here: {e:#}"));
                 return;
             }
         };

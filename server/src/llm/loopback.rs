@@ -112,12 +112,18 @@ pub struct Seen {
     pub status: u16,
 }
 
+/// Called once per request with what was asked and answered (the command's log).
+pub type OnRequest = Arc<dyn Fn(&Seen) + Send + Sync>;
+
 struct State {
     script: Script,
     fired: Mutex<Vec<usize>>,
     seen: Mutex<Vec<Seen>>,
     stop: AtomicBool,
     turn: AtomicUsize,
+    /// When set, requests go to the callback instead of `seen` (a long-running server must
+    /// not keep every prompt in memory).
+    on_request: Option<OnRequest>,
 }
 
 /// A running server; stops when dropped.
@@ -129,7 +135,18 @@ pub struct LoopbackServer {
 
 impl LoopbackServer {
     pub fn start(script: Script) -> Result<LoopbackServer> {
-        let listener = TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
+        Self::start_on(script, 0, None)
+    }
+
+    /// Listen on 127.0.0.1:`port` (0: any free port); each request is passed to `on_request`
+    /// when given (and then not kept for [`LoopbackServer::seen`]).
+    pub fn start_on(
+        script: Script,
+        port: u16,
+        on_request: Option<OnRequest>,
+    ) -> Result<LoopbackServer> {
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
         let addr = listener.local_addr()?;
         let n = script.rules.len();
         let state = Arc::new(State {
@@ -138,6 +155,7 @@ impl LoopbackServer {
             seen: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             turn: AtomicUsize::new(0),
+            on_request,
         });
         let st = state.clone();
         let accept = std::thread::spawn(move || {
@@ -256,14 +274,20 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
             .to_string()
     };
     let (status, text, rule, stall) = respond(st, endpoint, &prompt, auth.as_deref());
-    if let Ok(mut seen) = st.seen.lock() {
-        seen.push(Seen {
-            endpoint: endpoint.into(),
-            prompt,
-            body: req,
-            rule,
-            status,
-        });
+    let request = Seen {
+        endpoint: endpoint.into(),
+        prompt,
+        body: req,
+        rule,
+        status,
+    };
+    match &st.on_request {
+        Some(log) => log(&request),
+        None => {
+            if let Ok(mut seen) = st.seen.lock() {
+                seen.push(request);
+            }
+        }
     }
     if let Some(ms) = stall {
         std::thread::sleep(Duration::from_millis(ms));

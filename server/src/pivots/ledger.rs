@@ -3,7 +3,6 @@
 //! version of each pivot given at or before k.
 
 use super::rule::Rule;
-use crate::bench::memorycode::data::{Dialogue, Topics};
 use crate::python::ObjectKind;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -115,54 +114,6 @@ impl Ledger {
             rule,
         });
         p.versions.sort_by_key(|v| v.session);
-    }
-
-    /// Pivots of a MemoryCode dialogue: each `instruction-add` / `instruction-update` of a
-    /// session's `type` list takes, in order, the next pair of `session_regex` and the next
-    /// `[pivot_id, version]` of the dialogue's `instructions` (fillers carry no rule).
-    pub fn from_memorycode(d: &Dialogue, topics: Option<&Topics>) -> Result<Ledger> {
-        let mut ledger = Ledger::default();
-        for (s, session) in d.sessions.iter().enumerate() {
-            let ids: Vec<(i64, usize)> = match d.instructions.get(s) {
-                Some(serde_json::Value::Array(items)) => items
-                    .iter()
-                    .filter_map(|it| {
-                        let a = it.as_array()?;
-                        Some((a.first()?.as_i64()?, a.get(1)?.as_u64()? as usize))
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let mut pairs = session.session_regex.iter();
-            let mut ids = ids.into_iter();
-            for (i, ty) in session.types.iter().enumerate() {
-                if ty != "instruction-add" && ty != "instruction-update" {
-                    continue;
-                }
-                let Some(pair) = pairs.next() else {
-                    bail!("session {s}: `{ty}` has no matching pair in session_regex");
-                };
-                let (pid, version) = ids.next().unwrap_or((-1, 0));
-                let id = if pid >= 0 {
-                    format!("mc-{pid}")
-                } else {
-                    format!("s{s}-{i}")
-                };
-                let text = session.topic.get(i).cloned().unwrap_or_default();
-                ledger.give(&id, "memorycode", s, text, pair.kind, pair.rule.clone());
-                if let Some(p) = ledger.pivots.iter_mut().find(|p| p.id == id) {
-                    if let Some(v) = p.versions.iter_mut().find(|v| v.session == s) {
-                        v.version = version;
-                    }
-                    if let Some(entry) =
-                        topics.and_then(|t| t.instructions.iter().find(|e| e.id == pid))
-                    {
-                        p.catalogue = entry.text.clone();
-                    }
-                }
-            }
-        }
-        Ok(ledger)
     }
 
     /// Pivots from a `pivots.toml` (format in docs/pivots-toml.md).

@@ -184,6 +184,13 @@ fn score_live(req: &ScoreRequest, compiles: Option<CompileCheck>) -> Result<Scor
                     turn0_checked = true;
                     check_turn0_compiles(&init, compiles, &mut notes);
                 }
+                // The original fills these columns from turn 0 when they have no logs; we keep
+                // that, and say so.
+                notes.push(format!(
+                    "{} ({config}) has no complete turn logs: its columns repeat turn 0's Pass@1, \
+                     as the original does",
+                    config.label()
+                ));
                 Column {
                     config: config.code(),
                     label: config.label(),

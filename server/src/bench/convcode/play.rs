@@ -278,7 +278,7 @@ mod tests {
         }) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("SKIP: no Python runner here: {e:#}");
+                crate::test_skip::skip(&format!("no Python runner here: {e:#}"));
                 None
             }
         }

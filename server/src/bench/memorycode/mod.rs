@@ -2,6 +2,8 @@
 //! four scores, exactly as the original computes them (memorycode-scoring.md §5-§6).
 
 pub mod data;
+pub mod ledger;
+pub mod original;
 pub mod report;
 pub mod score;
 

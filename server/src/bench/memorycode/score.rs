@@ -149,10 +149,11 @@ pub fn score_dialogue_cached(
     cache: &ParseCache,
 ) -> Result<DialogueResult, String> {
     if out.sessions.len() < d.sessions.len() {
+        let sessions = |n: usize| format!("{n} session{}", if n == 1 { "" } else { "s" });
         return Err(format!(
-            "the output has {} sessions but the dialogue has {}",
-            out.sessions.len(),
-            d.sessions.len()
+            "the output has {} but the dialogue has {}",
+            sessions(out.sessions.len()),
+            sessions(d.sessions.len())
         ));
     }
     let n = d.sessions.len();

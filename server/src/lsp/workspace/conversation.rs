@@ -38,7 +38,8 @@ impl Conversation {
             },
             None => None,
         };
-        let ledger = Ledger::from_memorycode(&dialogue, topics.as_ref())
+        let ledger = dialogue
+            .ledger(topics.as_ref())
             .with_context(|| format!("{}: cannot read its pivots", path.display()))?;
         Ok((
             Conversation {

@@ -1,0 +1,102 @@
+//! `pivot-lsp model-server`: the scripted loopback model (`llm::loopback`) as a command, so the
+//! ConvCodeWorld loop can be tried without a model endpoint or a key. Flags and the request
+//! log only; the matching and answering live in the core.
+
+use crate::llm::loopback::{LoopbackServer, OnRequest, Script, Seen};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Serve an OpenAI-compatible endpoint on 127.0.0.1 that answers from a rules file.
+#[derive(clap::Args, Debug)]
+#[command(
+    long_about = "Serve an OpenAI-compatible endpoint on 127.0.0.1 (POST /v1/chat/completions and \
+/v1/completions) that answers from a rules file instead of a model: each request's prompt is \
+matched against the rules in order, the first rule whose `contains` strings all occur (and no \
+`not_contains` string does) answers, else `default`. No key is needed unless the script sets \
+`api_key`. The first line on stdout is the base URL to pass as --base-url; each request is \
+logged on stderr (and, with --log, as one JSON line in FILE). Runs until interrupted (Ctrl-C).\n\n\
+Script format: docs/model-server.md. A demo for the first five HumanEval tasks: \
+fixtures/model-server/humaneval-demo.json."
+)]
+pub struct ModelServerArgs {
+    /// Rules file (JSON): which answer for which prompt; see docs/model-server.md.
+    #[arg(long, value_name = "FILE")]
+    pub script: PathBuf,
+    /// Port on 127.0.0.1 to listen on; 0 picks a free port (printed on stdout).
+    #[arg(long, default_value_t = 8089, value_name = "P")]
+    pub port: u16,
+    /// Also append each request as a JSON line (endpoint, rule, status, prompt) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Log only the rule and status on stderr, not the start of each prompt.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// One stderr line per request: number, endpoint, status, the rule that answered, and the
+/// prompt's last non-empty line (where DSPy-style prompts say what they ask for).
+fn stderr_line(n: usize, r: &Seen, quiet: bool) -> String {
+    let rule = r.rule.as_deref().unwrap_or("(default)");
+    let mut line = format!("#{n} {} {} rule={rule}", r.endpoint, r.status);
+    if !quiet {
+        let tail = r
+            .prompt
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        let cut: String = tail.chars().take(70).collect();
+        let more = if tail.chars().count() > 70 { "…" } else { "" };
+        line.push_str(&format!(" | {} chars, ends: {cut}{more}", r.prompt.len()));
+    }
+    line
+}
+
+pub fn run(a: ModelServerArgs) -> Result<i32> {
+    let script = Script::load(&a.script)?;
+    let rules = script.rules.len();
+    let file = match &a.log {
+        Some(p) => Some(Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open the request log {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let count = Mutex::new(0usize);
+    let quiet = a.quiet;
+    let log: OnRequest = Arc::new(move |r: &Seen| {
+        let n = {
+            let mut c = count.lock().unwrap_or_else(|p| p.into_inner());
+            *c += 1;
+            *c
+        };
+        eprintln!("{}", stderr_line(n, r, quiet));
+        if let Some(f) = &file {
+            let rec = serde_json::json!({
+                "n": n, "endpoint": r.endpoint, "status": r.status,
+                "rule": r.rule, "prompt": r.prompt,
+            });
+            let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = writeln!(f, "{rec}") {
+                eprintln!("warning: cannot write the request log: {e}");
+            }
+        }
+    });
+    let server = LoopbackServer::start_on(script, a.port, Some(log))?;
+    println!("{}", server.base_url());
+    std::io::stdout().flush().ok();
+    eprintln!(
+        "model-server: {rules} rules from {}; listening (Ctrl-C to stop)",
+        a.script.display()
+    );
+    // The server runs on its own threads; this one only keeps the process alive.
+    loop {
+        std::thread::park();
+    }
+}

