@@ -220,7 +220,7 @@ fn flags_that_belong_together_and_nonsense_values_are_refused() {
             dir,
             &["exec", "--samples", "canonical", "--memory-mb", "10"],
         ),
-        &["--memory-mb", "128"],
+        &["--memory-mb", "256"],
     );
     refused(
         &pivot(
