@@ -93,7 +93,7 @@ pub enum Loaded {
 /// format, or holds invalid pivots is renamed `state.json.corrupt-<time>` and reported.
 pub fn load(root: &Path) -> Loaded {
     let path = state_path(root);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match crate::bounded_read::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
         Err(e) => {
