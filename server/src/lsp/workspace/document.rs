@@ -2,14 +2,17 @@
 //! for the parser), its tree-sitter tree, re-parsed incrementally after each edit, and the
 //! module (syntax verdict + objects) derived from it.
 //!
-//! Positions here are LSP's: 0-based line and UTF-16 code unit column. Lines end at `\n`
-//! (a `\r\n` pair counts once), as tree-sitter counts rows; ropey is built without its
-//! Unicode/CR line breaks so both agree.
+//! Positions here are LSP's: 0-based line and UTF-16 code unit column. Lines end at `\n`,
+//! `\r\n` or a lone `\r`, as LSP (and CPython) say. Tree-sitter and ropey (built without
+//! its Unicode/CR line breaks) only know `\n` and `\r\n`, so a document with a lone `\r`
+//! is held with each one as `\n` (same length: every offset and column stays the same),
+//! and the client's own text is kept beside it to apply later edits to.
 
 use super::findings::{Checked, Finding, FindingsCache};
 use crate::pivots::Active;
 use crate::python::incremental::{Analysis, ModuleCache};
-use crate::python::module::parse_tree;
+use crate::python::module::{lone_cr_as_lf, parse_tree};
+use std::borrow::Cow;
 use crate::python::Module;
 use ropey::Rope;
 use std::sync::{Mutex, OnceLock};
@@ -108,11 +111,17 @@ pub struct Document {
     cache: ModuleCache,
     module: Analyzed,
     fast_edits: usize,
+    /// The client's text when it has a lone `\r` (`text` has `\n` there).
+    raw: Option<String>,
     pub version: i32,
 }
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
+        let (text, raw) = match lone_cr_as_lf(&text) {
+            Cow::Borrowed(_) => (text, None),
+            Cow::Owned(held) => (held, Some(text)),
+        };
         let tree = parse_tree(&text, None);
         let mut cache = ModuleCache::default();
         let module = Analyzed::incremental(cache.analyze(&text, &tree), FindingsCache::default());
@@ -124,6 +133,7 @@ impl Document {
             cache,
             module,
             fast_edits: 0,
+            raw,
             version,
         }
     }
@@ -165,6 +175,9 @@ impl Document {
     /// then re-parsed when first asked for. Edits stay in order: each is applied to the
     /// text, the rope and the pending tree before the next.
     pub fn apply(&mut self, changes: &[Change], version: i32, how: Reparse) {
+        if self.raw.is_some() || changes.iter().any(|c| c.text.contains('\r')) {
+            return self.apply_with_cr(changes, version);
+        }
         let mut tree = self.take_tree();
         let mut one = None;
         for c in changes {
@@ -219,6 +232,34 @@ impl Document {
                 self.tree = OnceLock::from(tree);
             }
         }
+    }
+
+    /// `apply` for text where a `\r` is involved: whether a `\r` is lone can change with
+    /// an edit next to it, so the client's text is edited and the held text derived anew
+    /// after each change, then parsed whole. Rare, and linear in the document's size.
+    fn apply_with_cr(&mut self, changes: &[Change], version: i32) {
+        let mut raw = self.raw.take().unwrap_or_else(|| self.text.clone());
+        for c in changes {
+            match c.range {
+                None => raw = c.text.clone(),
+                Some((a, b)) => {
+                    let (mut start, mut end) = (self.byte_of(a), self.byte_of(b));
+                    if start > end {
+                        std::mem::swap(&mut start, &mut end);
+                    }
+                    raw.replace_range(start..end, &c.text);
+                }
+            }
+            self.text = lone_cr_as_lf(&raw).into_owned();
+            self.rope = Rope::from_str(&self.text);
+        }
+        self.raw = (self.text != raw).then_some(raw);
+        self.version = version;
+        let tree = parse_tree(&self.text, None);
+        let analysis = self.cache.analyze(&self.text, &tree);
+        self.tree = OnceLock::from(tree);
+        self.edited = None;
+        self.module = Analyzed::incremental(analysis, self.module.take_cache());
     }
 
     fn replace_all(&mut self, text: &str, tree: &mut Tree) {
@@ -321,6 +362,27 @@ mod tests {
             v,
             Reparse::Incremental,
         );
+    }
+
+    /// Issue 10, item 10: `\r`, `\n` and `\r\n` are each one line end.
+    #[test]
+    fn lone_carriage_returns_end_lines() {
+        let mut d = Document::new("a = 1\rb = 2\rc = 3\rd = 4".into(), 0);
+        assert_eq!(d.line_count(), 4);
+        assert!(d.module().syntax_error.is_none());
+        edit(&mut d, pos(1, 0), pos(1, 0), "x = 0\r");
+        assert_eq!(d.text(), "a = 1\nx = 0\nb = 2\nc = 3\nd = 4");
+        assert!(d.module().syntax_error.is_none());
+        // A `\n` typed after a lone `\r` makes one `\r\n` line end, not two lines.
+        let mut d = Document::new("a = 1\rb = 2".into(), 0);
+        edit(&mut d, pos(1, 0), pos(1, 0), "\n");
+        assert_eq!(d.line_count(), 2);
+        assert_eq!(d.text(), "a = 1\r\nb = 2");
+        // And removing it again leaves the lone `\r`.
+        edit(&mut d, pos(1, 0), pos(1, 0), "c = 3\r");
+        edit(&mut d, pos(0, 5), pos(1, 0), "");
+        assert_eq!((d.line_count(), d.text()), (2, "a = 1c = 3\nb = 2"));
+        assert!(d.module().syntax_error.is_some());
     }
 
     #[test]
