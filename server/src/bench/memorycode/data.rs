@@ -112,11 +112,14 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Opti
     if let Ok(value) = serde_json::from_str(&text) {
         return Ok((value, warning));
     }
-    let de = &mut serde_json::Deserializer::from_str(&text);
-    let value = serde_path_to_error::deserialize(de).map_err(|e| {
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let p = e.path().to_string();
         anyhow::anyhow!("{}: at JSON path {}: {}", path.display(), p, e.inner())
     })?;
+    // As Python's json.load: data after the value ("Extra data") is an error.
+    de.end()
+        .with_context(|| format!("{}: data after the JSON value", path.display()))?;
     Ok((value, warning))
 }
 
@@ -193,6 +196,36 @@ impl Topics {
     pub fn load(path: &Path) -> Result<Topics> {
         Ok(read_json(path)?.0)
     }
+}
+
+/// Splits `files` (sorted by id) into one file per id and the others: `dialogue_007.json`
+/// and `dialogue_7.json` are both dialogue 7; the one spelt `dialogue_7.json` is kept (else
+/// the first), and each other one is returned with the reason it was not used.
+pub fn one_file_per_id(files: Vec<(u32, PathBuf)>) -> (Vec<(u32, PathBuf)>, Vec<(u32, String)>) {
+    let mut kept: Vec<(u32, PathBuf)> = Vec::new();
+    let mut ignored = Vec::new();
+    for (id, p) in files {
+        let canonical = |p: &Path| p.file_name() == Some(format!("dialogue_{id}.json").as_ref());
+        match kept.last_mut() {
+            Some((k, kp)) if *k == id => {
+                let other = if canonical(&p) {
+                    std::mem::replace(kp, p)
+                } else {
+                    p
+                };
+                ignored.push((
+                    id,
+                    format!(
+                        "{} is also dialogue {id}; only {} is scored",
+                        other.display(),
+                        kp.display()
+                    ),
+                ));
+            }
+            _ => kept.push((id, p)),
+        }
+    }
+    (kept, ignored)
 }
 
 /// The dialogue files of a dataset folder, sorted by id.
