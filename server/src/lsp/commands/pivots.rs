@@ -37,6 +37,10 @@ pub fn active(b: &Backend, args: &Args<'_>) -> Result<Value> {
 /// (default: the current session).
 pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
     let id = args.str("id")?;
+    bounded(args, "id", id.len(), MAX_ID)?;
+    let text = args.opt_str("text")?.unwrap_or_default().to_string();
+    bounded(args, "text", text.len(), MAX_TEXT)?;
+    bounded(args, "rule", args.value("rule")?.to_string().len(), MAX_RULE)?;
     let kind_name = args.str("kind")?;
     let kind = ObjectKind::from_name(kind_name).ok_or_else(|| {
         let known: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.name()).collect();
@@ -46,11 +50,7 @@ pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
         ))
     })?;
     let rule = Rule::from_json(args.value("rule")?).map_err(|e| args.error(&e.to_string()))?;
-    let text = args.opt_str("text")?.unwrap_or_default().to_string();
     let session = args.opt_index("session")?;
-    bounded(args, "id", id.len(), MAX_ID)?;
-    bounded(args, "text", text.len(), MAX_TEXT)?;
-    bounded(args, "rule", args.value("rule")?.to_string().len(), MAX_RULE)?;
     let before = b.session_key();
     {
         let mut ws = b.ws();

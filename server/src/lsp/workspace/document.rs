@@ -138,8 +138,14 @@ impl Document {
         }
     }
 
+    /// The text as analysed (a lone `\r` is `\n` here; same offsets as the client's).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The text exactly as the client has it.
+    pub fn client_text(&self) -> &str {
+        self.raw.as_deref().unwrap_or(&self.text)
     }
 
     /// The tree of the current text (re-parsed here if edits were analysed without it).
