@@ -57,13 +57,14 @@ impl SavedState {
     /// The user pivots as a ledger; an invalid kind or rule is an error naming the pivot.
     pub fn user_ledger(&self) -> Result<Ledger> {
         let mut l = Ledger::default();
+        let mut index = std::collections::HashMap::new();
         for v in &self.user_pivots {
             let kind = ObjectKind::from_name(&v.kind).with_context(|| {
                 format!("user pivot `{}`: unknown object kind {:?}", v.id, v.kind)
             })?;
             let rule =
                 Rule::from_json(&v.rule).with_context(|| format!("user pivot `{}`", v.id))?;
-            l.give(&v.id, "user", v.session, v.text.clone(), kind, rule);
+            l.give_indexed(&mut index, &v.id, "user", v.session, v.text.clone(), kind, rule);
         }
         Ok(l)
     }
