@@ -92,7 +92,9 @@ fn too_large(size: u64, limit: u64, grew: bool) -> io::Error {
     };
     io::Error::new(
         io::ErrorKind::FileTooLarge,
-        format!("the file is {size}, over the limit of {limit} bytes (set {LIMIT_VAR} to raise it)"),
+        format!(
+            "the file is {size}, over the limit of {limit} bytes (set {LIMIT_VAR} to raise it)"
+        ),
     )
 }
 

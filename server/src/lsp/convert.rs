@@ -40,7 +40,7 @@ pub fn text_edit(doc: &Document, e: &Edit) -> TextEdit {
 pub fn diagnostic(src: &str, f: &Finding) -> Diagnostic {
     let data = match f {
         Finding::Pivot { pivot, .. } => Some(pivot_data(pivot)),
-        Finding::Syntax { .. } | Finding::Capped { .. } => None,
+        Finding::Syntax { .. } | Finding::Notice { .. } => None,
     };
     diagnostic_with(src, f, data)
 }
@@ -63,7 +63,7 @@ pub fn diagnostics(src: &str, findings: &[Finding]) -> Vec<Diagnostic> {
                     };
                     Some(built[i].1.clone())
                 }
-                Finding::Syntax { .. } | Finding::Capped { .. } => None,
+                Finding::Syntax { .. } | Finding::Notice { .. } => None,
             };
             diagnostic_with(src, f, data)
         })
@@ -99,7 +99,7 @@ fn diagnostic_with(src: &str, f: &Finding, data: Option<Value>) -> Diagnostic {
             message: f.message().to_string(),
             ..Diagnostic::default()
         },
-        Finding::Capped { .. } => Diagnostic {
+        Finding::Notice { .. } => Diagnostic {
             range,
             severity: Some(DiagnosticSeverity::INFORMATION),
             source: Some("pivot".into()),

@@ -139,8 +139,7 @@ impl Backend {
             .clone();
         let mine = state.clone();
         let r =
-            tokio::task::spawn_blocking(move || state_file::save_merged(&root, &base, &mine))
-                .await;
+            tokio::task::spawn_blocking(move || state_file::save_merged(&root, &base, &mine)).await;
         let problem = match r {
             Ok(Ok(_)) => {
                 *self.saved_base.lock().unwrap_or_else(|e| e.into_inner()) = state;

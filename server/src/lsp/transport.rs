@@ -188,11 +188,12 @@ pub enum Checked {
 /// which keeps UTF-16 positions the same. A `$/` request with an id is answered with
 /// MethodNotFound here, as the specification asks (tower-lsp-server never answers it).
 pub fn check_body(body: Vec<u8>) -> Checked {
-    if serde_json::from_slice::<Response>(&body).is_ok() {
-        return Checked::Pass(body);
-    }
+    // Requests and notifications first: nearly everything a client sends.
     if let Ok(req) = serde_json::from_slice::<Request>(&body) {
         return dollar_request(&req).map_or(Checked::Pass(body), Checked::Reply);
+    }
+    if serde_json::from_slice::<Response>(&body).is_ok() {
+        return Checked::Pass(body);
     }
     if let Some(fixed) = without_lone_surrogates(&body) {
         if serde_json::from_slice::<Value>(&fixed).is_ok() {
@@ -435,7 +436,8 @@ mod tests {
 
     #[test]
     fn lone_surrogate_escapes_become_replacement_characters() {
-        let body = br#"{"jsonrpc":"2.0","method":"m","params":{"t":"a\ud800b\udc00\\ud800\ud83d\ude00"}}"#;
+        let body =
+            br#"{"jsonrpc":"2.0","method":"m","params":{"t":"a\ud800b\udc00\\ud800\ud83d\ude00"}}"#;
         let Checked::Pass(p) = check_body(body.to_vec()) else {
             panic!("refused")
         };
@@ -519,7 +521,12 @@ mod tests {
                     Frame::Bad(_) => None,
                 })
                 .collect();
-            assert_eq!(bodies, want, "seed {seed}: {}", String::from_utf8_lossy(&input));
+            assert_eq!(
+                bodies,
+                want,
+                "seed {seed}: {}",
+                String::from_utf8_lossy(&input)
+            );
             let bads = got.len() - bodies.len();
             assert!(bads <= bad_stretches, "seed {seed}: {got:?}");
         }

@@ -95,7 +95,8 @@ pub struct Topics {
 /// Read and deserialize a JSON file; errors name the file and the JSON path.
 /// Invalid UTF-8 is replaced (U+FFFD) and reported in the returned warning, not fatal.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Option<String>)> {
-    let bytes = crate::bounded_read::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::bounded_read::read(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let (text, warning) = match String::from_utf8(bytes) {
         Ok(t) => (t, None),
         Err(e) => {

@@ -40,7 +40,12 @@ pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
     bounded(args, "id", id.len(), MAX_ID)?;
     let text = args.opt_str("text")?.unwrap_or_default().to_string();
     bounded(args, "text", text.len(), MAX_TEXT)?;
-    bounded(args, "rule", args.value("rule")?.to_string().len(), MAX_RULE)?;
+    bounded(
+        args,
+        "rule",
+        args.value("rule")?.to_string().len(),
+        MAX_RULE,
+    )?;
     let kind_name = args.str("kind")?;
     let kind = ObjectKind::from_name(kind_name).ok_or_else(|| {
         let known: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.name()).collect();

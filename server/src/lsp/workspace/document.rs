@@ -12,9 +12,9 @@ use super::findings::{Checked, Finding, FindingsCache};
 use crate::pivots::Active;
 use crate::python::incremental::{Analysis, ModuleCache};
 use crate::python::module::{lone_cr_as_lf, parse_tree};
-use std::borrow::Cow;
 use crate::python::Module;
 use ropey::Rope;
+use std::borrow::Cow;
 use std::sync::{Mutex, OnceLock};
 use tree_sitter::{InputEdit, Point, Tree};
 
@@ -43,6 +43,8 @@ pub enum Reparse {
 /// first use.
 pub struct Analyzed {
     analysis: Option<Analysis>,
+    /// Not analysed: the document's size in bytes, over `analysed_limit()`.
+    skipped: Option<usize>,
     module: OnceLock<Module>,
     findings: Mutex<FindingsCache>,
 }
@@ -51,6 +53,7 @@ impl Analyzed {
     fn incremental(analysis: Analysis, findings: FindingsCache) -> Analyzed {
         Analyzed {
             analysis: Some(analysis),
+            skipped: None,
             module: OnceLock::new(),
             findings: Mutex::new(findings),
         }
@@ -59,8 +62,20 @@ impl Analyzed {
     fn from_scratch(module: Module) -> Analyzed {
         Analyzed {
             analysis: None,
+            skipped: None,
             module: OnceLock::from(module),
             findings: Mutex::default(),
+        }
+    }
+
+    /// A document too large to analyse: an empty module, and a notice as its findings.
+    fn skipped(bytes: usize) -> Analyzed {
+        Analyzed {
+            skipped: Some(bytes),
+            ..Analyzed::from_scratch(Module {
+                syntax_error: None,
+                objects: Default::default(),
+            })
         }
     }
 
@@ -84,6 +99,16 @@ impl std::ops::Deref for Analyzed {
 
 impl Checked for Analyzed {
     fn findings(&self, src: &str, active: &[Active]) -> Vec<Finding> {
+        if let Some(bytes) = self.skipped {
+            return vec![Finding::Notice {
+                span: crate::python::Span::first_line(src),
+                message: format!(
+                    "pivot: not checked: the document is {bytes} bytes, over the {} bytes \
+                     analysed ({ANALYSED_LIMIT_VAR} sets the limit)",
+                    analysed_limit()
+                ),
+            }];
+        }
         match &self.analysis {
             Some(a) => {
                 // A poisoned cache is only a cache: start it again.
@@ -97,6 +122,21 @@ impl Checked for Analyzed {
             None => (**self).findings(src, active),
         }
     }
+}
+
+pub const ANALYSED_LIMIT_VAR: &str = "PIVOT_MAX_ANALYSED_BYTES";
+
+/// Documents larger than this (`PIVOT_MAX_ANALYSED_BYTES`, default 4 MiB) are kept and
+/// edited but not parsed or checked: their analysis would cost seconds and gigabytes on
+/// every open (a 20 MB file of 420k functions), so they show a notice instead.
+pub fn analysed_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var(ANALYSED_LIMIT_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(4 << 20)
+    })
 }
 
 pub struct Document {
@@ -122,6 +162,19 @@ impl Document {
             Cow::Borrowed(_) => (text, None),
             Cow::Owned(held) => (held, Some(text)),
         };
+        if text.len() > analysed_limit() {
+            return Document {
+                rope: Rope::from_str(&text),
+                module: Analyzed::skipped(text.len()),
+                text,
+                tree: OnceLock::new(),
+                edited: None,
+                cache: ModuleCache::default(),
+                fast_edits: 0,
+                raw,
+                version,
+            };
+        }
         let tree = parse_tree(&text, None);
         let mut cache = ModuleCache::default();
         let module = Analyzed::incremental(cache.analyze(&text, &tree), FindingsCache::default());
@@ -181,7 +234,8 @@ impl Document {
     /// then re-parsed when first asked for. Edits stay in order: each is applied to the
     /// text, the rope and the pending tree before the next.
     pub fn apply(&mut self, changes: &[Change], version: i32, how: Reparse) {
-        if self.raw.is_some() || changes.iter().any(|c| c.text.contains('\r')) {
+        let skipped = self.module.skipped.is_some();
+        if skipped || self.raw.is_some() || changes.iter().any(|c| c.text.contains('\r')) {
             return self.apply_with_cr(changes, version);
         }
         let mut tree = self.take_tree();
@@ -208,6 +262,9 @@ impl Document {
             one = None;
         }
         self.version = version;
+        if self.text.len() > analysed_limit() {
+            return self.analyse_whole();
+        }
         match how {
             Reparse::Incremental => {
                 let fast = match (one, &self.module.analysis) {
@@ -244,6 +301,14 @@ impl Document {
     /// an edit next to it, so the client's text is edited and the held text derived anew
     /// after each change, then parsed whole. Rare, and linear in the document's size.
     fn apply_with_cr(&mut self, changes: &[Change], version: i32) {
+        if self.raw.is_none() && !changes.iter().any(|c| c.text.contains('\r')) {
+            // A document not analysed, without `\r`: the rope and text are edited in place.
+            for c in changes {
+                self.edit_text(c);
+            }
+            self.version = version;
+            return self.analyse_whole();
+        }
         let mut raw = self.raw.take().unwrap_or_else(|| self.text.clone());
         for c in changes {
             match c.range {
@@ -261,10 +326,36 @@ impl Document {
         }
         self.raw = (self.text != raw).then_some(raw);
         self.version = version;
+        self.analyse_whole();
+    }
+
+    /// One change to the text and the rope only.
+    fn edit_text(&mut self, c: &Change) {
+        let (start, end) = match c.range {
+            None => (0, self.text.len()),
+            Some((a, b)) => {
+                let (x, y) = (self.byte_of(a), self.byte_of(b));
+                (x.min(y), x.max(y))
+            }
+        };
+        let (cs, ce) = (self.rope.byte_to_char(start), self.rope.byte_to_char(end));
+        self.rope.remove(cs..ce);
+        self.rope.insert(cs, &c.text);
+        self.text.replace_range(start..end, &c.text);
+    }
+
+    /// Parse and analyse the whole text, or (over `analysed_limit()`) skip it.
+    fn analyse_whole(&mut self) {
+        self.edited = None;
+        if self.text.len() > analysed_limit() {
+            self.tree = OnceLock::new();
+            self.cache = ModuleCache::default();
+            self.module = Analyzed::skipped(self.text.len());
+            return;
+        }
         let tree = parse_tree(&self.text, None);
         let analysis = self.cache.analyze(&self.text, &tree);
         self.tree = OnceLock::from(tree);
-        self.edited = None;
         self.module = Analyzed::incremental(analysis, self.module.take_cache());
     }
 

@@ -53,8 +53,9 @@ pub enum Finding {
         span: Span,
         message: String,
     },
-    /// Findings were left out (more than `MAX_FINDINGS`): said once, on the first line.
-    Capped {
+    /// Something the user should know about the findings (some left out, the document not
+    /// checked), said once, on the first line.
+    Notice {
         span: Span,
         message: String,
     },
@@ -66,7 +67,7 @@ pub enum Finding {
 pub const MAX_FINDINGS: usize = 1000;
 
 fn capped(src: &str) -> Finding {
-    Finding::Capped {
+    Finding::Notice {
         span: Span::first_line(src),
         message: format!(
             "pivot: more than {MAX_FINDINGS} findings in this document; the rest are not shown \
@@ -80,7 +81,7 @@ impl Finding {
         match self {
             Finding::Pivot { span, .. }
             | Finding::Syntax { span, .. }
-            | Finding::Capped { span, .. } => *span,
+            | Finding::Notice { span, .. } => *span,
         }
     }
 
@@ -88,7 +89,7 @@ impl Finding {
         match self {
             Finding::Pivot { message, .. }
             | Finding::Syntax { message, .. }
-            | Finding::Capped { message, .. } => message,
+            | Finding::Notice { message, .. } => message,
         }
     }
 }

@@ -64,7 +64,15 @@ impl SavedState {
             })?;
             let rule =
                 Rule::from_json(&v.rule).with_context(|| format!("user pivot `{}`", v.id))?;
-            l.give_indexed(&mut index, &v.id, "user", v.session, v.text.clone(), kind, rule);
+            l.give_indexed(
+                &mut index,
+                &v.id,
+                "user",
+                v.session,
+                v.text.clone(),
+                kind,
+                rule,
+            );
         }
         Ok(l)
     }
@@ -200,7 +208,10 @@ pub fn lock(root: &Path) -> Result<StateLock> {
             return Err(e).with_context(|| format!("cannot lock {}", path.display()));
         }
         if std::time::Instant::now() > deadline {
-            anyhow::bail!("{} is held by another process for over 10 s", path.display());
+            anyhow::bail!(
+                "{} is held by another process for over 10 s",
+                path.display()
+            );
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -216,7 +227,11 @@ pub fn remove_stale_temp_files(root: &Path, _lock: &StateLock) -> usize {
         return 0;
     };
     rd.filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".state.json.tmp-"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".state.json.tmp-")
+        })
         .filter(|e| std::fs::remove_file(e.path()).is_ok())
         .count()
 }
