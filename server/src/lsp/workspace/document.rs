@@ -461,6 +461,79 @@ mod tests {
         );
     }
 
+    /// LSP's line starts: after each `\n`, `\r\n` and lone `\r`.
+    fn line_starts(t: &str) -> Vec<usize> {
+        let b = t.as_bytes();
+        let mut starts = vec![0];
+        for i in 0..b.len() {
+            let end = b[i] == b'\n' || (b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'));
+            if end {
+                starts.push(i + 1);
+            }
+        }
+        starts
+    }
+
+    /// The LSP position of byte `off`, by the specification, written independently of
+    /// the rope.
+    fn reference_pos(t: &str, off: usize) -> Utf16Pos {
+        let starts = line_starts(t);
+        let line = starts.iter().rposition(|s| *s <= off).unwrap_or(0);
+        let col = t[starts[line]..off].encode_utf16().count();
+        pos(line as u32, col as u32)
+    }
+
+    /// Fuzzing `didChange` sequences: random edits at random positions (given as LSP
+    /// positions of the reference model) with text full of `\r`, `\n`, `\r\n` and
+    /// non-ASCII. After each edit the document's text, line count and positions equal the
+    /// model's, and its syntax verdict equals a fresh parse of the model.
+    #[test]
+    fn fuzzed_edit_sequences_never_desync() {
+        const PIECES: &[&str] = &[
+            "x = 1", "\n", "\r", "\r\n", "😀", "é", "def f():", " ", "(", ")", "    ", "名",
+        ];
+        for seed in 1..=150u64 {
+            let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut rnd = |n: usize| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % n as u64) as usize
+            };
+            let mut model = String::from("a = 1\r\nb = 2\n");
+            let mut d = Document::new(model.clone(), 0);
+            for step in 0..15 {
+                // A char boundary that is not inside a `\r\n`.
+                let mut boundary = |m: &str, rnd: &mut dyn FnMut(usize) -> usize| loop {
+                    let o = rnd(m.len() + 1);
+                    let b = m.as_bytes();
+                    let inside_crlf = o > 0 && o < b.len() && b[o - 1] == b'\r' && b[o] == b'\n';
+                    if m.is_char_boundary(o) && !inside_crlf {
+                        return o;
+                    }
+                };
+                let a = boundary(&model, &mut rnd);
+                let b = boundary(&model, &mut rnd);
+                let (a, b) = (a.min(b), a.max(b));
+                let text: String = (0..rnd(4)).map(|_| PIECES[rnd(PIECES.len())]).collect();
+                let (pa, pb) = (reference_pos(&model, a), reference_pos(&model, b));
+                edit(&mut d, pa, pb, &text);
+                model.replace_range(a..b, &text);
+                let ctx = format!("seed {seed} step {step}: {model:?}");
+                assert_eq!(d.client_text(), model, "{ctx}");
+                assert_eq!(d.line_count(), line_starts(&model).len(), "{ctx}");
+                let o = boundary(&model, &mut rnd);
+                assert_eq!(d.pos_of(o), reference_pos(&model, o), "{ctx} at {o}");
+                assert_eq!(d.byte_of(reference_pos(&model, o)), o, "{ctx} at {o}");
+                assert_eq!(
+                    d.module().syntax_error.is_some(),
+                    Module::parse(&model).syntax_error.is_some(),
+                    "{ctx}"
+                );
+            }
+        }
+    }
+
     /// Issue 10, item 10: `\r`, `\n` and `\r\n` are each one line end.
     #[test]
     fn lone_carriage_returns_end_lines() {
