@@ -199,10 +199,13 @@ impl Topics {
     }
 }
 
+/// A file left out, with the reason.
+pub type Ignored = (u32, String);
+
 /// Splits `files` (sorted by id) into one file per id and the others: `dialogue_007.json`
 /// and `dialogue_7.json` are both dialogue 7; the one spelt `dialogue_7.json` is kept (else
 /// the first), and each other one is returned with the reason it was not used.
-pub fn one_file_per_id(files: Vec<(u32, PathBuf)>) -> (Vec<(u32, PathBuf)>, Vec<(u32, String)>) {
+pub fn one_file_per_id(files: Vec<(u32, PathBuf)>) -> (Vec<(u32, PathBuf)>, Vec<Ignored>) {
     let mut kept: Vec<(u32, PathBuf)> = Vec::new();
     let mut ignored = Vec::new();
     for (id, p) in files {

@@ -504,7 +504,7 @@ mod tests {
             let mut d = Document::new(model.clone(), 0);
             for step in 0..15 {
                 // A char boundary that is not inside a `\r\n`.
-                let mut boundary = |m: &str, rnd: &mut dyn FnMut(usize) -> usize| loop {
+                let boundary = |m: &str, rnd: &mut dyn FnMut(usize) -> usize| loop {
                     let o = rnd(m.len() + 1);
                     let b = m.as_bytes();
                     let inside_crlf = o > 0 && o < b.len() && b[o - 1] == b'\r' && b[o] == b'\n';
