@@ -10,8 +10,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Request, Response};
 
-/// Bodies larger than this are refused (and skipped) rather than buffered.
-const MAX_BODY: usize = 256 << 20;
+/// Bodies larger than this are refused (and skipped) rather than buffered: the same bound
+/// as for files read from disk (bounded_read), with room for JSON's escaping of a 20 MB file.
+const MAX_BODY: usize = 64 << 20;
 const MAX_HEADER: usize = 8 << 10;
 const HEADER: &[u8] = b"Content-Length";
 
