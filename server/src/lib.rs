@@ -6,6 +6,7 @@
 //! and know nothing of LSP or the terminal; `lsp` and `cli` are thin faces over it.
 
 pub mod bench;
+pub mod bounded_read;
 pub mod cli;
 pub mod exec;
 pub mod fasthash;

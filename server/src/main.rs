@@ -14,5 +14,12 @@ fn main() {
             Some(libmimalloc_sys::mi_free),
         );
     }
+    // A closed pipe (`pivot-lsp extract f.py | head`) ends the process quietly, as for
+    // other command-line tools, instead of a panic in `println!`. Rust ignores SIGPIPE by
+    // default; this restores the default action.
+    // SAFETY: no other thread exists yet.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::process::exit(pivot_lsp::cli::main());
 }

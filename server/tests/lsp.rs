@@ -641,18 +641,34 @@ fn model_outputs_and_evaluation_agree_with_the_cli() {
     c.shutdown();
 }
 
-/// A dataset whose one output file is a FIFO: the evaluation blocks on it until the test
-/// writes, so a cancel always arrives while it runs.
+/// A dataset whose answers are each a megabyte of distinct code: the evaluation runs for
+/// seconds, so a cancel always arrives while it runs. (A FIFO used to block it; FIFOs are
+/// now refused at once.)
 #[test]
 fn evaluation_can_be_cancelled_through_its_progress_token() {
     let tmp = tempfile::tempdir().unwrap();
     let (d, o) = (tmp.path().join("dataset"), tmp.path().join("outputs"));
     std::fs::create_dir_all(&d).unwrap();
     std::fs::create_dir_all(&o).unwrap();
-    std::fs::copy(dialogue_1(), d.join("dialogue_1.json")).unwrap();
-    let fifo = o.join("output_1.json");
-    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let out = fixture("fixtures/memorycode/outputs/demo-model/output_1.json");
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let mut k = 0;
+    for id in 1..=4 {
+        std::fs::copy(dialogue_1(), d.join(format!("dialogue_{id}.json"))).unwrap();
+        let mut heavy = out.clone();
+        for s in heavy["sessions"].as_array_mut().unwrap() {
+            for (_, answers) in s.as_object_mut().unwrap() {
+                for a in answers.as_array_mut().unwrap() {
+                    k += 1;
+                    let code: String = (0..40_000)
+                        .map(|i| format!("def g{k}_{i}():\n    pass\n"))
+                        .collect();
+                    *a = json!(format!("```python\n{code}```\n"));
+                }
+            }
+        }
+        std::fs::write(o.join(format!("output_{id}.json")), heavy.to_string()).unwrap();
+    }
 
     let mut c = Client::start(tmp.path());
     c.session_changed();
@@ -669,8 +685,6 @@ fn evaluation_can_be_cancelled_through_its_progress_token() {
         end["params"]["value"],
         json!({"kind": "end", "message": "cancelled"})
     );
-    // Let the abandoned scoring thread finish.
-    std::fs::write(&fifo, "{}").unwrap();
     c.shutdown();
 }
 

@@ -307,8 +307,9 @@ fn last_line(text: &str) -> String {
 
 /// Reads `{"task_id", "solution"}` lines; errors name the file and line.
 fn read_samples(path: &Path) -> Result<Vec<(String, String)>> {
-    let file = std::fs::File::open(path)
+    let file = crate::bounded_read::read(path)
         .with_context(|| format!("cannot open samples file {}", path.display()))?;
+    let file = std::io::Cursor::new(file);
     let mut out = Vec::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
         let n = i + 1;
@@ -339,7 +340,7 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
         std::io::stdin().read_to_string(&mut s)?;
         s
     } else {
-        std::fs::read_to_string(&a.code)
+        crate::bounded_read::read_to_string(&a.code)
             .with_context(|| format!("cannot read {}", a.code.display()))?
     };
     let config = a.run.config()?;

@@ -29,7 +29,8 @@ pub fn run(a: ExtractArgs) -> Result<i32> {
             .context("cannot read standard input")?;
         b
     } else {
-        std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?
+        crate::bounded_read::read(&a.file)
+            .with_context(|| format!("cannot read {}", a.file.display()))?
     };
     let src = String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(

@@ -112,10 +112,8 @@ type Record = (usize, serde_json::Map<String, serde_json::Value>);
 
 /// Reads a JSONL file (gzip when it starts with the gzip magic). Errors name file and line.
 fn read_jsonl(path: &Path) -> Result<Vec<Record>> {
-    let mut raw = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut raw))
-        .with_context(|| format!("reading {}", path.display()))?;
+    let raw =
+        crate::bounded_read::read(path).with_context(|| format!("reading {}", path.display()))?;
     let text: Box<dyn Read> = if raw.starts_with(&[0x1f, 0x8b]) {
         Box::new(flate2::read::GzDecoder::new(std::io::Cursor::new(raw)))
     } else {

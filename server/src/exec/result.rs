@@ -202,7 +202,7 @@ impl EvalResults {
     }
 
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::bounded_read::read_to_string(path)
             .with_context(|| format!("reading eval results {}", path.display()))?;
         serde_json::from_str(&text)
             .with_context(|| format!("{}: not a BigCodeBench eval-results file", path.display()))

@@ -40,7 +40,7 @@ pub fn text_edit(doc: &Document, e: &Edit) -> TextEdit {
 pub fn diagnostic(src: &str, f: &Finding) -> Diagnostic {
     let data = match f {
         Finding::Pivot { pivot, .. } => Some(pivot_data(pivot)),
-        Finding::Syntax { .. } => None,
+        Finding::Syntax { .. } | Finding::Notice { .. } => None,
     };
     diagnostic_with(src, f, data)
 }
@@ -63,7 +63,7 @@ pub fn diagnostics(src: &str, findings: &[Finding]) -> Vec<Diagnostic> {
                     };
                     Some(built[i].1.clone())
                 }
-                Finding::Syntax { .. } => None,
+                Finding::Syntax { .. } | Finding::Notice { .. } => None,
             };
             diagnostic_with(src, f, data)
         })
@@ -96,6 +96,13 @@ fn diagnostic_with(src: &str, f: &Finding, data: Option<Value>) -> Diagnostic {
             range,
             severity: Some(DiagnosticSeverity::ERROR),
             source: Some("python".into()),
+            message: f.message().to_string(),
+            ..Diagnostic::default()
+        },
+        Finding::Notice { .. } => Diagnostic {
+            range,
+            severity: Some(DiagnosticSeverity::INFORMATION),
+            source: Some("pivot".into()),
             message: f.message().to_string(),
             ..Diagnostic::default()
         },

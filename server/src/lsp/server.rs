@@ -2,6 +2,7 @@
 //! its handler file. Handlers lock the workspace only for synchronous work, never across
 //! an `.await`, so edits are applied in the order they arrive.
 
+use super::workspace::state_file::{self, SavedState};
 use super::workspace::Workspace;
 use super::{code_action, code_lens, commands, hover, publish, sync};
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,9 @@ pub struct Backend {
     ws: Mutex<Workspace>,
     /// Serialises state-file writes so the last write holds the latest state.
     save_lock: tokio::sync::Mutex<()>,
+    /// This server's state as of its last write (or start-up): what it changed since is
+    /// what it merges into the file (state_file::merge), so other windows' writes survive.
+    saved_base: Mutex<SavedState>,
     /// Held for the whole of each command that reads or changes the session state, so that
     /// commands sent back to back apply in the order sent (requests run concurrently, and
     /// tokio's mutex hands the lock out first come, first served).
@@ -61,6 +65,7 @@ impl Backend {
             client,
             ws: Mutex::new(Workspace::default()),
             save_lock: tokio::sync::Mutex::new(()),
+            saved_base: Mutex::new(SavedState::default()),
             command_lock: tokio::sync::Mutex::new(()),
             cancels: Mutex::new(HashMap::new()),
             startup_problems: Mutex::new(Vec::new()),
@@ -127,11 +132,19 @@ impl Backend {
             (ws.root.clone(), ws.saved_state())
         };
         let Some(root) = root else { return };
+        let base = self
+            .saved_base
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mine = state.clone();
         let r =
-            tokio::task::spawn_blocking(move || super::workspace::state_file::save(&root, &state))
-                .await;
+            tokio::task::spawn_blocking(move || state_file::save_merged(&root, &base, &mine)).await;
         let problem = match r {
-            Ok(Ok(())) => return,
+            Ok(Ok(_)) => {
+                *self.saved_base.lock().unwrap_or_else(|e| e.into_inner()) = state;
+                return;
+            }
             Ok(Err(e)) => format!("{e:#}"),
             Err(e) => format!("saving the state failed: {e}"),
         };
@@ -204,7 +217,19 @@ impl LanguageServer for Backend {
             if let Err(e) = ws.load_toml() {
                 problems.push(format!("{e:#}"));
             }
+            if let Some(root) = ws.root.clone() {
+                let pivot_dir = state_file::state_path(&root).with_file_name("");
+                if pivot_dir.is_dir() {
+                    match state_file::lock(&root) {
+                        Ok(l) => {
+                            state_file::remove_stale_temp_files(&root, &l);
+                        }
+                        Err(e) => problems.push(format!("{e:#}")),
+                    }
+                }
+            }
             problems.extend(ws.restore());
+            *self.saved_base.lock().unwrap_or_else(|e| e.into_inner()) = ws.saved_state();
             let dups = ws.replay.duplicate_ids();
             if !dups.is_empty() {
                 problems.push(format!(

@@ -10,8 +10,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Request, Response};
 
-/// Bodies larger than this are refused (and skipped) rather than buffered.
-const MAX_BODY: usize = 256 << 20;
+/// Bodies larger than this are refused (and skipped) rather than buffered: the same bound
+/// as for files read from disk (bounded_read), with room for JSON's escaping of a 20 MB file.
+const MAX_BODY: usize = 64 << 20;
 const MAX_HEADER: usize = 8 << 10;
 const HEADER: &[u8] = b"Content-Length";
 
@@ -23,6 +24,12 @@ pub enum Frame {
 }
 
 /// Splits a byte stream into `Content-Length`-framed bodies.
+///
+/// Header lines end in CRLF or a bare LF. Any header that is not `Name: value` with a
+/// decimal `Content-Length` of at most `MAX_BODY`, or a header block over `MAX_HEADER`
+/// bytes, gives one `Bad` and the framer resynchronises at the next `Content-Length` after
+/// the bad header's first byte. Every `Bad` consumes at least one byte, so no input can
+/// make it loop, and the buffer never holds more than one header or one accepted body.
 #[derive(Default)]
 pub struct Framer {
     buf: Vec<u8>,
@@ -30,6 +37,13 @@ pub struct Framer {
     pending: Option<usize>,
     /// In bytes that are not a message: dropping them up to the next header.
     skipping: bool,
+}
+
+/// A header block read so far: where it ends, if complete, and its Content-Length.
+enum Header {
+    Incomplete,
+    Done { end: usize, len: usize },
+    Bad(String),
 }
 
 impl Framer {
@@ -40,108 +54,154 @@ impl Framer {
     /// The next complete frame, or None until more bytes arrive. A stretch of bad bytes
     /// gives one `Bad`, however it is chunked.
     pub fn next_frame(&mut self) -> Option<Frame> {
-        if let Some(len) = self.pending {
-            if self.buf.len() < len {
-                return None;
-            }
-            let body = self.buf.drain(..len).collect();
-            self.pending = None;
-            return Some(Frame::Body(body));
-        }
-        if self.skipping {
-            match find(&self.buf, HEADER) {
-                Some(i) => {
-                    self.buf.drain(..i);
-                    self.skipping = false;
-                }
-                None => {
-                    // Keep a tail that may be the start of the next header.
-                    let keep = self.buf.len().saturating_sub(HEADER.len() - 1);
-                    self.buf.drain(..keep);
+        loop {
+            if let Some(len) = self.pending {
+                if self.buf.len() < len {
                     return None;
                 }
+                let body = self.buf.drain(..len).collect();
+                self.pending = None;
+                return Some(Frame::Body(body));
+            }
+            if self.skipping {
+                match find(&self.buf, HEADER) {
+                    Some(i) => {
+                        self.buf.drain(..i);
+                        self.skipping = false;
+                    }
+                    None => {
+                        // Keep a tail that may be the start of the next header.
+                        let keep = self.buf.len().saturating_sub(HEADER.len() - 1);
+                        self.buf.drain(..keep);
+                        return None;
+                    }
+                }
+            }
+            // Blank lines between messages are harmless.
+            let blank = self
+                .buf
+                .iter()
+                .take_while(|b| matches!(b, b'\r' | b'\n' | b' ' | b'\t'))
+                .count();
+            self.buf.drain(..blank);
+            if self.buf.is_empty() {
+                return None;
+            }
+            match header(&self.buf) {
+                Header::Incomplete => return None,
+                Header::Done { end, len } => {
+                    self.buf.drain(..end);
+                    self.pending = Some(len);
+                }
+                Header::Bad(why) => {
+                    // Resynchronise after this header's first byte.
+                    self.buf.drain(..1);
+                    self.skipping = true;
+                    return Some(Frame::Bad(why));
+                }
             }
         }
-        // Blank lines between messages are harmless.
-        let blank = self
-            .buf
-            .iter()
-            .take_while(|b| matches!(b, b'\r' | b'\n' | b' ' | b'\t'))
-            .count();
-        self.buf.drain(..blank);
-        // Bytes that cannot start a header line.
-        let name_end = self
-            .buf
-            .iter()
-            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'));
-        if let Some(i) = name_end {
-            if self.buf[i] != b':' || i == 0 {
-                return Some(self.bad("bytes outside a message (not a header)".into()));
-            }
-        }
-        let Some(end) = find(&self.buf, b"\r\n\r\n") else {
-            if self.buf.len() > MAX_HEADER {
-                return Some(self.bad_from("header too long".into(), true));
-            }
-            return None;
-        };
-        let header = String::from_utf8_lossy(&self.buf[..end]).into_owned();
-        self.buf.drain(..end + 4);
-        match content_length(&header) {
-            Ok(len) if len <= MAX_BODY => {
-                self.pending = Some(len);
-                self.next_frame()
-            }
-            Ok(len) => Some(self.bad(format!("Content-Length {len} is too large"))),
-            Err(e) => Some(self.bad(e)),
-        }
-    }
-
-    /// Enter the skipping state. Unless a header starts right here, drop a byte so the
-    /// search for the next one moves on.
-    fn bad(&mut self, why: String) -> Frame {
-        self.bad_from(why, false)
-    }
-
-    fn bad_from(&mut self, why: String, always_drop: bool) -> Frame {
-        let n = self.buf.len().min(HEADER.len());
-        let at_header = self.buf[..n] == HEADER[..n];
-        if !self.buf.is_empty() && (always_drop || !at_header) {
-            self.buf.drain(..1);
-        }
-        self.skipping = true;
-        Frame::Bad(why)
     }
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
-fn content_length(header: &str) -> Result<usize, String> {
+/// Reads the header block at the start of `buf`, line by line.
+fn header(buf: &[u8]) -> Header {
+    let mut pos = 0;
     let mut len = None;
-    for line in header.split("\r\n") {
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(format!("malformed header line {line:?}"));
+    loop {
+        let rest = &buf[pos..buf.len().min(MAX_HEADER + 1)];
+        let nl = memchr::memchr(b'\n', rest);
+        let line = match nl {
+            Some(i) => &rest[..i],
+            None => rest,
         };
-        if name.trim().eq_ignore_ascii_case("content-length") {
-            len = Some(value.trim().parse::<usize>().map_err(|e| {
-                let v: String = value.trim().chars().take(40).collect();
-                format!("bad Content-Length {v:?}: {e}")
-            })?);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if nl.is_none() && line.is_empty() {
+            return Header::Incomplete;
+        }
+        if nl.is_some() && line.is_empty() {
+            return match len {
+                Some(len) => Header::Done {
+                    end: pos + nl.unwrap_or(0) + 1,
+                    len,
+                },
+                None => Header::Bad("missing Content-Length header".into()),
+            };
+        }
+        // The name: token characters up to ':' (no space before the colon).
+        let name_end = line
+            .iter()
+            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'));
+        match name_end {
+            Some(i) if line[i] == b':' && i > 0 => {}
+            None if nl.is_none() => {}
+            Some(_) | None => {
+                // Said the same however the bytes were chunked.
+                return Header::Bad(if pos == 0 {
+                    "bytes outside a message (not a `Name: value` header)".into()
+                } else {
+                    "malformed header line (not `Name: value`)".into()
+                });
+            }
+        }
+        let Some(i) = nl else {
+            if buf.len() > MAX_HEADER {
+                return Header::Bad("header too long".into());
+            }
+            return Header::Incomplete;
+        };
+        let colon = name_end.unwrap_or(0);
+        if line[..colon].eq_ignore_ascii_case(HEADER) {
+            let value = String::from_utf8_lossy(&line[colon + 1..]);
+            let value = value.trim();
+            match value.parse::<usize>() {
+                Ok(n) if n <= MAX_BODY => len = Some(n),
+                Ok(n) => return Header::Bad(format!("Content-Length {n} is too large")),
+                Err(e) => {
+                    let v: String = value.chars().take(40).collect();
+                    return Header::Bad(format!("bad Content-Length {v:?}: {e}"));
+                }
+            }
+        }
+        pos += i + 1;
+        if pos > MAX_HEADER {
+            return Header::Bad("header too long".into());
         }
     }
-    len.ok_or_else(|| "missing Content-Length header".to_string())
 }
 
-/// None if `body` is a message tower-lsp-server accepts, else the error response to send.
-pub fn check_body(body: &[u8]) -> Option<Value> {
-    if serde_json::from_slice::<Response>(body).is_ok()
-        || serde_json::from_slice::<Request>(body).is_ok()
-    {
-        return None;
+/// What to do with one body.
+#[derive(Debug, PartialEq)]
+pub enum Checked {
+    /// Pass these bytes on: the body, or the body with lone surrogate escapes replaced.
+    Pass(Vec<u8>),
+    /// Drop the body and answer with this error response.
+    Reply(Value),
+}
+
+/// Decides whether `body` goes on to tower-lsp-server. A string escape of a lone UTF-16
+/// surrogate (`"\ud800"`, which JavaScript clients can send) is valid JSON text but not a
+/// Rust string, so it would fail the whole message and lose an edit: it becomes U+FFFD,
+/// which keeps UTF-16 positions the same. A `$/` request with an id is answered with
+/// MethodNotFound here, as the specification asks (tower-lsp-server never answers it).
+pub fn check_body(body: Vec<u8>) -> Checked {
+    // Requests and notifications first: nearly everything a client sends.
+    if let Ok(req) = serde_json::from_slice::<Request>(&body) {
+        return dollar_request(&req).map_or(Checked::Pass(body), Checked::Reply);
     }
-    let (code, message, id) = match serde_json::from_slice::<Value>(body) {
+    if serde_json::from_slice::<Response>(&body).is_ok() {
+        return Checked::Pass(body);
+    }
+    if let Some(fixed) = without_lone_surrogates(&body) {
+        if serde_json::from_slice::<Value>(&fixed).is_ok() {
+            return check_body(fixed);
+        }
+    }
+    let (code, message, id) = match serde_json::from_slice::<Value>(&body) {
         Err(e) => (-32700, format!("Parse error: {e}"), Value::Null),
         Ok(v) => {
             let why = serde_json::from_value::<Request>(v.clone())
@@ -155,7 +215,66 @@ pub fn check_body(body: &[u8]) -> Option<Value> {
             (-32600, format!("Invalid request: {why}"), id)
         }
     };
-    Some(json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id}))
+    Checked::Reply(error(id, code, message))
+}
+
+fn error(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id})
+}
+
+/// The MethodNotFound answer to a `$/` request that has an id.
+fn dollar_request(req: &Request) -> Option<Value> {
+    let id = req.id()?;
+    if !req.method().starts_with("$/") {
+        return None;
+    }
+    let id = serde_json::to_value(id).unwrap_or(Value::Null);
+    Some(error(
+        id,
+        -32601,
+        format!("Method not found: {}", req.method()),
+    ))
+}
+
+/// `body` with each `\uXXXX` escape of a lone surrogate replaced by `\ufffd`; None when
+/// there is none.
+fn without_lone_surrogates(b: &[u8]) -> Option<Vec<u8>> {
+    let unit = |at: usize| -> Option<u32> {
+        let hex = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(hex, 16).ok()
+    };
+    let escape_at = |at: usize| b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u');
+    let mut out = Vec::with_capacity(b.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let Some(cu) = escape_at(i).then(|| unit(i + 2)).flatten() else {
+            // Another escape (or a broken one): copied as is, both bytes.
+            out.extend_from_slice(&b[i..(i + 2).min(b.len())]);
+            i += 2;
+            continue;
+        };
+        let pair = (0xD800..0xDC00).contains(&cu)
+            && escape_at(i + 6)
+            && unit(i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+        if pair {
+            out.extend_from_slice(&b[i..i + 12]);
+            i += 12;
+        } else if (0xD800..0xE000).contains(&cu) {
+            out.extend_from_slice(b"\\ufffd");
+            changed = true;
+            i += 6;
+        } else {
+            out.extend_from_slice(&b[i..i + 6]);
+            i += 6;
+        }
+    }
+    changed.then_some(out)
 }
 
 fn framed(body: &[u8]) -> Vec<u8> {
@@ -182,13 +301,13 @@ pub async fn pump_in(
             match frame {
                 // An empty body is no message: tower-lsp skips it too.
                 Frame::Body(b) if b.is_empty() => {}
-                Frame::Body(b) => match check_body(&b) {
-                    None => {
+                Frame::Body(b) => match check_body(b) {
+                    Checked::Pass(b) => {
                         if to_server.write_all(&framed(&b)).await.is_err() {
                             return;
                         }
                     }
-                    Some(err) => {
+                    Checked::Reply(err) => {
                         let _ = errors.send(err);
                     }
                 },
@@ -267,7 +386,7 @@ mod tests {
         let input = b"Content-Length: 2\r\n\r\n{}junk junk Content-Length: 3\r\n\r\n[1]Content-Length: x\r\n\r\nContent-Length: 1\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n7";
         let f = frames(input);
         assert_eq!(f[0], Frame::Body(b"{}".to_vec()));
-        assert!(matches!(&f[1], Frame::Bad(why) if why.contains("not a header")));
+        assert!(matches!(&f[1], Frame::Bad(why) if why.contains("not a `Name: value` header")));
         assert_eq!(f[2], Frame::Body(b"[1]".to_vec()));
         assert!(matches!(&f[3], Frame::Bad(why) if why.contains("bad Content-Length")));
         assert_eq!(f[4], Frame::Body(b"7".to_vec()));
@@ -286,19 +405,155 @@ mod tests {
 
     #[test]
     fn only_messages_pass_and_the_rest_get_errors() {
-        assert!(check_body(br#"{"jsonrpc":"2.0","id":1,"method":"x"}"#).is_none());
-        assert!(check_body(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_none());
-        let e = check_body(br#"{"jsonrpc":"2.0","id":1,"meth"#).unwrap();
+        let reply = |b: &[u8]| match check_body(b.to_vec()) {
+            Checked::Reply(v) => v,
+            Checked::Pass(p) => panic!("passed: {}", String::from_utf8_lossy(&p)),
+        };
+        let pass = |b: &[u8]| match check_body(b.to_vec()) {
+            Checked::Pass(p) => String::from_utf8(p).unwrap(),
+            Checked::Reply(v) => panic!("refused: {v}"),
+        };
+        pass(br#"{"jsonrpc":"2.0","id":1,"method":"x"}"#);
+        pass(br#"{"jsonrpc":"2.0","id":1,"result":null}"#);
+        pass(br#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#);
+        let e = reply(br#"{"jsonrpc":"2.0","id":1,"meth"#);
         assert_eq!(
             (e["error"]["code"].as_i64(), &e["id"]),
             (Some(-32700), &Value::Null)
         );
-        let e = check_body(br#"{"jsonrpc":"1.0","id":5,"method":"x"}"#).unwrap();
+        let e = reply(br#"{"jsonrpc":"1.0","id":5,"method":"x"}"#);
         assert_eq!(
             (e["error"]["code"].as_i64(), &e["id"]),
             (Some(-32600), &json!(5))
         );
-        assert!(check_body(b"\xff\xfe").is_some());
-        assert!(check_body(b"[1,2]").is_some());
+        let e = reply(br#"{"jsonrpc":"2.0","id":"a","method":"$/anything"}"#);
+        assert_eq!(
+            (e["error"]["code"].as_i64(), &e["id"]),
+            (Some(-32601), &json!("a"))
+        );
+        reply(b"\xff\xfe");
+        reply(b"[1,2]");
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        let body =
+            br#"{"jsonrpc":"2.0","method":"m","params":{"t":"a\ud800b\udc00\\ud800\ud83d\ude00"}}"#;
+        let Checked::Pass(p) = check_body(body.to_vec()) else {
+            panic!("refused")
+        };
+        let v: Value = serde_json::from_slice(&p).unwrap();
+        assert_eq!(
+            v["params"]["t"],
+            json!("a\u{fffd}b\u{fffd}\\ud800\u{1f600}")
+        );
+    }
+
+    /// A small deterministic generator, so a failing case can be replayed by its seed.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Bad stretches a client could send, none of them a complete valid header.
+    const GARBAGE: &[&[u8]] = &[
+        b"Content-Length : 2\r\n\r\n{}",
+        b"Content-Length\r\n\r\n",
+        b"Content-Lengthx: 3\r\n\r\n",
+        b"Content-Length: 99999999999999999999\r\n\r\n",
+        b"Content-Length: 300000000\r\n\r\n{}",
+        b"Content-Length: -1\r\n\r\n",
+        b"Content-Type: x\r\n\r\n",
+        b"\r\n\r\n",
+        b"{\"jsonrpc\":\"2.0\"}",
+        b"\x00\x00\xff garbage",
+        b"Content-Lengt",
+        b"a:b\nc d\n\n",
+    ];
+
+    /// Fuzzing the framing: valid messages (CRLF or LF-only headers) with random bad
+    /// stretches between them, cut into random chunks. Every valid message must come out,
+    /// in order, with at most one `Bad` per bad stretch, whatever the chunking.
+    #[test]
+    fn fuzzed_streams_lose_no_valid_message() {
+        for seed in 1..=2000u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut input = Vec::new();
+            let mut want = Vec::new();
+            let mut bad_stretches = 0;
+            for n in 0..rng.below(8) + 1 {
+                if rng.below(2) == 0 {
+                    let mut g = GARBAGE[rng.below(GARBAGE.len())].to_vec();
+                    for _ in 0..rng.below(4) {
+                        g.push(b"xyz: \r\n\x00{}"[rng.below(9)]);
+                    }
+                    input.extend(&g);
+                    bad_stretches += 1;
+                }
+                let text: String = (0..rng.below(40))
+                    .map(|_| (b'a' + rng.below(26) as u8) as char)
+                    .collect();
+                let body = format!(r#"{{"id":{n},"s":"{text}"}}"#).into_bytes();
+                let eol = if rng.below(2) == 0 { "\r\n" } else { "\n" };
+                let extra = if rng.below(3) == 0 {
+                    format!("Content-Type: application/json{eol}")
+                } else {
+                    String::new()
+                };
+                input.extend(format!("{extra}Content-Length: {}{eol}{eol}", body.len()).bytes());
+                input.extend(&body);
+                want.push(body);
+            }
+            let chunk = rng.below(50) + 1;
+            let got = frames_by(&input, chunk);
+            assert_eq!(got, frames_by(&input, input.len()), "seed {seed}");
+            let bodies: Vec<_> = got
+                .iter()
+                .filter_map(|f| match f {
+                    Frame::Body(b) => Some(b.clone()),
+                    Frame::Bad(_) => None,
+                })
+                .collect();
+            assert_eq!(
+                bodies,
+                want,
+                "seed {seed}: {}",
+                String::from_utf8_lossy(&input)
+            );
+            let bads = got.len() - bodies.len();
+            assert!(bads <= bad_stretches, "seed {seed}: {got:?}");
+        }
+    }
+
+    /// Issue 10, items 1 and 11: each of these once looped forever, lost the next message
+    /// or swallowed it.
+    #[test]
+    fn malformed_headers_resynchronise_at_the_next_message() {
+        let next = b"Content-Length: 2\r\n\r\n[]";
+        for bad in [
+            &b"Content-Length : 2\r\n\r\n"[..],
+            b"Content-Length\r\n\r\n",
+            b"Content-Lengthx\r\n\r\n",
+            b"Content-Length: 999999999999\r\n\r\n",
+        ] {
+            let mut input = bad.to_vec();
+            input.extend(next);
+            let f = frames(&input);
+            assert!(matches!(&f[0], Frame::Bad(_)), "{f:?}");
+            assert_eq!(f[1..], [Frame::Body(b"[]".to_vec())], "{bad:?}");
+        }
+        let f = frames(b"Content-Length: 2\n\n{}Content-Length: 2\n\n[]");
+        assert_eq!(
+            f,
+            [Frame::Body(b"{}".to_vec()), Frame::Body(b"[]".to_vec())]
+        );
     }
 }

@@ -92,7 +92,40 @@ impl Ledger {
         kind: ObjectKind,
         rule: Rule,
     ) {
-        let idx = match self.pivots.iter().position(|p| p.id == id) {
+        let found = self.pivots.iter().position(|p| p.id == id);
+        self.give_at(found, id, origin, session, text, kind, rule);
+    }
+
+    /// `give` for many pivots at once: `index` (id -> position, kept up to date here)
+    /// replaces the search, which made loading n pivots take n^2 comparisons.
+    #[allow(clippy::too_many_arguments)]
+    pub fn give_indexed(
+        &mut self,
+        index: &mut std::collections::HashMap<String, usize>,
+        id: &str,
+        origin: &str,
+        session: usize,
+        text: String,
+        kind: ObjectKind,
+        rule: Rule,
+    ) {
+        let found = index.get(id).copied();
+        let at = self.give_at(found, id, origin, session, text, kind, rule);
+        index.entry(id.to_string()).or_insert(at);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn give_at(
+        &mut self,
+        found: Option<usize>,
+        id: &str,
+        origin: &str,
+        session: usize,
+        text: String,
+        kind: ObjectKind,
+        rule: Rule,
+    ) -> usize {
+        let idx = match found {
             Some(i) => i,
             None => {
                 self.pivots.push(Pivot {
@@ -114,12 +147,14 @@ impl Ledger {
             rule,
         });
         p.versions.sort_by_key(|v| v.session);
+        idx
     }
 
     /// Pivots from a `pivots.toml` (format in docs/pivots-toml.md).
     pub fn from_toml(text: &str, origin: &str) -> Result<Ledger> {
         let file: TomlFile = toml::from_str(text).context("invalid pivots.toml")?;
         let mut ledger = Ledger::default();
+        let mut index = std::collections::HashMap::new();
         for p in file.pivot {
             if p.version.is_empty() {
                 bail!("pivot `{}` has no [[pivot.version]]", p.id);
@@ -130,7 +165,7 @@ impl Ledger {
                 })?;
                 let json = serde_json::to_value(&v.rule).context("rule")?;
                 let rule = Rule::from_json(&json).with_context(|| format!("pivot `{}`", p.id))?;
-                ledger.give(&p.id, origin, v.session, v.text, kind, rule);
+                ledger.give_indexed(&mut index, &p.id, origin, v.session, v.text, kind, rule);
             }
         }
         Ok(ledger)

@@ -28,6 +28,22 @@ pub fn parse_tree(src: &str, old: Option<&Tree>) -> Tree {
     })
 }
 
+/// `src` with each lone `\r` as `\n`. CPython reads `\r`, `\n` and `\r\n` as line ends
+/// (so does LSP); tree-sitter only `\n`. Same length, so every byte offset stays valid.
+pub fn lone_cr_as_lf(src: &str) -> std::borrow::Cow<'_, str> {
+    let b = src.as_bytes();
+    let lone = |i: usize| b.get(i + 1) != Some(&b'\n');
+    if !memchr::memchr_iter(b'\r', b).any(lone) {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    let mut out = b.to_vec();
+    for i in memchr::memchr_iter(b'\r', b).filter(|i| lone(*i)) {
+        out[i] = b'\n';
+    }
+    // Only an ASCII byte was replaced by another.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
 #[derive(Clone, Debug)]
 pub struct Module {
     pub syntax_error: Option<SyntaxError>,
@@ -36,8 +52,9 @@ pub struct Module {
 
 impl Module {
     pub fn parse(src: &str) -> Module {
-        let tree = parse_tree(src, None);
-        Module::from_tree(src, &tree)
+        let src = lone_cr_as_lf(src);
+        let tree = parse_tree(&src, None);
+        Module::from_tree(&src, &tree)
     }
 
     /// Syntax verdict and objects in one walk of the tree. Without tree-sitter errors the

@@ -31,7 +31,7 @@ pub fn task_sort_key(id: &str) -> (u64, String) {
 
 impl EvalFile {
     pub fn load(path: &Path) -> Result<EvalFile> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::bounded_read::read_to_string(path)
             .with_context(|| format!("cannot read evaluation results {}", path.display()))?;
         let v: Value = serde_json::from_str(&text)
             .with_context(|| format!("{} is not valid JSON", path.display()))?;

@@ -70,7 +70,7 @@ pub fn read_samples(
     path: &Path,
     problems: &HashMap<&str, &Problem>,
 ) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::bounded_read::read_to_string(path)
         .with_context(|| format!("cannot read samples {}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

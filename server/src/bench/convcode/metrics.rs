@@ -137,6 +137,33 @@ fn load_turns(
     out
 }
 
+/// Task ids in a turn's eval file that turn 0 does not have are counted in that turn's
+/// Pass@1 (over the file's own keys) while MRR and Recall follow turn 0's tasks: not an
+/// error, but the reader is told which file and which ids.
+fn note_extra_tasks(init: &EvalFile, turns: &[EvalFile], notes: &mut Vec<String>) {
+    let known: std::collections::HashSet<&str> = init.keys().iter().map(String::as_str).collect();
+    for f in turns {
+        let extra: Vec<&str> = (f.keys().iter().map(String::as_str))
+            .filter(|k| !known.contains(k))
+            .collect();
+        if !extra.is_empty() {
+            let shown: Vec<&str> = extra.iter().take(5).copied().collect();
+            notes.push(format!(
+                "{}: {} task id(s) not in turn 0 ({}{}) are counted in this turn's Pass@1; \
+                 MRR and Recall use turn 0's tasks",
+                f.path.display(),
+                extra.len(),
+                shown.join(", "),
+                if extra.len() > shown.len() {
+                    ", ..."
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+}
+
 fn score_live(req: &ScoreRequest, compiles: Option<CompileCheck>) -> Result<Scores> {
     let layout = &req.layout;
     let model = &req.model;
@@ -151,6 +178,7 @@ fn score_live(req: &ScoreRequest, compiles: Option<CompileCheck>) -> Result<Scor
     for config in Config::all() {
         let paths = (1..=MAX_TURNS).map(|t| eval_path(&layout.live_log(model, config, t)));
         let turns = load_turns(paths, &mut notes);
+        note_extra_tasks(&init, &turns, &mut notes);
         let mut list = vec![&init];
         list.extend(turns.iter());
         let computed = if list.len() == MAX_TURNS + 1 {
@@ -433,4 +461,36 @@ fn static_column(
     }
     let (mrr, recall) = mrr_recall(&firsts)?;
     Ok((pass, mrr, recall))
+}
+
+#[cfg(test)]
+mod extra_task_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn eval(path: &str, tasks: &[&str]) -> EvalFile {
+        let eval: serde_json::Map<String, serde_json::Value> = tasks
+            .iter()
+            .map(|t| (t.to_string(), json!([{"status": "pass"}])))
+            .collect();
+        EvalFile::from_value(std::path::Path::new(path), &json!({ "eval": eval })).unwrap()
+    }
+
+    /// Issue 10, item 13: an extra task id in one turn's eval file is named in a note.
+    #[test]
+    fn extra_task_ids_in_a_turn_are_noted() {
+        let init = eval("t0.json", &["H/0", "H/1"]);
+        let turns = [
+            eval("t1.json", &["H/0", "H/1"]),
+            eval("t2.json", &["H/0", "H/1", "H/9"]),
+        ];
+        let mut notes = Vec::new();
+        note_extra_tasks(&init, &turns, &mut notes);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("t2.json: 1 task id(s) not in turn 0 (H/9)"),
+            "{}",
+            notes[0]
+        );
+    }
 }

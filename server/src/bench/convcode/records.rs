@@ -110,7 +110,7 @@ impl Log {
 /// valid JSON: an interrupted write) is cut from the file so appending can resume; any other
 /// bad line is an error naming file and line, and the file is left alone.
 pub fn read_log(path: &Path) -> Result<Log> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::bounded_read::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Log::default()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),

@@ -95,7 +95,8 @@ pub struct Topics {
 /// Read and deserialize a JSON file; errors name the file and the JSON path.
 /// Invalid UTF-8 is replaced (U+FFFD) and reported in the returned warning, not fatal.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Option<String>)> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::bounded_read::read(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let (text, warning) = match String::from_utf8(bytes) {
         Ok(t) => (t, None),
         Err(e) => {
@@ -112,11 +113,14 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Opti
     if let Ok(value) = serde_json::from_str(&text) {
         return Ok((value, warning));
     }
-    let de = &mut serde_json::Deserializer::from_str(&text);
-    let value = serde_path_to_error::deserialize(de).map_err(|e| {
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let p = e.path().to_string();
         anyhow::anyhow!("{}: at JSON path {}: {}", path.display(), p, e.inner())
     })?;
+    // As Python's json.load: data after the value ("Extra data") is an error.
+    de.end()
+        .with_context(|| format!("{}: data after the JSON value", path.display()))?;
     Ok((value, warning))
 }
 
@@ -193,6 +197,39 @@ impl Topics {
     pub fn load(path: &Path) -> Result<Topics> {
         Ok(read_json(path)?.0)
     }
+}
+
+/// A file left out, with the reason.
+pub type Ignored = (u32, String);
+
+/// Splits `files` (sorted by id) into one file per id and the others: `dialogue_007.json`
+/// and `dialogue_7.json` are both dialogue 7; the one spelt `dialogue_7.json` is kept (else
+/// the first), and each other one is returned with the reason it was not used.
+pub fn one_file_per_id(files: Vec<(u32, PathBuf)>) -> (Vec<(u32, PathBuf)>, Vec<Ignored>) {
+    let mut kept: Vec<(u32, PathBuf)> = Vec::new();
+    let mut ignored = Vec::new();
+    for (id, p) in files {
+        let canonical = |p: &Path| p.file_name() == Some(format!("dialogue_{id}.json").as_ref());
+        match kept.last_mut() {
+            Some((k, kp)) if *k == id => {
+                let other = if canonical(&p) {
+                    std::mem::replace(kp, p)
+                } else {
+                    p
+                };
+                ignored.push((
+                    id,
+                    format!(
+                        "{} is also dialogue {id}; only {} is scored",
+                        other.display(),
+                        kp.display()
+                    ),
+                ));
+            }
+            _ => kept.push((id, p)),
+        }
+    }
+    (kept, ignored)
 }
 
 /// The dialogue files of a dataset folder, sorted by id.

@@ -234,7 +234,7 @@ pub fn score_dirs(
     if !outputs.is_dir() {
         anyhow::bail!("outputs folder {} does not exist", outputs.display());
     }
-    let files = dialogue_files(dataset)?;
+    let (files, ignored) = super::data::one_file_per_id(dialogue_files(dataset)?);
     let cache = ParseCache::default();
     let results: Vec<(u32, usize, Scored)> = files
         .par_iter()
@@ -251,6 +251,9 @@ pub fn score_dirs(
         .collect();
     cache.drop_in_parallel();
     let mut report = Report::default();
+    for (id, reason) in ignored {
+        report.skipped.push(Skipped { id, reason });
+    }
     let mut kept = Vec::new();
     for (id, n_sessions, r) in results {
         match r {

@@ -16,7 +16,7 @@ pub fn inspect(b: &Backend, args: &Args<'_>) -> Result<Value> {
     Ok(json!({
         "uri": uri,
         "version": doc.version,
-        "text": doc.text(),
+        "text": doc.client_text(),
         "lines": doc.line_count(),
         "syntax_error": doc.module().syntax_error.as_ref().map(|e| e.to_string()),
     }))

@@ -37,6 +37,15 @@ pub fn active(b: &Backend, args: &Args<'_>) -> Result<Value> {
 /// (default: the current session).
 pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
     let id = args.str("id")?;
+    bounded(args, "id", id.len(), MAX_ID)?;
+    let text = args.opt_str("text")?.unwrap_or_default().to_string();
+    bounded(args, "text", text.len(), MAX_TEXT)?;
+    bounded(
+        args,
+        "rule",
+        args.value("rule")?.to_string().len(),
+        MAX_RULE,
+    )?;
     let kind_name = args.str("kind")?;
     let kind = ObjectKind::from_name(kind_name).ok_or_else(|| {
         let known: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.name()).collect();
@@ -46,11 +55,24 @@ pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
         ))
     })?;
     let rule = Rule::from_json(args.value("rule")?).map_err(|e| args.error(&e.to_string()))?;
-    let text = args.opt_str("text")?.unwrap_or_default().to_string();
     let session = args.opt_index("session")?;
     let before = b.session_key();
     {
         let mut ws = b.ws();
+        if session.is_some_and(|s| s > MAX_SESSION.max(ws.replay.count())) {
+            return Err(args.error(&format!(
+                "`session` must be at most {} (the conversation has {} sessions)",
+                MAX_SESSION.max(ws.replay.count()),
+                ws.replay.count()
+            )));
+        }
+        if ws.replay.user().pivots.len() >= MAX_USER_PIVOTS
+            && !ws.replay.user().pivots.iter().any(|p| p.id == id)
+        {
+            return Err(args.error(&format!(
+                "there are already {MAX_USER_PIVOTS} user pivots; remove some first"
+            )));
+        }
         let session = session.unwrap_or(ws.replay.index());
         ws.replay
             .add_user(id, session, text, kind, rule)
@@ -58,6 +80,22 @@ pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
     }
     b.after_change(Notify::IfMoved(before)).await;
     active(b, &Args::empty(args))
+}
+
+// Bounds on what a client can make the server hold and write into `.pivot/state.json`.
+const MAX_ID: usize = 200;
+const MAX_TEXT: usize = 10_000;
+const MAX_RULE: usize = 10_000;
+const MAX_SESSION: usize = 10_000;
+const MAX_USER_PIVOTS: usize = 1_000;
+
+fn bounded(args: &Args<'_>, key: &str, len: usize, max: usize) -> Result<()> {
+    if len > max {
+        return Err(args.error(&format!(
+            "`{key}` is {len} bytes long; at most {max} are accepted"
+        )));
+    }
+    Ok(())
 }
 
 pub async fn remove(b: &Backend, args: &Args<'_>) -> Result<Value> {

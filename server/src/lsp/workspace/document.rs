@@ -2,16 +2,19 @@
 //! for the parser), its tree-sitter tree, re-parsed incrementally after each edit, and the
 //! module (syntax verdict + objects) derived from it.
 //!
-//! Positions here are LSP's: 0-based line and UTF-16 code unit column. Lines end at `\n`
-//! (a `\r\n` pair counts once), as tree-sitter counts rows; ropey is built without its
-//! Unicode/CR line breaks so both agree.
+//! Positions here are LSP's: 0-based line and UTF-16 code unit column. Lines end at `\n`,
+//! `\r\n` or a lone `\r`, as LSP (and CPython) say. Tree-sitter and ropey (built without
+//! its Unicode/CR line breaks) only know `\n` and `\r\n`, so a document with a lone `\r`
+//! is held with each one as `\n` (same length: every offset and column stays the same),
+//! and the client's own text is kept beside it to apply later edits to.
 
 use super::findings::{Checked, Finding, FindingsCache};
 use crate::pivots::Active;
 use crate::python::incremental::{Analysis, ModuleCache};
-use crate::python::module::parse_tree;
+use crate::python::module::{lone_cr_as_lf, parse_tree};
 use crate::python::Module;
 use ropey::Rope;
+use std::borrow::Cow;
 use std::sync::{Mutex, OnceLock};
 use tree_sitter::{InputEdit, Point, Tree};
 
@@ -40,6 +43,8 @@ pub enum Reparse {
 /// first use.
 pub struct Analyzed {
     analysis: Option<Analysis>,
+    /// Not analysed: the document's size in bytes, over `analysed_limit()`.
+    skipped: Option<usize>,
     module: OnceLock<Module>,
     findings: Mutex<FindingsCache>,
 }
@@ -48,6 +53,7 @@ impl Analyzed {
     fn incremental(analysis: Analysis, findings: FindingsCache) -> Analyzed {
         Analyzed {
             analysis: Some(analysis),
+            skipped: None,
             module: OnceLock::new(),
             findings: Mutex::new(findings),
         }
@@ -56,8 +62,20 @@ impl Analyzed {
     fn from_scratch(module: Module) -> Analyzed {
         Analyzed {
             analysis: None,
+            skipped: None,
             module: OnceLock::from(module),
             findings: Mutex::default(),
+        }
+    }
+
+    /// A document too large to analyse: an empty module, and a notice as its findings.
+    fn skipped(bytes: usize) -> Analyzed {
+        Analyzed {
+            skipped: Some(bytes),
+            ..Analyzed::from_scratch(Module {
+                syntax_error: None,
+                objects: Default::default(),
+            })
         }
     }
 
@@ -81,6 +99,16 @@ impl std::ops::Deref for Analyzed {
 
 impl Checked for Analyzed {
     fn findings(&self, src: &str, active: &[Active]) -> Vec<Finding> {
+        if let Some(bytes) = self.skipped {
+            return vec![Finding::Notice {
+                span: crate::python::Span::first_line(src),
+                message: format!(
+                    "pivot: not checked: the document is {bytes} bytes, over the {} bytes \
+                     analysed ({ANALYSED_LIMIT_VAR} sets the limit)",
+                    analysed_limit()
+                ),
+            }];
+        }
         match &self.analysis {
             Some(a) => {
                 // A poisoned cache is only a cache: start it again.
@@ -96,6 +124,21 @@ impl Checked for Analyzed {
     }
 }
 
+pub const ANALYSED_LIMIT_VAR: &str = "PIVOT_MAX_ANALYSED_BYTES";
+
+/// Documents larger than this (`PIVOT_MAX_ANALYSED_BYTES`, default 4 MiB) are kept and
+/// edited but not parsed or checked: their analysis would cost seconds and gigabytes on
+/// every open (a 20 MB file of 420k functions), so they show a notice instead.
+pub fn analysed_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var(ANALYSED_LIMIT_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(4 << 20)
+    })
+}
+
 pub struct Document {
     rope: Rope,
     text: String,
@@ -108,11 +151,30 @@ pub struct Document {
     cache: ModuleCache,
     module: Analyzed,
     fast_edits: usize,
+    /// The client's text when it has a lone `\r` (`text` has `\n` there).
+    raw: Option<String>,
     pub version: i32,
 }
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
+        let (text, raw) = match lone_cr_as_lf(&text) {
+            Cow::Borrowed(_) => (text, None),
+            Cow::Owned(held) => (held, Some(text)),
+        };
+        if text.len() > analysed_limit() {
+            return Document {
+                rope: Rope::from_str(&text),
+                module: Analyzed::skipped(text.len()),
+                text,
+                tree: OnceLock::new(),
+                edited: None,
+                cache: ModuleCache::default(),
+                fast_edits: 0,
+                raw,
+                version,
+            };
+        }
         let tree = parse_tree(&text, None);
         let mut cache = ModuleCache::default();
         let module = Analyzed::incremental(cache.analyze(&text, &tree), FindingsCache::default());
@@ -124,12 +186,19 @@ impl Document {
             cache,
             module,
             fast_edits: 0,
+            raw,
             version,
         }
     }
 
+    /// The text as analysed (a lone `\r` is `\n` here; same offsets as the client's).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The text exactly as the client has it.
+    pub fn client_text(&self) -> &str {
+        self.raw.as_deref().unwrap_or(&self.text)
     }
 
     /// The tree of the current text (re-parsed here if edits were analysed without it).
@@ -165,6 +234,10 @@ impl Document {
     /// then re-parsed when first asked for. Edits stay in order: each is applied to the
     /// text, the rope and the pending tree before the next.
     pub fn apply(&mut self, changes: &[Change], version: i32, how: Reparse) {
+        let skipped = self.module.skipped.is_some();
+        if skipped || self.raw.is_some() || changes.iter().any(|c| c.text.contains('\r')) {
+            return self.apply_with_cr(changes, version);
+        }
         let mut tree = self.take_tree();
         let mut one = None;
         for c in changes {
@@ -189,6 +262,9 @@ impl Document {
             one = None;
         }
         self.version = version;
+        if self.text.len() > analysed_limit() {
+            return self.analyse_whole();
+        }
         match how {
             Reparse::Incremental => {
                 let fast = match (one, &self.module.analysis) {
@@ -219,6 +295,68 @@ impl Document {
                 self.tree = OnceLock::from(tree);
             }
         }
+    }
+
+    /// `apply` for text where a `\r` is involved: whether a `\r` is lone can change with
+    /// an edit next to it, so the client's text is edited and the held text derived anew
+    /// after each change, then parsed whole. Rare, and linear in the document's size.
+    fn apply_with_cr(&mut self, changes: &[Change], version: i32) {
+        if self.raw.is_none() && !changes.iter().any(|c| c.text.contains('\r')) {
+            // A document not analysed, without `\r`: the rope and text are edited in place.
+            for c in changes {
+                self.edit_text(c);
+            }
+            self.version = version;
+            return self.analyse_whole();
+        }
+        let mut raw = self.raw.take().unwrap_or_else(|| self.text.clone());
+        for c in changes {
+            match c.range {
+                None => raw = c.text.clone(),
+                Some((a, b)) => {
+                    let (mut start, mut end) = (self.byte_of(a), self.byte_of(b));
+                    if start > end {
+                        std::mem::swap(&mut start, &mut end);
+                    }
+                    raw.replace_range(start..end, &c.text);
+                }
+            }
+            self.text = lone_cr_as_lf(&raw).into_owned();
+            self.rope = Rope::from_str(&self.text);
+        }
+        self.raw = (self.text != raw).then_some(raw);
+        self.version = version;
+        self.analyse_whole();
+    }
+
+    /// One change to the text and the rope only.
+    fn edit_text(&mut self, c: &Change) {
+        let (start, end) = match c.range {
+            None => (0, self.text.len()),
+            Some((a, b)) => {
+                let (x, y) = (self.byte_of(a), self.byte_of(b));
+                (x.min(y), x.max(y))
+            }
+        };
+        let (cs, ce) = (self.rope.byte_to_char(start), self.rope.byte_to_char(end));
+        self.rope.remove(cs..ce);
+        self.rope.insert(cs, &c.text);
+        self.text.replace_range(start..end, &c.text);
+    }
+
+    /// Parse and analyse the whole text, or (over `analysed_limit()`) skip it.
+    fn analyse_whole(&mut self) {
+        self.edited = None;
+        if self.text.len() > analysed_limit() {
+            self.tree = OnceLock::new();
+            self.cache = ModuleCache::default();
+            self.module = Analyzed::skipped(self.text.len());
+            return;
+        }
+        let tree = parse_tree(&self.text, None);
+        let analysis = self.cache.analyze(&self.text, &tree);
+        self.tree = OnceLock::from(tree);
+        self.module = Analyzed::incremental(analysis, self.module.take_cache());
     }
 
     fn replace_all(&mut self, text: &str, tree: &mut Tree) {
@@ -321,6 +459,100 @@ mod tests {
             v,
             Reparse::Incremental,
         );
+    }
+
+    /// LSP's line starts: after each `\n`, `\r\n` and lone `\r`.
+    fn line_starts(t: &str) -> Vec<usize> {
+        let b = t.as_bytes();
+        let mut starts = vec![0];
+        for i in 0..b.len() {
+            let end = b[i] == b'\n' || (b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'));
+            if end {
+                starts.push(i + 1);
+            }
+        }
+        starts
+    }
+
+    /// The LSP position of byte `off`, by the specification, written independently of
+    /// the rope.
+    fn reference_pos(t: &str, off: usize) -> Utf16Pos {
+        let starts = line_starts(t);
+        let line = starts.iter().rposition(|s| *s <= off).unwrap_or(0);
+        let col = t[starts[line]..off].encode_utf16().count();
+        pos(line as u32, col as u32)
+    }
+
+    /// Fuzzing `didChange` sequences: random edits at random positions (given as LSP
+    /// positions of the reference model) with text full of `\r`, `\n`, `\r\n` and
+    /// non-ASCII. After each edit the document's text, line count and positions equal the
+    /// model's, and its syntax verdict equals a fresh parse of the model.
+    #[test]
+    fn fuzzed_edit_sequences_never_desync() {
+        const PIECES: &[&str] = &[
+            "x = 1", "\n", "\r", "\r\n", "😀", "é", "def f():", " ", "(", ")", "    ", "名",
+        ];
+        for seed in 1..=150u64 {
+            let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut rnd = |n: usize| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % n as u64) as usize
+            };
+            let mut model = String::from("a = 1\r\nb = 2\n");
+            let mut d = Document::new(model.clone(), 0);
+            for step in 0..15 {
+                // A char boundary that is not inside a `\r\n`.
+                let boundary = |m: &str, rnd: &mut dyn FnMut(usize) -> usize| loop {
+                    let o = rnd(m.len() + 1);
+                    let b = m.as_bytes();
+                    let inside_crlf = o > 0 && o < b.len() && b[o - 1] == b'\r' && b[o] == b'\n';
+                    if m.is_char_boundary(o) && !inside_crlf {
+                        return o;
+                    }
+                };
+                let a = boundary(&model, &mut rnd);
+                let b = boundary(&model, &mut rnd);
+                let (a, b) = (a.min(b), a.max(b));
+                let text: String = (0..rnd(4)).map(|_| PIECES[rnd(PIECES.len())]).collect();
+                let (pa, pb) = (reference_pos(&model, a), reference_pos(&model, b));
+                edit(&mut d, pa, pb, &text);
+                model.replace_range(a..b, &text);
+                let ctx = format!("seed {seed} step {step}: {model:?}");
+                assert_eq!(d.client_text(), model, "{ctx}");
+                assert_eq!(d.line_count(), line_starts(&model).len(), "{ctx}");
+                let o = boundary(&model, &mut rnd);
+                assert_eq!(d.pos_of(o), reference_pos(&model, o), "{ctx} at {o}");
+                assert_eq!(d.byte_of(reference_pos(&model, o)), o, "{ctx} at {o}");
+                assert_eq!(
+                    d.module().syntax_error.is_some(),
+                    Module::parse(&model).syntax_error.is_some(),
+                    "{ctx}"
+                );
+            }
+        }
+    }
+
+    /// Issue 10, item 10: `\r`, `\n` and `\r\n` are each one line end.
+    #[test]
+    fn lone_carriage_returns_end_lines() {
+        let mut d = Document::new("a = 1\rb = 2\rc = 3\rd = 4".into(), 0);
+        assert_eq!(d.line_count(), 4);
+        assert!(d.module().syntax_error.is_none());
+        edit(&mut d, pos(1, 0), pos(1, 0), "x = 0\r");
+        assert_eq!(d.text(), "a = 1\nx = 0\nb = 2\nc = 3\nd = 4");
+        assert!(d.module().syntax_error.is_none());
+        // A `\n` typed after a lone `\r` makes one `\r\n` line end, not two lines.
+        let mut d = Document::new("a = 1\rb = 2".into(), 0);
+        edit(&mut d, pos(1, 0), pos(1, 0), "\n");
+        assert_eq!(d.line_count(), 2);
+        assert_eq!(d.text(), "a = 1\r\nb = 2");
+        // And removing it again leaves the lone `\r`.
+        edit(&mut d, pos(1, 0), pos(1, 0), "c = 3\r");
+        edit(&mut d, pos(0, 5), pos(1, 0), "");
+        assert_eq!((d.line_count(), d.text()), (2, "a = 1c = 3\nb = 2"));
+        assert!(d.module().syntax_error.is_some());
     }
 
     #[test]

@@ -53,18 +53,43 @@ pub enum Finding {
         span: Span,
         message: String,
     },
+    /// Something the user should know about the findings (some left out, the document not
+    /// checked), said once, on the first line.
+    Notice {
+        span: Span,
+        message: String,
+    },
+}
+
+/// At most this many findings are kept and shown per document: a hostile file or
+/// pivots.toml (20,000 pivots x 2,000 functions) must cost memory in proportion to what
+/// is shown, not to pivots x objects. Checking stops once a document has this many.
+pub const MAX_FINDINGS: usize = 1000;
+
+fn capped(src: &str) -> Finding {
+    Finding::Notice {
+        span: Span::first_line(src),
+        message: format!(
+            "pivot: more than {MAX_FINDINGS} findings in this document; the rest are not shown \
+             (checking stopped there)"
+        ),
+    }
 }
 
 impl Finding {
     pub fn span(&self) -> Span {
         match self {
-            Finding::Pivot { span, .. } | Finding::Syntax { span, .. } => *span,
+            Finding::Pivot { span, .. }
+            | Finding::Syntax { span, .. }
+            | Finding::Notice { span, .. } => *span,
         }
     }
 
     pub fn message(&self) -> &str {
         match self {
-            Finding::Pivot { message, .. } | Finding::Syntax { message, .. } => message,
+            Finding::Pivot { message, .. }
+            | Finding::Syntax { message, .. }
+            | Finding::Notice { message, .. } => message,
         }
     }
 }
@@ -88,9 +113,14 @@ impl Checked for Module {
             return vec![syntax(e)];
         }
         let mut out = Vec::new();
+        let mut more = false;
         for a in active {
             let outcome = check(self, src, a.version.kind, &a.version.rule);
             for v in outcome.violations {
+                if out.len() >= MAX_FINDINGS {
+                    more = true;
+                    break;
+                }
                 let pivot = PivotRef::of(a);
                 let message = message(src, &pivot, v.span, &v.reason);
                 out.push(Finding::Pivot {
@@ -102,6 +132,9 @@ impl Checked for Module {
             }
         }
         out.sort_by_key(|f| (f.span().start_byte, f.span().end_byte));
+        if more {
+            out.insert(0, capped(src));
+        }
         out
     }
 }
@@ -136,8 +169,11 @@ pub struct FindingsCache {
 }
 
 struct ChunkFindings {
-    /// Sorted by (start, end, pivot, order of `check`), spans relative to the chunk.
+    /// Sorted by (start, end, pivot, order of `check`), spans relative to the chunk; at
+    /// most `MAX_FINDINGS`.
     items: Vec<Cached>,
+    /// Items beyond `MAX_FINDINGS` were dropped.
+    capped: bool,
     /// By pivot: a regex pivot whose kind has a non-empty entry here.
     tested: Vec<bool>,
 }
@@ -164,7 +200,15 @@ impl FindingsCache {
         }
         let mut old = std::mem::take(&mut self.chunks);
         let mut per_chunk = Vec::with_capacity(analysis.chunks.len());
+        // Statements are checked in order until MAX_FINDINGS are found; the rest are not
+        // checked (nor cached) while the document has that many.
+        let mut found_so_far = 0;
+        let mut truncated = false;
         for p in &analysis.chunks {
+            if found_so_far >= MAX_FINDINGS {
+                truncated = true;
+                break;
+            }
             let key = Arc::as_ptr(&p.chunk) as usize;
             let found = match self.chunks.get(&key) {
                 Some((_, f)) => f.clone(),
@@ -176,6 +220,8 @@ impl FindingsCache {
             self.chunks
                 .entry(key)
                 .or_insert_with(|| (p.chunk.clone(), found.clone()));
+            found_so_far += found.items.len();
+            truncated |= found.capped;
             per_chunk.push(found);
         }
         let n = self.pivots.len();
@@ -188,7 +234,8 @@ impl FindingsCache {
         let mut out: Vec<(Key, Finding)> = Vec::new();
         for (ci, (p, f)) in analysis.chunks.iter().zip(&per_chunk).enumerate() {
             for (k, c) in f.items.iter().enumerate() {
-                if c.conditional && tested[c.pivot] {
+                // Unchecked statements may have a name to test: no conditional finding.
+                if c.conditional && (tested[c.pivot] || truncated) {
                     continue;
                 }
                 let span = p.absolute(c.span);
@@ -249,7 +296,16 @@ impl FindingsCache {
         } else if !out.windows(2).all(|w| w[0].0 <= w[1].0) {
             out.sort_by_key(|x| x.0);
         }
-        out.into_iter().map(|x| x.1).collect()
+        if out.len() > MAX_FINDINGS {
+            out.truncate(MAX_FINDINGS);
+            truncated = true;
+        }
+        let mut shown: Vec<Finding> = Vec::with_capacity(out.len() + 1);
+        if truncated {
+            shown.push(capped(src));
+        }
+        shown.extend(out.into_iter().map(|x| x.1));
+        shown
     }
 }
 
@@ -261,7 +317,8 @@ fn chunk_findings(chunk: &Chunk, pivots: &[PivotRef]) -> ChunkFindings {
         objects: chunk.objects.clone(),
     };
     let src = chunk.text();
-    let mut items = Vec::new();
+    // Messages are written only for the findings kept.
+    let mut raw: Vec<(Span, usize, Reason, bool)> = Vec::new();
     let mut tested = vec![false; pivots.len()];
     for (i, pivot) in pivots.iter().enumerate() {
         if file_level(pivot.kind) {
@@ -271,19 +328,38 @@ fn chunk_findings(chunk: &Chunk, pivots: &[PivotRef]) -> ChunkFindings {
         let regex = matches!(pivot.rule, Rule::Regex { .. });
         tested[i] = regex && entries.iter().any(|e| !e.items.is_empty());
         let conditional = regex && !entries.is_empty() && !tested[i];
+        // Most pairs pass: a regex whose every tested name matches has no violation here,
+        // known without building an outcome (20,000 pivots x 2,000 functions is 40M pairs).
+        let passes = tested[i]
+            && (entries.iter())
+                .filter_map(|e| e.items.first())
+                .all(|first| pivot.rule.matches(&first.text));
+        if passes {
+            continue;
+        }
         for v in check(&module, src, pivot.kind, &pivot.rule).violations {
-            items.push(Cached {
-                message: message(src, pivot, v.span, &v.reason),
-                span: v.span,
-                pivot: i,
-                reason: v.reason,
-                conditional,
-            });
+            raw.push((v.span, i, v.reason, conditional));
         }
     }
     // Stable: within one position, pivot order then `check`'s order.
-    items.sort_by_key(|c| (c.span.start_byte, c.span.end_byte));
-    ChunkFindings { items, tested }
+    raw.sort_by_key(|c| (c.0.start_byte, c.0.end_byte));
+    let capped = raw.len() > MAX_FINDINGS;
+    raw.truncate(MAX_FINDINGS);
+    let items = raw
+        .into_iter()
+        .map(|(span, i, reason, conditional)| Cached {
+            message: message(src, &pivots[i], span, &reason),
+            span,
+            pivot: i,
+            reason,
+            conditional,
+        })
+        .collect();
+    ChunkFindings {
+        items,
+        capped,
+        tested,
+    }
 }
 
 /// "what is wrong — "instruction" (kind: rule; given at session k)".

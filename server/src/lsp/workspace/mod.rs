@@ -72,7 +72,7 @@ impl Workspace {
         let Some(path) = self.toml_path() else {
             return Ok(0);
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::bounded_read::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.replay.set_toml(Ledger::default());

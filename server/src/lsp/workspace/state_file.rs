@@ -1,6 +1,15 @@
 //! `.pivot/state.json`: what survives an editor restart (the conversation, the session
 //! index, the user's own pivots). Written atomically (temp file, fsync, rename); a file
 //! that cannot be read back is moved aside, never overwritten unread.
+//!
+//! Several servers (editor windows) may share one workspace. Each write holds an exclusive
+//! lock on `.pivot/state.lock` and re-reads the file, then applies only what this server
+//! changed since its own last write (`merge`): user pivot versions added or removed here
+//! are added or removed, the others' stay; the conversation and the session are taken
+//! from this server only when it changed them. So the file holds every window's pivots
+//! and the conversation and session most recently chosen in any window; each window keeps
+//! its own current session while it runs, and a restart resumes the last one chosen.
+//! Temporary files left by a killed writer are removed at start-up, under the lock.
 
 use super::convcode_conv::SavedConvCode;
 use crate::pivots::{Ledger, Rule};
@@ -48,13 +57,22 @@ impl SavedState {
     /// The user pivots as a ledger; an invalid kind or rule is an error naming the pivot.
     pub fn user_ledger(&self) -> Result<Ledger> {
         let mut l = Ledger::default();
+        let mut index = std::collections::HashMap::new();
         for v in &self.user_pivots {
             let kind = ObjectKind::from_name(&v.kind).with_context(|| {
                 format!("user pivot `{}`: unknown object kind {:?}", v.id, v.kind)
             })?;
             let rule =
                 Rule::from_json(&v.rule).with_context(|| format!("user pivot `{}`", v.id))?;
-            l.give(&v.id, "user", v.session, v.text.clone(), kind, rule);
+            l.give_indexed(
+                &mut index,
+                &v.id,
+                "user",
+                v.session,
+                v.text.clone(),
+                kind,
+                rule,
+            );
         }
         Ok(l)
     }
@@ -93,7 +111,7 @@ pub enum Loaded {
 /// format, or holds invalid pivots is renamed `state.json.corrupt-<time>` and reported.
 pub fn load(root: &Path) -> Loaded {
     let path = state_path(root);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match crate::bounded_read::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
         Err(e) => {
@@ -154,16 +172,137 @@ fn set_aside(path: &Path) -> Result<PathBuf> {
     Ok(to)
 }
 
-/// Write the state atomically: a reader sees the old file or the new one, never a mix.
-pub fn save(root: &Path, state: &SavedState) -> Result<()> {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let path = state_path(root);
-    let dir = path.parent().context("state path has no folder")?;
+/// `.pivot/state.lock`, held exclusively (flock) until dropped. Released by the kernel if
+/// the process dies, so a `kill -9` cannot leave the workspace locked.
+pub struct StateLock(std::fs::File);
+
+impl Drop for StateLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Wait (up to 10 s) for the workspace's state lock.
+pub fn lock(root: &Path) -> Result<StateLock> {
+    use std::os::fd::AsRawFd;
+    let dir = state_path(root)
+        .parent()
+        .context("state path has no folder")?
+        .to_path_buf();
+    ensure_dir(&dir)?;
+    let path = dir.join("state.lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(StateLock(f));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::WouldBlock {
+            return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+        }
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!(
+                "{} is held by another process for over 10 s",
+                path.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Remove `.state.json.tmp-*` files a killed writer left behind. Call with the lock held
+/// (every write holds it, so no temp file then belongs to a live writer).
+pub fn remove_stale_temp_files(root: &Path, _lock: &StateLock) -> usize {
+    let Some(dir) = state_path(root).parent().map(Path::to_path_buf) else {
+        return 0;
+    };
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return 0;
+    };
+    rd.filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".state.json.tmp-")
+        })
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
+}
+
+/// What goes to disk: `disk` (the file as it is now, other servers' writes included) with
+/// the changes from `base` (this server's state at its last write) to `mine` applied.
+pub fn merge(disk: &SavedState, base: &SavedState, mine: &SavedState) -> SavedState {
+    let conv_changed = mine.conversation != base.conversation || mine.convcode != base.convcode;
+    let (conversation, convcode) = if conv_changed {
+        (mine.conversation.clone(), mine.convcode.clone())
+    } else {
+        (disk.conversation.clone(), disk.convcode.clone())
+    };
+    let session = if conv_changed || mine.session != base.session {
+        mine.session
+    } else {
+        disk.session
+    };
+    let removed = |v: &SavedVersion| base.user_pivots.contains(v) && !mine.user_pivots.contains(v);
+    let mut user_pivots: Vec<SavedVersion> = disk
+        .user_pivots
+        .iter()
+        .filter(|v| !removed(v))
+        .cloned()
+        .collect();
+    for v in &mine.user_pivots {
+        if !base.user_pivots.contains(v) && !user_pivots.contains(v) {
+            user_pivots.push(v.clone());
+        }
+    }
+    SavedState {
+        format: FORMAT,
+        conversation,
+        convcode,
+        session,
+        user_pivots,
+    }
+}
+
+/// Under the lock: re-read the file, merge this server's changes since `base` into it
+/// and write the result, which is returned (the next `base` is `mine`). An unreadable
+/// file is set aside (as `load` does) and this server's state written alone.
+pub fn save_merged(root: &Path, base: &SavedState, mine: &SavedState) -> Result<SavedState> {
+    let _lock = lock(root)?;
+    let disk = match load(root) {
+        Loaded::Found(s) => s,
+        Loaded::Missing | Loaded::SetAside { .. } => SavedState {
+            format: FORMAT,
+            ..SavedState::default()
+        },
+    };
+    let merged = merge(&disk, base, mine);
+    save(root, &merged)?;
+    Ok(merged)
+}
+
+fn ensure_dir(dir: &Path) -> Result<()> {
     if !dir.is_dir() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         // Per-user editor state: keep it out of version control by default.
         let _ = std::fs::write(dir.join(".gitignore"), "*\n");
     }
+    Ok(())
+}
+
+/// Write the state atomically: a reader sees the old file or the new one, never a mix.
+pub fn save(root: &Path, state: &SavedState) -> Result<()> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let path = state_path(root);
+    let dir = path.parent().context("state path has no folder")?;
+    ensure_dir(dir)?;
     let tmp = dir.join(format!(
         ".state.json.tmp-{}-{}",
         std::process::id(),
@@ -239,5 +378,58 @@ mod tests {
             })
             .count();
         assert_eq!(aside, 4, "every bad file is kept");
+    }
+
+    fn pivot(id: &str) -> SavedVersion {
+        SavedVersion {
+            id: id.into(),
+            session: 0,
+            text: String::new(),
+            kind: "function".into(),
+            rule: json!("^f_"),
+        }
+    }
+
+    /// Issue 10, items 7 and 8: two servers writing in turn keep each other's changes, and
+    /// a killed writer's temp files go at the next start.
+    #[test]
+    fn two_writers_keep_each_others_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let empty = SavedState {
+            format: FORMAT,
+            ..SavedState::default()
+        };
+        // Window A opens a conversation, picks session 2 and adds a pivot.
+        let a = SavedState {
+            conversation: Some("d/dialogue_1.json".into()),
+            session: Some(2),
+            user_pivots: vec![pivot("a")],
+            ..empty.clone()
+        };
+        save_merged(root, &empty, &a).unwrap();
+        // Window B, started before, adds its own pivot only.
+        let b = SavedState {
+            user_pivots: vec![pivot("b")],
+            ..empty.clone()
+        };
+        let on_disk = save_merged(root, &empty, &b).unwrap();
+        assert_eq!(on_disk.conversation, a.conversation);
+        assert_eq!(on_disk.session, Some(2));
+        assert_eq!(on_disk.user_pivots, vec![pivot("a"), pivot("b")]);
+        // A removes its pivot: B's stays.
+        let a2 = SavedState {
+            user_pivots: vec![],
+            ..a.clone()
+        };
+        let on_disk = save_merged(root, &a, &a2).unwrap();
+        assert_eq!(on_disk.user_pivots, vec![pivot("b")]);
+        match load(root) {
+            Loaded::Found(s) => assert_eq!(s, on_disk),
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(root.join(".pivot/.state.json.tmp-1-1"), "{").unwrap();
+        let l = lock(root).unwrap();
+        assert_eq!(remove_stale_temp_files(root, &l), 1);
     }
 }
