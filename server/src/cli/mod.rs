@@ -3,6 +3,11 @@
 
 use clap::{Parser, Subcommand};
 
+mod check_client;
+mod check_cmd;
+mod check_drive;
+mod check_report;
+mod check_walk;
 mod convcode_cmd;
 mod exec_cmd;
 mod extract_cmd;
@@ -42,6 +47,8 @@ pub enum Command {
     /// ConvCodeWorld's live feedback loop and ConvCodeBench's static replay.
     #[command(subcommand)]
     Convcode(convcode_cmd::ConvcodeCommand),
+    /// Check Python files against the active pivots through the language server (for CI).
+    Check(check_cmd::CheckArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -57,6 +64,7 @@ pub fn main() -> i32 {
         Some(Command::Exec(a)) => exec_cmd::run_exec(a),
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
+        Some(Command::Check(a)) => check_cmd::run(a),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
     };
     match result {
