@@ -11,6 +11,14 @@ use std::collections::{HashMap, HashSet};
 pub const TOOL: &str = "pivot-lsp";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// SARIF's `informationUri`: the package's `homepage`, else its registry page.
+fn info_uri() -> &'static str {
+    match env!("CARGO_PKG_HOMEPAGE") {
+        "" => "https://crates.io/crates/pivot-lsp",
+        h => h,
+    }
+}
+
 /// One diagnostic the server published for one file.
 #[derive(Clone, Debug)]
 pub struct Finding {
@@ -207,7 +215,8 @@ pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[P
         index.insert(id.clone(), rules.len());
         rules.push(json!({
             "id": id,
-            "name": pascal(&id),
+            // SARIF wants a name unlike the id (compared ignoring case).
+            "name": format!("Pivot{}", pascal(&id)),
             "shortDescription": {"text": short},
             "fullDescription": {"text": sentence(&format!(
                 "{} (object kind: {}; rule: {}).",
@@ -283,6 +292,7 @@ pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[P
                 "name": TOOL,
                 "version": VERSION,
                 "semanticVersion": VERSION,
+                "informationUri": info_uri(),
                 "rules": rules,
             }},
             "invocations": [{

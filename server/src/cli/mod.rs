@@ -7,6 +7,7 @@ mod check_client;
 mod check_cmd;
 mod check_drive;
 mod check_report;
+mod check_via_lsp;
 mod check_walk;
 mod convcode_cmd;
 mod exec_cmd;

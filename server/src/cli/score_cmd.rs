@@ -31,6 +31,10 @@ pub struct MemorycodeArgs {
     /// Also print the score of every session index.
     #[arg(long)]
     pub per_session: bool,
+    /// Score through the language server (a `pivot-lsp serve` child per thread, driven
+    /// over stdio as an editor): the same output, proving the editor agrees.
+    #[arg(long)]
+    pub via_lsp: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -61,6 +65,9 @@ pub struct BenchMemorycodeArgs {
     /// Timed runs after one warm-up run.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
+    /// Time `score memorycode --via-lsp` against the direct scorer instead (alternating runs).
+    #[arg(long)]
+    pub via_lsp: bool,
 }
 
 pub fn run(c: ScoreCommand) -> Result<i32> {
@@ -100,7 +107,11 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         .unwrap_or_else(|| bundled("fixtures/memorycode/outputs/demo-model"));
     let n = crate::bench::memorycode::data::dialogue_files(&dataset)?.len();
     let progress = Progress::new(n as u64, "scoring");
-    let (report, _) = score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?;
+    let report = if a.via_lsp {
+        super::check_via_lsp::score_via_lsp(&dataset, &outputs, &|| progress.inc(1))?
+    } else {
+        score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?.0
+    };
     progress.finish();
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json(true))?),
@@ -127,6 +138,9 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
 
 fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     use std::time::Instant;
+    if a.via_lsp {
+        return super::check_via_lsp::bench_via_lsp(&a.dataset, &a.outputs, a.runs);
+    }
     let run = || -> Result<(f64, f64, usize)> {
         let (t, cpu) = (Instant::now(), cpu_seconds());
         let (report, _) = score_dirs(&a.dataset, &a.outputs, Detail::ScoresOnly, &|| {})?;
