@@ -168,7 +168,7 @@ pub fn run(a: CheckArgs) -> Result<i32> {
 
     let mut findings: Vec<Finding> = Vec::new();
     for (f, diags) in walked.files.iter().zip(driven.diagnostics) {
-        findings.extend(report::file_findings(&f.rel, &f.text, diags));
+        findings.extend(report::file_findings(&f.rel, diags));
     }
     report::sort(&mut findings);
 

@@ -76,11 +76,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The findings of one file, with fingerprints that do not depend on line numbers: the
-/// path, source, code, message and the text of the flagged line (trimmed), plus which
-/// occurrence of that same key in the file it is. Moving code up or down keeps them.
-pub fn file_findings(path: &str, text: &str, diagnostics: Vec<Value>) -> Vec<Finding> {
-    let lines: Vec<&str> = text.split('\n').collect();
+/// The findings of one file, with fingerprints that do not depend on positions: the
+/// path, source, code and message (which names the object and the pivot), plus which
+/// occurrence of that same key in the file it is, in file order. Code that moves up or
+/// down keeps its fingerprints; a file-level finding (a missing import, on line 1) too.
+pub fn file_findings(path: &str, diagnostics: Vec<Value>) -> Vec<Finding> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Finding> = diagnostics
         .into_iter()
@@ -92,17 +92,7 @@ pub fn file_findings(path: &str, text: &str, diagnostics: Vec<Value>) -> Vec<Fin
         .collect();
     out.sort_by_key(|f| (f.line(), f.col(), f.end()));
     for f in &mut out {
-        let line = lines
-            .get(f.line() as usize)
-            .map_or("", |l| l.trim_end_matches('\r').trim());
-        let key = format!(
-            "{}\0{}\0{}\0{}\0{}",
-            f.path,
-            f.source(),
-            f.code(),
-            f.message(),
-            line
-        );
+        let key = format!("{}\0{}\0{}\0{}", f.path, f.source(), f.code(), f.message());
         let n = seen.entry(key.clone()).or_default();
         f.fingerprint = sha256_hex(format!("{key}\0{n}").as_bytes());
         *n += 1;

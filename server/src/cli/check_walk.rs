@@ -149,8 +149,23 @@ fn read_source(path: &Path, max_bytes: u64) -> std::result::Result<String, Strin
     })
 }
 
+/// The operating system's error inside `e` (the walker wraps it with its own path).
+fn os_error(e: &std::io::Error) -> &std::io::Error {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|i| i as _);
+    while let Some(x) = cur {
+        if let Some(io) = x.downcast_ref::<std::io::Error>() {
+            if io.raw_os_error().is_some() {
+                return io;
+            }
+        }
+        cur = x.source();
+    }
+    e
+}
+
 /// An I/O error's reason without the path (which the caller prints, relative).
 fn io_reason(e: &std::io::Error) -> String {
+    let e = os_error(e);
     if e.raw_os_error() == Some(libc::ELOOP) {
         return "a symlink loop".into();
     }

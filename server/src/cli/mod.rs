@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod check_bench;
 mod check_client;
 mod check_cmd;
 mod check_drive;

@@ -54,6 +54,9 @@ pub enum BenchCommand {
     Convcode(super::convcode_cmd::BenchConvcodeArgs),
     /// Language server latency: one-character edit -> new diagnostics, incremental vs full re-parse.
     Lsp(crate::lsp::bench::BenchLspArgs),
+    /// `pivot-lsp check` over a Python tree (default: python3's standard library) with ten
+    /// pivots, side by side with `ruff check --select N`.
+    Check(super::check_bench::BenchCheckArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -83,6 +86,7 @@ pub fn run_bench(c: BenchCommand) -> Result<i32> {
         BenchCommand::Exec(a) => super::exec_cmd::bench_exec(a),
         BenchCommand::Convcode(a) => super::convcode_cmd::bench_convcode(a),
         BenchCommand::Lsp(a) => crate::lsp::bench::bench_lsp(a),
+        BenchCommand::Check(a) => super::check_bench::bench_check(a),
     }
 }
 
