@@ -86,7 +86,7 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     let root = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .context("cannot read the current directory")?;
-    if !(a.max_file_size > 0.0) {
+    if a.max_file_size.is_nan() || a.max_file_size <= 0.0 {
         return input_error("--max-file-size must be a positive number of MB".into());
     }
     let baseline = match &a.baseline {
@@ -179,13 +179,12 @@ pub fn run(a: CheckArgs) -> Result<i32> {
                 .iter()
                 .map(|f| (f.rel.clone(), report::sha256_hex(f.text.as_bytes())))
                 .collect(),
-            pivots: match &pivots_file {
-                Some(p) => Some((
+            pivots: pivots_file.as_ref().map(|p| {
+                (
                     relative(&root, p),
                     report::sha256_hex(&std::fs::read(p).unwrap_or_default()),
-                )),
-                None => None,
-            },
+                )
+            }),
             conversation: a
                 .conversation
                 .as_ref()

@@ -36,20 +36,19 @@ pub fn drive(
     let shares: Vec<Vec<usize>> = (0..jobs)
         .map(|j| (j..files.len()).step_by(jobs).collect())
         .collect();
-    let results: Vec<Result<(Value, Vec<(usize, Vec<Value>)>, Vec<String>)>> =
-        std::thread::scope(|s| {
-            let handles: Vec<_> = shares
-                .iter()
-                .map(|share| s.spawn(move || one_server(root, setup, files, share, on_file)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow!("a language-server worker panicked")))
-                })
-                .collect()
-        });
+    let results: Vec<Result<ServerResult>> = std::thread::scope(|s| {
+        let handles: Vec<_> = shares
+            .iter()
+            .map(|share| s.spawn(move || one_server(root, setup, files, share, on_file)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a language-server worker panicked")))
+            })
+            .collect()
+    });
     let mut diagnostics = vec![Vec::new(); files.len()];
     let mut setup_out = Value::Null;
     let mut messages = Vec::new();
@@ -69,7 +68,7 @@ pub fn drive(
         // No file to check: the setup still tells the active pivots and any error.
         let mut c = LspClient::start(root)?;
         setup_out = c.request(crate::lsp::HEADLESS_SETUP, setup.clone())?;
-        messages.extend(c.messages.drain(..));
+        messages.append(&mut c.messages);
         c.finish()?;
     }
     Ok(Driven {
