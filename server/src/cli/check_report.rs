@@ -100,17 +100,18 @@ pub fn file_findings(path: &str, diagnostics: Vec<Value>) -> Vec<Finding> {
     out
 }
 
-/// Sorted by path, line, column (then by the rest, for a total order).
+/// Sorted by path, line, column (then by the rest, for a total order). Each key is read
+/// from the diagnostic once: a stdlib-sized run has 100,000 findings.
 pub fn sort(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        (&a.path, a.line(), a.col(), a.end(), a.code(), a.message()).cmp(&(
-            &b.path,
-            b.line(),
-            b.col(),
-            b.end(),
-            b.code(),
-            b.message(),
-        ))
+    findings.sort_by_cached_key(|f| {
+        (
+            f.path.clone(),
+            f.line(),
+            f.col(),
+            f.end(),
+            f.code(),
+            f.message().to_string(),
+        )
     });
 }
 
