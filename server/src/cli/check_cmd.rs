@@ -14,9 +14,9 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-#[derive(clap::Args, Debug)]
-#[command(
-    long_about = "Check Python files against the active pivots, through the language server.\n\n\
+/// `check --help`: what it does, where pivots come from, exit codes.
+pub const LONG_ABOUT: &str =
+    "Check Python files against the active pivots, through the language server.\n\n\
 The current directory is the workspace root. Directories are walked with .gitignore / \
 .ignore respected and virtualenv, cache and build folders skipped. Each file is opened in a \
 `pivot-lsp serve` child process exactly as an editor opens it, and the diagnostics it \
@@ -26,8 +26,9 @@ Pivots come from pivots.toml at the root (or --pivots), and from a MemoryCode co
 Exit codes: 0 no finding, 1 findings (0 with --exit-zero), 2 a usage or input error \
 (missing path, invalid pivots.toml, unreadable conversation). Files that cannot be checked \
 (unreadable, binary, too large, symlink loops) are reported on stderr and the rest are \
-checked."
-)]
+checked.";
+
+#[derive(clap::Args, Debug)]
 pub struct CheckArgs {
     /// Files or folders to check, relative to the current directory.
     #[arg(default_value = ".")]

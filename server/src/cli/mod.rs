@@ -50,6 +50,7 @@ pub enum Command {
     #[command(subcommand)]
     Convcode(convcode_cmd::ConvcodeCommand),
     /// Check Python files against the active pivots through the language server (for CI).
+    #[command(long_about = check_cmd::LONG_ABOUT)]
     Check(check_cmd::CheckArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
