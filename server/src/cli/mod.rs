@@ -3,6 +3,13 @@
 
 use clap::{Parser, Subcommand};
 
+mod check_bench;
+mod check_client;
+mod check_cmd;
+mod check_drive;
+mod check_report;
+mod check_via_lsp;
+mod check_walk;
 mod convcode_cmd;
 mod doctor_cmd;
 mod exec_cmd;
@@ -49,6 +56,9 @@ pub enum Command {
     /// ConvCodeWorld's live feedback loop and ConvCodeBench's static replay.
     #[command(subcommand)]
     Convcode(convcode_cmd::ConvcodeCommand),
+    /// Check Python files against the active pivots through the language server (for CI).
+    #[command(long_about = check_cmd::LONG_ABOUT)]
+    Check(check_cmd::CheckArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -89,6 +99,7 @@ pub fn main() -> i32 {
         Some(Command::Exec(a)) => exec_cmd::run_exec(a),
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
+        Some(Command::Check(a)) => check_cmd::run(a),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),

@@ -34,6 +34,10 @@ pub struct MemorycodeArgs {
     /// Also print the score of every session index.
     #[arg(long)]
     pub per_session: bool,
+    /// Score through the language server (a `pivot-lsp serve` child per thread, driven
+    /// over stdio as an editor): the same output, proving the editor agrees.
+    #[arg(long)]
+    pub via_lsp: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -53,6 +57,9 @@ pub enum BenchCommand {
     Convcode(super::convcode_cmd::BenchConvcodeArgs),
     /// Language server latency: one-character edit -> new diagnostics, incremental vs full re-parse.
     Lsp(crate::lsp::bench::BenchLspArgs),
+    /// `pivot-lsp check` over a Python tree (default: python3's standard library) with ten
+    /// pivots, side by side with `ruff check --select N`.
+    Check(super::check_bench::BenchCheckArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -81,6 +88,9 @@ pub struct BenchMemorycodeArgs {
     /// Interpreter for --original (needs numpy and fire).
     #[arg(long, default_value = "python3", value_name = "PY")]
     pub python: PathBuf,
+    /// Time `score memorycode --via-lsp` against the direct scorer instead (alternating runs).
+    #[arg(long, conflicts_with = "original")]
+    pub via_lsp: bool,
 }
 
 pub fn run(c: ScoreCommand) -> Result<i32> {
@@ -96,6 +106,7 @@ pub fn run_bench(c: BenchCommand) -> Result<i32> {
         BenchCommand::Exec(a) => super::exec_cmd::bench_exec(a),
         BenchCommand::Convcode(a) => super::convcode_cmd::bench_convcode(a),
         BenchCommand::Lsp(a) => crate::lsp::bench::bench_lsp(a),
+        BenchCommand::Check(a) => super::check_bench::bench_check(a),
     }
 }
 
@@ -121,7 +132,11 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         .unwrap_or_else(|| bundled("fixtures/memorycode/outputs/demo-model"));
     let n = crate::bench::memorycode::data::dialogue_files(&dataset)?.len();
     let progress = Progress::new(n as u64, "scoring");
-    let (report, _) = score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?;
+    let report = if a.via_lsp {
+        super::check_via_lsp::score_via_lsp(&dataset, &outputs, &|| progress.inc(1))?
+    } else {
+        score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?.0
+    };
     progress.finish();
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json(true))?),
@@ -155,6 +170,9 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
 
 fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     use std::time::Instant;
+    if a.via_lsp {
+        return super::check_via_lsp::bench_via_lsp(&a.dataset, &a.outputs, a.runs as usize);
+    }
     let run = || -> Result<(f64, f64, usize)> {
         let (t, cpu) = (Instant::now(), cpu_seconds());
         let (report, _) = score_dirs(&a.dataset, &a.outputs, Detail::ScoresOnly, &|| {})?;

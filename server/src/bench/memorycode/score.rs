@@ -1,7 +1,7 @@
 //! Scoring: each answer is parsed once and checked against every pair it is scored on;
 //! dialogues are scored in parallel and aggregated as the original evaluator does.
 
-use super::data::{dialogue_files, Dialogue, ModelOutput, Pair};
+use super::data::{dialogue_files, Dialogue, ModelOutput, Pair, Session};
 use super::report::{Report, Skipped};
 use crate::fasthash::{self, Prehashed};
 use crate::pivots::{check, Verdict};
@@ -114,27 +114,45 @@ fn mean_of_scores(verdicts: &[(usize, Verdict)]) -> f64 {
     nanmean(verdicts.iter().map(|(_, v)| v.score().unwrap_or(f64::NAN)))
 }
 
-/// Parse one answer and check it against `pairs` (their indices given).
-fn score_answer(
-    cache: &ParseCache,
-    session: usize,
-    kind: AnswerKind,
-    answer: usize,
-    text: &str,
-    pairs: &mut dyn Iterator<Item = (usize, &Pair)>,
-) -> AnswerResult {
+/// The pairs one answer is scored on, with their indices in the session's list: a session
+/// answer on every pair of its session, the i-th instruction answer on pair i only (none
+/// when the session has fewer pairs), a history answer on every history pair.
+pub fn pairs_for(session: &Session, kind: AnswerKind, answer: usize) -> Vec<(usize, &Pair)> {
+    match kind {
+        AnswerKind::Session => session.session_regex.iter().enumerate().collect(),
+        AnswerKind::Instruction => session
+            .session_regex
+            .get(answer)
+            .map(|p| (answer, p))
+            .into_iter()
+            .collect(),
+        AnswerKind::History => session.history_regex.iter().enumerate().collect(),
+    }
+}
+
+/// Parse one answer and check it against the pairs it is scored on.
+fn score_answer(cache: &ParseCache, session: &Session, at: AnswerAt, text: &str) -> AnswerResult {
     let code = code_block::extract(text);
     let module = cache.module(code);
-    let verdicts = pairs
+    let verdicts = pairs_for(session, at.kind, at.answer)
+        .into_iter()
         .map(|(i, p)| (i, check(&module, code, p.kind, &p.rule).verdict))
         .collect();
     AnswerResult {
-        session,
-        kind,
-        answer,
+        session: at.session,
+        kind: at.kind,
+        answer: at.answer,
         syntax_error: module.syntax_error.clone(),
         verdicts,
     }
+}
+
+/// Which answer of a dialogue is being scored.
+#[derive(Clone, Copy, Debug)]
+pub struct AnswerAt {
+    pub session: usize,
+    pub kind: AnswerKind,
+    pub answer: usize,
 }
 
 /// Score one dialogue against one model's output for it.
@@ -147,6 +165,18 @@ pub fn score_dialogue_cached(
     d: &Dialogue,
     out: &ModelOutput,
     cache: &ParseCache,
+) -> Result<DialogueResult, String> {
+    score_dialogue_with(d, out, &mut |at, text| {
+        Ok(score_answer(cache, &d.sessions[at.session], at, text))
+    })
+}
+
+/// Score one dialogue with `answer` giving each answer's verdicts (the direct scorer, or
+/// the language server's verdicts read over the protocol); the aggregation is the same.
+pub fn score_dialogue_with(
+    d: &Dialogue,
+    out: &ModelOutput,
+    answer: &mut dyn FnMut(AnswerAt, &str) -> Result<AnswerResult, String>,
 ) -> Result<DialogueResult, String> {
     if out.sessions.len() < d.sessions.len() {
         let sessions = |n: usize| format!("{n} session{}", if n == 1 { "" } else { "s" });
@@ -165,47 +195,31 @@ pub fn score_dialogue_cached(
     let mut answers = Vec::new();
     for (s, (session, o)) in d.sessions.iter().zip(&out.sessions).enumerate() {
         // One answer's score: the mean of its non-absent pair scores.
-        let mut scored =
-            |kind, i, text: &String, pairs: &mut dyn Iterator<Item = (usize, &Pair)>| {
-                let r = score_answer(cache, s, kind, i, text, pairs);
-                let m = mean_of_scores(&r.verdicts);
+        let mut per_kind = |kind, texts: &[String], limit: usize| -> Result<f64, String> {
+            let mut per_answer = Vec::new();
+            for (i, text) in texts.iter().take(limit).enumerate() {
+                let at = AnswerAt {
+                    session: s,
+                    kind,
+                    answer: i,
+                };
+                let r = answer(at, text)?;
+                per_answer.push(mean_of_scores(&r.verdicts));
                 answers.push(r);
-                m
-            };
+            }
+            Ok(nanmean(per_answer))
+        };
         if !session.session_regex.is_empty() {
-            let per_answer: Vec<f64> = (o.session_model_output.iter().enumerate())
-                .map(|(i, text)| {
-                    scored(
-                        AnswerKind::Session,
-                        i,
-                        text,
-                        &mut session.session_regex.iter().enumerate(),
-                    )
-                })
-                .collect();
-            scores.session[s] = nanmean(per_answer);
+            scores.session[s] = per_kind(AnswerKind::Session, &o.session_model_output, usize::MAX)?;
             // Answer i is scored against pair i only.
-            let per_answer: Vec<f64> = (o.instruction_model_output.iter())
-                .zip(session.session_regex.iter().enumerate())
-                .enumerate()
-                .map(|(i, (text, pair))| {
-                    scored(AnswerKind::Instruction, i, text, &mut std::iter::once(pair))
-                })
-                .collect();
-            scores.instruction[s] = nanmean(per_answer);
+            scores.instruction[s] = per_kind(
+                AnswerKind::Instruction,
+                &o.instruction_model_output,
+                session.session_regex.len(),
+            )?;
         }
         if !session.history_regex.is_empty() {
-            let per_answer: Vec<f64> = (o.history_model_output.iter().enumerate())
-                .map(|(i, text)| {
-                    scored(
-                        AnswerKind::History,
-                        i,
-                        text,
-                        &mut session.history_regex.iter().enumerate(),
-                    )
-                })
-                .collect();
-            scores.history[s] = nanmean(per_answer);
+            scores.history[s] = per_kind(AnswerKind::History, &o.history_model_output, usize::MAX)?;
         }
     }
     Ok(DialogueResult {
@@ -222,6 +236,10 @@ pub enum Detail {
     Answers,
 }
 
+/// Scores one dialogue (its file, its content, the model's output for it).
+pub type DialogueScorer<'a> =
+    dyn Fn(&Path, &Dialogue, &ModelOutput) -> Result<DialogueResult, String> + Sync + 'a;
+
 /// Score every dialogue of `dataset` against `outputs/output_N.json`. A dialogue whose
 /// files are missing or malformed is reported as skipped; the rest of the run goes on.
 /// `on_done` is called once per dialogue (for progress).
@@ -231,11 +249,27 @@ pub fn score_dirs(
     detail: Detail,
     on_done: &(dyn Fn() + Sync),
 ) -> anyhow::Result<(Report, Vec<DialogueResult>)> {
+    let cache = ParseCache::default();
+    let r = score_dirs_with(dataset, outputs, detail, on_done, &|_, d, o| {
+        score_dialogue_cached(d, o, &cache)
+    });
+    cache.drop_in_parallel();
+    r
+}
+
+/// `score_dirs` with each dialogue scored by `scorer` (files, skips, warnings and the
+/// report are handled here, the same for every scorer).
+pub fn score_dirs_with(
+    dataset: &Path,
+    outputs: &Path,
+    detail: Detail,
+    on_done: &(dyn Fn() + Sync),
+    scorer: &DialogueScorer<'_>,
+) -> anyhow::Result<(Report, Vec<DialogueResult>)> {
     if !outputs.is_dir() {
         anyhow::bail!("outputs folder {} does not exist", outputs.display());
     }
     let (files, ignored) = super::data::one_file_per_id(dialogue_files(dataset)?);
-    let cache = ParseCache::default();
     let results: Vec<(u32, usize, Scored)> = files
         .par_iter()
         .map(|(id, path)| {
@@ -243,13 +277,12 @@ pub fn score_dirs(
                 *id,
                 path,
                 &outputs.join(format!("output_{id}.json")),
-                &cache,
+                scorer,
             );
             on_done();
             r
         })
         .collect();
-    cache.drop_in_parallel();
     let mut report = Report::default();
     for (id, reason) in ignored {
         report.skipped.push(Skipped { id, reason });
@@ -275,7 +308,12 @@ pub fn score_dirs(
 
 type Scored = Result<(DialogueResult, Vec<String>), String>;
 
-fn score_one(id: u32, dialogue: &Path, output: &Path, cache: &ParseCache) -> (u32, usize, Scored) {
+fn score_one(
+    id: u32,
+    dialogue: &Path,
+    output: &Path,
+    scorer: &DialogueScorer<'_>,
+) -> (u32, usize, Scored) {
     let d = match Dialogue::load_pairs(dialogue) {
         Ok(d) => d,
         Err(e) => return (id, 0, Err(format!("{e:#}"))),
@@ -291,7 +329,7 @@ fn score_one(id: u32, dialogue: &Path, output: &Path, cache: &ParseCache) -> (u3
     let r = ModelOutput::load(output)
         .map_err(|e| format!("{e:#}"))
         .and_then(|o| {
-            score_dialogue_cached(&d, &o, cache)
+            scorer(dialogue, &d, &o)
                 .map(|r| (r, o.warnings))
                 .map_err(|e| format!("{}: {e}", output.display()))
         });

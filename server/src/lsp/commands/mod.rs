@@ -6,6 +6,7 @@ mod convcode;
 mod conversation;
 mod document;
 mod evaluate;
+pub mod headless;
 mod outputs;
 mod pivots;
 mod progress;

@@ -1,0 +1,233 @@
+//! `pivot-lsp bench check`: `pivot-lsp check` over a Python tree (default: this machine's
+//! python3 standard library; site-packages is skipped by both tools) with a ten-pivot
+//! pivots.toml, side by side with `ruff check --select N --no-cache` (pep8-naming, the
+//! closest existing naming checker) on the same tree, in alternating runs.
+
+use super::check_walk::walk;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchCheckArgs {
+    /// The tree to check [default: python3's standard library]
+    #[arg(long)]
+    pub tree: Option<PathBuf>,
+    /// Timed runs of each tool after one warm-up run each.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Passed to `check --jobs` [default: check's own default]
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// The ruff command [default: `ruff` on PATH, else `python3 -m ruff`]
+    #[arg(long)]
+    pub ruff: Option<String>,
+}
+
+/// Ten pivots over the object kinds a team would name: names, docstrings, decorators,
+/// imports.
+const PIVOTS: &str = r#"
+[[pivot]]
+id = "fn-names"
+[[pivot.version]]
+text = "use snake_case for function names"
+kind = "function"
+rule = "^[a-z_][a-z0-9_]*$"
+
+[[pivot]]
+id = "method-names"
+[[pivot.version]]
+text = "use snake_case for method names"
+kind = "method"
+rule = "^[a-z_][a-z0-9_]*$"
+
+[[pivot]]
+id = "class-names"
+[[pivot.version]]
+text = "use CamelCase for class names"
+kind = "class"
+rule = "^_?[A-Z][a-zA-Z0-9]*$"
+
+[[pivot]]
+id = "var-names"
+[[pivot.version]]
+text = "use snake_case or UPPER_CASE for variables"
+kind = "variable"
+rule = "^(_?[a-z][a-z0-9_]*|[A-Z][A-Z0-9_]*)$"
+
+[[pivot]]
+id = "arg-names"
+[[pivot.version]]
+text = "use snake_case for function arguments"
+kind = "function argument"
+rule = "^[a-z_][a-z0-9_]*$"
+
+[[pivot]]
+id = "attr-names"
+[[pivot.version]]
+text = "use snake_case for attributes"
+kind = "attribute"
+rule = "^[a-z_][a-z0-9_]*$"
+
+[[pivot]]
+id = "fn-docstrings"
+[[pivot.version]]
+text = "give every function a docstring"
+kind = "function docstring"
+rule = true
+
+[[pivot]]
+id = "method-docstrings"
+[[pivot.version]]
+text = "give every method a docstring"
+kind = "method docstring"
+rule = true
+
+[[pivot]]
+id = "no-pickle"
+[[pivot.version]]
+text = "never import pickle"
+kind = "import"
+rule = ["pickle", false]
+
+[[pivot]]
+id = "timer"
+[[pivot.version]]
+text = "add the @timer decorator to methods"
+kind = "method decorator"
+rule = ["timer", true]
+"#;
+
+fn stdlib() -> Result<PathBuf> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+        ])
+        .output()
+        .context("cannot run python3 to find its standard library")?;
+    let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || p.is_empty() {
+        bail!("python3 did not tell where its standard library is");
+    }
+    Ok(PathBuf::from(p))
+}
+
+fn ruff_command(given: Option<&str>) -> Result<Vec<String>> {
+    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    if let Some(g) = given {
+        return Ok(words(g));
+    }
+    for cand in ["ruff", "python3 -m ruff"] {
+        let w = words(cand);
+        let ok = Command::new(&w[0])
+            .args(&w[1..])
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return Ok(w);
+        }
+    }
+    bail!("ruff is not installed (pip install ruff), or pass --ruff COMMAND")
+}
+
+/// Wall time of one run; the command must exit 0.
+fn timed(cmd: &mut Command, what: &str) -> Result<f64> {
+    let t = Instant::now();
+    let out = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("cannot run {what}"))?;
+    let secs = t.elapsed().as_secs_f64();
+    if !out.status.success() {
+        bail!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(secs)
+}
+
+pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
+    let tree = match a.tree {
+        Some(t) => t,
+        None => stdlib()?,
+    };
+    let tree = tree
+        .canonicalize()
+        .with_context(|| format!("{}: no such folder", tree.display()))?;
+    let tmp = tempfile::tempdir()?;
+    let toml = tmp.path().join("pivots.toml");
+    std::fs::write(&toml, PIVOTS)?;
+    let ruff = ruff_command(a.ruff.as_deref())?;
+    let walked = walk(&tree, &[PathBuf::from(".")], 10_000_000)?;
+    let (files, bytes) = (
+        walked.files.len(),
+        walked.files.iter().map(|f| f.text.len()).sum::<usize>(),
+    );
+    let lines: usize = walked.files.iter().map(|f| f.text.lines().count()).sum();
+    drop(walked);
+
+    let exe = std::env::current_exe()?;
+    let check = |tree: &Path| {
+        let mut c = Command::new(&exe);
+        c.current_dir(tree)
+            .args(["check", "--exit-zero", "--format", "text", "--pivots"])
+            .arg(&toml);
+        if let Some(j) = a.jobs {
+            c.args(["--jobs", &j.to_string()]);
+        }
+        c
+    };
+    let ruff_cmd = |tree: &Path| {
+        let mut c = Command::new(&ruff[0]);
+        c.args(&ruff[1..])
+            .args([
+                "check",
+                "--select",
+                "N",
+                "--no-cache",
+                "--exit-zero",
+                "--quiet",
+            ])
+            .arg(tree);
+        c
+    };
+    // Warm-up: file cache, and both tools must work before anything is timed.
+    timed(&mut check(&tree), "pivot-lsp check")?;
+    timed(&mut ruff_cmd(&tree), "ruff")?;
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..a.runs.max(1) {
+        ours.push(timed(&mut check(&tree), "pivot-lsp check")?);
+        theirs.push(timed(&mut ruff_cmd(&tree), "ruff")?);
+    }
+    ours.sort_by(f64::total_cmp);
+    theirs.sort_by(f64::total_cmp);
+    let (mo, mr) = (ours[ours.len() / 2], theirs[theirs.len() / 2]);
+    println!("tree: {} ({files} Python files, {lines} lines, {:.1} MB; site-packages, venv, build... skipped)", tree.display(), bytes as f64 / 1e6);
+    println!("pivots: 10 (function, method, class, variable, argument, attribute names; function and method docstrings; an import; a method decorator)");
+    println!(
+        "pivot-lsp check: median {mo:.3} s (min {:.3}, max {:.3}), {:.0} files/s",
+        ours[0],
+        ours[ours.len() - 1],
+        files as f64 / mo
+    );
+    println!(
+        "ruff check --select N --no-cache: median {mr:.3} s (min {:.3}, max {:.3}), {:.0} files/s",
+        theirs[0],
+        theirs[theirs.len() - 1],
+        files as f64 / mr
+    );
+    println!(
+        "ratio pivot-lsp / ruff: {:.2}x ({} alternating runs each, after one warm-up)",
+        mo / mr,
+        ours.len()
+    );
+    Ok(0)
+}

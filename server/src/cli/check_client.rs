@@ -1,0 +1,213 @@
+//! A language-server client for the headless commands: starts `pivot-lsp serve` as a child
+//! process and talks JSON-RPC to it over stdio, as an editor does. A reader thread queues
+//! everything the server sends, so the server never blocks on a full pipe while we write.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::Duration;
+use tower_lsp_server::ls_types::Uri;
+
+/// How long the server may stay silent while we wait for it before we give up.
+const SILENCE: Duration = Duration::from_secs(120);
+
+pub struct LspClient {
+    child: Child,
+    stdin: Option<BufWriter<ChildStdin>>,
+    rx: Receiver<Value>,
+    next_id: i64,
+    /// `window/showMessage` / `logMessage` texts received so far.
+    pub messages: Vec<String>,
+}
+
+/// `file://` URI of an absolute path.
+pub fn uri_of(path: &Path) -> Result<String> {
+    Uri::from_file_path(path)
+        .map(|u| u.as_str().to_string())
+        .ok_or_else(|| anyhow!("{} cannot be written as a file URI", path.display()))
+}
+
+impl LspClient {
+    /// Start this binary's language server and initialize it with `root`.
+    pub fn start(root: &Path) -> Result<LspClient> {
+        let exe = std::env::current_exe().context("cannot find the pivot-lsp binary")?;
+        let mut child = Command::new(exe)
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start the language server (pivot-lsp serve)")?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stdin = child.stdin.take().map(BufWriter::new);
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            while let Some(v) = read_frame(&mut r) {
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut c = LspClient {
+            child,
+            stdin,
+            rx,
+            next_id: 0,
+            messages: Vec::new(),
+        };
+        let root_uri = uri_of(root)?;
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        c.request(
+            "initialize",
+            json!({
+                "processId": std::process::id(),
+                "rootUri": root_uri,
+                "workspaceFolders": [{"uri": root_uri, "name": name}],
+                "capabilities": {
+                    "textDocument": {"publishDiagnostics": {"versionSupport": true}}
+                },
+            }),
+        )?;
+        c.notify("initialized", json!({}))?;
+        Ok(c)
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) -> Result<()> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    /// Send a request and wait for its answer; notifications that arrive meanwhile go to
+    /// `on_other`. A JSON-RPC error becomes an error with the server's message.
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+        self.request_with(method, params, &mut |_| {})
+    }
+
+    pub fn request_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        on_other: &mut dyn FnMut(Value),
+    ) -> Result<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        self.flush()?;
+        loop {
+            let msg = self.recv()?;
+            if msg.get("method").is_none() && msg.get("id") == Some(&json!(id)) {
+                if let Some(e) = msg.get("error") {
+                    let text = e.get("message").and_then(Value::as_str).unwrap_or("");
+                    bail!("{text}");
+                }
+                return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
+            }
+            on_other(msg);
+        }
+    }
+
+    /// The next message from the server that is not answered here (a request from the
+    /// server is answered with null; shown messages are kept in `messages`).
+    pub fn recv(&mut self) -> Result<Value> {
+        loop {
+            let msg = match self.rx.recv_timeout(SILENCE) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    bail!(
+                        "the language server sent nothing for {}s",
+                        SILENCE.as_secs()
+                    )
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    bail!("the language server exited unexpectedly")
+                }
+            };
+            let method = msg.get("method").and_then(Value::as_str);
+            match (method, msg.get("id")) {
+                (Some(_), Some(id)) => {
+                    let id = id.clone();
+                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}))?;
+                    self.flush()?;
+                }
+                (Some("window/showMessage" | "window/logMessage"), None) => {
+                    if let Some(t) = msg["params"]["message"].as_str() {
+                        self.messages.push(t.to_string());
+                    }
+                }
+                _ => return Ok(msg),
+            }
+        }
+    }
+
+    fn send(&mut self, v: &Value) -> Result<()> {
+        let body = serde_json::to_vec(v)?;
+        let w = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| anyhow!("the language server's input is closed"))?;
+        write!(w, "Content-Length: {}\r\n\r\n", body.len())
+            .and_then(|_| w.write_all(&body))
+            .context("writing to the language server")
+    }
+
+    pub fn flush(&mut self) -> Result<()> {
+        if let Some(w) = self.stdin.as_mut() {
+            w.flush().context("writing to the language server")?;
+        }
+        Ok(())
+    }
+
+    /// `shutdown`, `exit`, and wait for the process.
+    pub fn finish(mut self) -> Result<()> {
+        self.request("shutdown", Value::Null)?;
+        self.notify("exit", Value::Null)?;
+        self.flush()?;
+        self.stdin = None;
+        let status = self.child.wait()?;
+        if !status.success() {
+            bail!("the language server exited with {status}");
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LspClient {
+    fn drop(&mut self) {
+        // Only after an error: a server still running is not left behind.
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One `Content-Length`-framed JSON message, or None at the end of the stream.
+fn read_frame(r: &mut impl BufRead) -> Option<Value> {
+    loop {
+        let mut len = None;
+        loop {
+            let mut line = String::new();
+            if r.read_line(&mut line).ok()? == 0 {
+                return None;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.strip_prefix("Content-Length:") {
+                len = v.trim().parse::<usize>().ok();
+            }
+        }
+        let mut body = vec![0; len?];
+        r.read_exact(&mut body).ok()?;
+        if let Ok(v) = serde_json::from_slice(&body) {
+            return Some(v);
+        }
+    }
+}

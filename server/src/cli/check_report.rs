@@ -1,0 +1,412 @@
+//! What `pivot-lsp check` writes: findings (the server's diagnostics with their file),
+//! their line-independent fingerprints, the four output formats, the analysis bundle and
+//! the baseline comparison. Pure functions of their inputs, so two runs on the same tree
+//! (at any absolute path) write the same bytes.
+
+use super::check_walk::Problem;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+
+pub const TOOL: &str = "pivot-lsp";
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// SARIF's `informationUri`: the package's `homepage`, else its registry page.
+fn info_uri() -> &'static str {
+    match env!("CARGO_PKG_HOMEPAGE") {
+        "" => "https://crates.io/crates/pivot-lsp",
+        h => h,
+    }
+}
+
+/// One diagnostic the server published for one file.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub path: String,
+    /// The LSP diagnostic, as published.
+    pub diagnostic: Value,
+    pub fingerprint: String,
+}
+
+impl Finding {
+    fn line(&self) -> u64 {
+        self.diagnostic["range"]["start"]["line"]
+            .as_u64()
+            .unwrap_or(0)
+    }
+    fn col(&self) -> u64 {
+        self.diagnostic["range"]["start"]["character"]
+            .as_u64()
+            .unwrap_or(0)
+    }
+    fn end(&self) -> (u64, u64) {
+        let e = &self.diagnostic["range"]["end"];
+        (
+            e["line"].as_u64().unwrap_or(0),
+            e["character"].as_u64().unwrap_or(0),
+        )
+    }
+    pub fn source(&self) -> &str {
+        self.diagnostic["source"].as_str().unwrap_or("")
+    }
+    pub fn code(&self) -> String {
+        match &self.diagnostic["code"] {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        }
+    }
+    pub fn message(&self) -> &str {
+        self.diagnostic["message"].as_str().unwrap_or("")
+    }
+    fn is_syntax(&self) -> bool {
+        self.source() == "python"
+    }
+    /// SARIF / text rule id: the pivot id, or `syntax-error`.
+    fn rule_id(&self) -> String {
+        match self.code() {
+            c if c.is_empty() && self.is_syntax() => "syntax-error".into(),
+            c => c,
+        }
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The findings of one file, with fingerprints that do not depend on positions: the
+/// path, source, code and message (which names the object and the pivot), plus which
+/// occurrence of that same key in the file it is, in file order. Code that moves up or
+/// down keeps its fingerprints; a file-level finding (a missing import, on line 1) too.
+pub fn file_findings(path: &str, diagnostics: Vec<Value>) -> Vec<Finding> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<Finding> = diagnostics
+        .into_iter()
+        .map(|d| Finding {
+            path: path.to_string(),
+            diagnostic: d,
+            fingerprint: String::new(),
+        })
+        .collect();
+    out.sort_by_key(|f| (f.line(), f.col(), f.end()));
+    for f in &mut out {
+        let key = format!("{}\0{}\0{}\0{}", f.path, f.source(), f.code(), f.message());
+        let n = seen.entry(key.clone()).or_default();
+        f.fingerprint = sha256_hex(format!("{key}\0{n}").as_bytes());
+        *n += 1;
+    }
+    out
+}
+
+/// Sorted by path, line, column (then by the rest, for a total order). Each key is read
+/// from the diagnostic once: a stdlib-sized run has 100,000 findings.
+pub fn sort(findings: &mut [Finding]) {
+    findings.sort_by_cached_key(|f| {
+        (
+            f.path.clone(),
+            f.line(),
+            f.col(),
+            f.end(),
+            f.code(),
+            f.message().to_string(),
+        )
+    });
+}
+
+/// `path:line:col: [code] message`, 1-based (the column counts UTF-16 units, as LSP does).
+pub fn text(findings: &[Finding]) -> String {
+    let mut s = String::new();
+    for f in findings {
+        s.push_str(&format!(
+            "{}:{}:{}: [{}] {}\n",
+            f.path,
+            f.line() + 1,
+            f.col() + 1,
+            f.rule_id(),
+            one_line(f.message())
+        ));
+    }
+    s
+}
+
+fn one_line(m: &str) -> String {
+    m.replace(['\r', '\n'], " ")
+}
+
+/// The JSON shape of `--format json`.
+pub fn json_report(root: &str, session: &Value, pivots: &Value, findings: &[Finding]) -> Value {
+    let list: Vec<Value> = findings.iter().map(json_finding).collect();
+    json!({
+        "version": VERSION,
+        "root": root,
+        "session": session,
+        "pivots": pivots,
+        "findings": list,
+    })
+}
+
+fn json_finding(f: &Finding) -> Value {
+    let d = &f.diagnostic;
+    json!({
+        "path": f.path,
+        "range": d["range"],
+        "severity": d["severity"],
+        "source": d["source"],
+        "code": d["code"],
+        "message": d["message"],
+    })
+}
+
+/// GitHub Actions workflow commands: `::warning` per pivot finding, `::error` per syntax
+/// error (properties and message escaped as the runner expects).
+pub fn github(findings: &[Finding]) -> String {
+    let mut s = String::new();
+    for f in findings {
+        let (end_line, end_col) = f.end();
+        s.push_str(&format!(
+            "::{} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
+            if f.is_syntax() { "error" } else { "warning" },
+            gh_prop(&f.path),
+            f.line() + 1,
+            f.col() + 1,
+            end_line + 1,
+            end_col + 1,
+            gh_prop(&format!("pivot-lsp {}", f.rule_id())),
+            gh_data(f.message())
+        ));
+    }
+    s
+}
+
+fn gh_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn gh_prop(s: &str) -> String {
+    gh_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// SARIF 2.1.0 for GitHub code scanning: one rule per active pivot (and one for syntax
+/// errors), results with 1-based regions in UTF-16 columns, URIs relative to %SRCROOT%.
+pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[Problem]) -> Value {
+    let mut rules: Vec<Value> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for p in pivots.as_array().into_iter().flatten() {
+        let id = p["id"].as_str().unwrap_or("").to_string();
+        if id.is_empty() || index.contains_key(&id) {
+            continue;
+        }
+        let text = p["text"].as_str().filter(|t| !t.is_empty());
+        let description = p["description"].as_str().unwrap_or("");
+        let short = sentence(text.unwrap_or(description));
+        index.insert(id.clone(), rules.len());
+        rules.push(json!({
+            "id": id,
+            // SARIF wants a name unlike the id (compared ignoring case).
+            "name": format!("Pivot{}", pascal(&id)),
+            "shortDescription": {"text": short},
+            "fullDescription": {"text": sentence(&format!(
+                "{} (object kind: {}; rule: {}).",
+                text.unwrap_or(description).trim_end_matches('.'),
+                p["kind"].as_str().unwrap_or(""),
+                description
+            ))},
+            "help": {"text": sentence(&format!(
+                "Pivot `{id}`, given at session {}: {}",
+                p["session"], text.unwrap_or(description)
+            ))},
+            "defaultConfiguration": {"level": "warning"},
+            "properties": {
+                "instruction": text.unwrap_or(""),
+                "kind": p["kind"],
+                "rule": p["rule"],
+                "origin": p["origin"],
+                "version": p["version"],
+            },
+        }));
+    }
+    if findings.iter().any(Finding::is_syntax) {
+        index.insert("syntax-error".into(), rules.len());
+        rules.push(json!({
+            "id": "syntax-error",
+            "name": "SyntaxError",
+            "shortDescription": {"text": "The file does not parse as Python."},
+            "fullDescription": {"text": "The file does not parse as Python (the verdict CPython's parser gives); no pivot can be checked in it."},
+            "help": {"text": "Fix the syntax error so that the file parses."},
+            "defaultConfiguration": {"level": "error"},
+        }));
+    }
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let id = f.rule_id();
+            let (end_line, end_col) = f.end();
+            let mut r = json!({
+                "ruleId": id,
+                "level": if f.is_syntax() { "error" } else { "warning" },
+                "message": {"text": sentence(&one_line(f.message()))},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": uri_path(&f.path), "uriBaseId": "%SRCROOT%"},
+                    "region": {
+                        "startLine": f.line() + 1,
+                        "startColumn": f.col() + 1,
+                        "endLine": end_line + 1,
+                        "endColumn": end_col + 1,
+                    },
+                }}],
+                "partialFingerprints": {"pivotFindingHash/v1": f.fingerprint},
+            });
+            if let Some(i) = index.get(&id) {
+                r["ruleIndex"] = json!(i);
+            }
+            r
+        })
+        .collect();
+    let notes: Vec<Value> = problems
+        .iter()
+        .map(|p| {
+            json!({
+                "level": "warning",
+                "message": {"text": sentence(&format!("{}: {}", p.path, p.problem))},
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": TOOL,
+                "version": VERSION,
+                "semanticVersion": VERSION,
+                "informationUri": info_uri(),
+                "rules": rules,
+            }},
+            "invocations": [{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": notes,
+            }],
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": root_uri}},
+            "columnKind": "utf16CodeUnits",
+            "results": results,
+        }],
+    })
+}
+
+/// A relative path as a URI reference (percent-encoded where needed).
+fn uri_path(p: &str) -> String {
+    let mut s = String::new();
+    for b in p.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                s.push(b as char)
+            }
+            _ => s.push_str(&format!("%{b:02X}")),
+        }
+    }
+    s
+}
+
+/// SARIF wants messages that are sentences: ends with a period.
+fn sentence(s: &str) -> String {
+    let t = s.trim();
+    if t.ends_with(['.', '!', '?']) {
+        t.to_string()
+    } else {
+        format!("{t}.")
+    }
+}
+
+/// `fn-prefix` -> `FnPrefix`: SARIF rule names are identifiers.
+fn pascal(id: &str) -> String {
+    id.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Everything a bundle records about what was read.
+pub struct Inputs {
+    /// (relative path, SHA-256) of each file checked.
+    pub files: Vec<(String, String)>,
+    /// (path as given, SHA-256) of `pivots.toml` and of the conversation, when used.
+    pub pivots: Option<(String, String)>,
+    pub conversation: Option<(String, String)>,
+    pub session: Value,
+}
+
+/// The analysis bundle: inputs, active pivots, sorted findings with fingerprints,
+/// problems, and `hash`, the SHA-256 of the canonical JSON of everything else (keys in
+/// the order written here, no whitespace). No absolute path and no time, so the bytes
+/// depend only on what was checked.
+pub fn bundle(
+    inputs: &Inputs,
+    pivots: &Value,
+    findings: &[Finding],
+    problems: &[Problem],
+) -> Value {
+    let file = |f: &Option<(String, String)>| {
+        f.as_ref()
+            .map_or(Value::Null, |(p, h)| json!({"path": p, "sha256": h}))
+    };
+    let files: Vec<Value> = inputs
+        .files
+        .iter()
+        .map(|(p, h)| json!({"path": p, "sha256": h}))
+        .collect();
+    let list: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let mut v = json_finding(f);
+            v["fingerprint"] = json!(f.fingerprint);
+            v
+        })
+        .collect();
+    let problems: Vec<Value> = problems
+        .iter()
+        .map(|p| json!({"path": p.path, "problem": p.problem}))
+        .collect();
+    let mut content = Map::new();
+    content.insert("format".into(), json!("pivot-lsp-bundle/1"));
+    content.insert("tool".into(), json!({"name": TOOL, "version": VERSION}));
+    content.insert(
+        "inputs".into(),
+        json!({
+            "files": files,
+            "pivots": file(&inputs.pivots),
+            "conversation": file(&inputs.conversation),
+            "session": inputs.session,
+        }),
+    );
+    content.insert("pivots".into(), pivots.clone());
+    content.insert("findings".into(), json!(list));
+    content.insert("problems".into(), json!(problems));
+    let canonical = serde_json::to_vec(&Value::Object(content.clone())).unwrap_or_default();
+    content.insert("hash".into(), json!(sha256_hex(&canonical)));
+    Value::Object(content)
+}
+
+/// Fingerprints of a bundle's findings, or why the file is not a bundle.
+pub fn baseline_fingerprints(bundle: &Value) -> Result<HashSet<String>, String> {
+    let list = bundle
+        .get("findings")
+        .and_then(Value::as_array)
+        .ok_or("it has no `findings` list (is it a bundle written by --bundle?)")?;
+    list.iter()
+        .map(|f| {
+            f.get("fingerprint")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| "a finding has no `fingerprint`".to_string())
+        })
+        .collect()
+}

@@ -1,0 +1,201 @@
+//! `score memorycode --via-lsp`: MemoryCode's scores computed by driving the language
+//! server as an editor does. Per dialogue: open it (`pivot/headless/setup`), go to each
+//! session (`pivot.session.goto`), open each answer's code as a document and read its
+//! verdicts (`pivot/memorycode/answer`), close it. The run, the skips and the aggregation
+//! are the core's (`score_dirs_with`), so the JSON must equal the direct scorer's: any
+//! difference is a disagreement between the editor and the benchmark.
+
+use super::check_client::{uri_of, LspClient};
+use crate::bench::memorycode::score::{
+    score_dialogue_with, score_dirs_with, AnswerResult, Detail, DialogueResult,
+};
+use crate::bench::memorycode::{Dialogue, ModelOutput, Report};
+use crate::pivots::Verdict;
+use crate::python::code_block;
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Score `outputs` against `dataset` through language servers (one per scoring thread).
+pub fn score_via_lsp(
+    dataset: &Path,
+    outputs: &Path,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Report> {
+    let root = tempfile::tempdir().context("cannot create a temporary workspace")?;
+    let root_path = root.path().canonicalize()?;
+    let pool: Mutex<Vec<LspClient>> = Mutex::new(Vec::new());
+    let scorer = |path: &Path, d: &Dialogue, o: &ModelOutput| {
+        let taken = pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut c = match taken {
+            Some(c) => c,
+            None => LspClient::start(&root_path).map_err(|e| format!("{e:#}"))?,
+        };
+        let r = one_dialogue(&mut c, &root_path, path, d, o);
+        // A server that failed is not reused (dropping it stops it).
+        if r.is_ok() {
+            pool.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+        }
+        r
+    };
+    let (report, _) = score_dirs_with(dataset, outputs, Detail::ScoresOnly, on_done, &scorer)?;
+    for c in pool.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        c.finish()?;
+    }
+    Ok(report)
+}
+
+fn one_dialogue(
+    c: &mut LspClient,
+    root: &Path,
+    path: &Path,
+    d: &Dialogue,
+    o: &ModelOutput,
+) -> Result<DialogueResult, String> {
+    let err = |e: anyhow::Error| format!("{e:#}");
+    let abs = path
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    c.request_with(
+        crate::lsp::HEADLESS_SETUP,
+        json!({"conversation": abs, "session": 0}),
+        &mut |_| {},
+    )
+    .map_err(err)?;
+    let mut current = 0usize;
+    let mut n = 0usize;
+    score_dialogue_with(d, o, &mut |at, text| {
+        if at.session != current {
+            c.request_with(
+                "workspace/executeCommand",
+                json!({"command": "pivot.session.goto", "arguments": [{"index": at.session}]}),
+                &mut |_| {},
+            )
+            .map_err(err)?;
+            current = at.session;
+        }
+        n += 1;
+        let uri = uri_of(&root.join(format!("dialogue_{}_{n}.py", d.id))).map_err(err)?;
+        let code = code_block::extract(text);
+        c.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": code}}),
+        )
+        .map_err(err)?;
+        let v = c
+            .request_with(
+                crate::lsp::MEMORYCODE_ANSWER,
+                json!({"uri": uri, "kind": at.kind.name(), "answer": at.answer}),
+                &mut |_| {},
+            )
+            .map_err(err)?;
+        c.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .map_err(err)?;
+        if v["session"] != json!(at.session) {
+            return Err(format!(
+                "the server is at session {} while answer {:?} was scored",
+                v["session"], at
+            ));
+        }
+        let verdicts = v["verdicts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                let i = p[0].as_u64().ok_or("a verdict without its pair index")? as usize;
+                let verdict: Verdict = serde_json::from_value(p[1].clone())
+                    .map_err(|e| format!("unknown verdict {}: {e}", p[1]))?;
+                Ok((i, verdict))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(AnswerResult {
+            session: at.session,
+            kind: at.kind,
+            answer: at.answer,
+            // Only its presence travels (as text); the report does not use it.
+            syntax_error: None,
+            verdicts,
+        })
+    })
+}
+
+/// What a caller prints when the two scorers disagree.
+pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys()) {
+                let (va, vb) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
+                if let Some(d) = first_difference(va, vb, &format!("{at}.{k}")) {
+                    return Some(d);
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (va, vb))| first_difference(va, vb, &format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!("{at}: {a} vs {b}")),
+    }
+}
+
+/// `bench memorycode --via-lsp`: the direct scorer and the language-server path, run
+/// alternately on the same data in one process; prints both times, the ratio, and
+/// whether the two JSON reports are identical.
+pub fn bench_via_lsp(dataset: &Path, outputs: &Path, runs: usize) -> Result<i32> {
+    use crate::bench::memorycode::score::score_dirs;
+    use std::time::Instant;
+    let (mut direct, mut via) = (Vec::new(), Vec::new());
+    let (mut a, mut b) = (Value::Null, Value::Null);
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let (r, _) = score_dirs(dataset, outputs, Detail::ScoresOnly, &|| {})?;
+        direct.push(t.elapsed().as_secs_f64());
+        a = r.to_json(true);
+        let t = Instant::now();
+        let r = score_via_lsp(dataset, outputs, &|| {})?;
+        via.push(t.elapsed().as_secs_f64());
+        b = r.to_json(true);
+    }
+    direct.sort_by(f64::total_cmp);
+    via.sort_by(f64::total_cmp);
+    let (md, mv) = (direct[direct.len() / 2], via[via.len() / 2]);
+    println!(
+        "MemoryCode scoring of {}: direct scorer vs through the language server",
+        outputs.display()
+    );
+    println!(
+        "direct:  median {md:.3} s (min {:.3}, max {:.3})",
+        direct[0],
+        direct[direct.len() - 1]
+    );
+    println!(
+        "via-lsp: median {mv:.3} s (min {:.3}, max {:.3})",
+        via[0],
+        via[via.len() - 1]
+    );
+    println!(
+        "ratio via-lsp / direct: {:.2}x over {} alternating runs",
+        mv / md,
+        direct.len()
+    );
+    match first_difference(&a, &b, "$") {
+        None => {
+            println!("JSON: identical");
+            Ok(0)
+        }
+        Some(d) => {
+            println!("JSON: DIFFERENT at {d}");
+            Ok(1)
+        }
+    }
+}

@@ -1,0 +1,671 @@
+//! `pivot-lsp check` and `score memorycode --via-lsp` against the real binary. The check
+//! workspace is `fixtures/check/workspace` copied to a temporary folder, plus what git
+//! cannot carry reliably (a git-ignored folder, a virtualenv, CRLF line endings). Every
+//! format's findings are compared with what the server publishes to a plain LSP client.
+
+mod lsp_support;
+
+use lsp_support::{file_uri, repo, Client};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_pivot-lsp");
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// The check workspace in a fresh temporary folder (canonical path).
+fn workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    copy_dir(&repo().join("fixtures/check/workspace"), &root);
+    write(&root, ".gitignore", "generated/\n");
+    // Violations that must not be reported: git-ignored and virtualenv folders.
+    write(&root, "generated/out.py", "def bad_name():\n    pass\n");
+    write(&root, ".venv/lib/site.py", "def bad_name():\n    pass\n");
+    write(
+        &root,
+        "app/venv_like/venv/x.py",
+        "class bad_class:\n    pass\n",
+    );
+    write(
+        &root,
+        "app/crlf.py",
+        "import logging\r\n\r\n\r\nclass lower_case:\r\n    \"\"\"Cé.\"\"\"\r\n\r\n\r\ndef f_ok():\r\n    \"\"\"Ok.\"\"\"\r\n    Bad_Var = 1\r\n    return Bad_Var\r\n",
+    );
+    let root = root.canonicalize().unwrap();
+    (dir, root)
+}
+
+/// The Python files `check` must open in the workspace (relative, sorted).
+const EXPECTED_FILES: &[&str] = &[
+    "app/__init__.py",
+    "app/broken.py",
+    "app/crlf.py",
+    "app/models/inventory.py",
+    "app/models/unicode_names.py",
+    "scripts/clean.py",
+    "scripts/tool.py",
+];
+
+fn check(root: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("check")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .expect("run pivot-lsp check")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// What the server publishes to a plain client for each file: path -> diagnostics.
+fn plain_client(
+    root: &Path,
+    files: &[&str],
+    setup: Option<(&Path, usize)>,
+) -> BTreeMap<String, Vec<Value>> {
+    let mut c = Client::start(root);
+    c.session_changed();
+    if let Some((conv, session)) = setup {
+        c.command("pivot.conversation.open", json!({"path": conv}))
+            .unwrap();
+        c.session_changed();
+        c.command("pivot.session.goto", json!({"index": session}))
+            .unwrap();
+        if session != 0 {
+            c.session_changed();
+        }
+    }
+    let mut out = BTreeMap::new();
+    for f in files {
+        let p = root.join(f);
+        let uri = file_uri(&p);
+        c.open(&uri, &std::fs::read_to_string(&p).unwrap());
+        out.insert(f.to_string(), c.diagnostics(&uri));
+    }
+    c.drain();
+    out
+}
+
+/// (path, range, severity, source, code, message) of each diagnostic, sorted as check sorts.
+fn flatten(per_file: &BTreeMap<String, Vec<Value>>) -> Vec<Value> {
+    let mut all: Vec<Value> = per_file
+        .iter()
+        .flat_map(|(p, ds)| {
+            ds.iter().map(move |d| {
+                json!({"path": p, "range": d["range"], "severity": d["severity"],
+                       "source": d["source"], "code": d["code"], "message": d["message"]})
+            })
+        })
+        .collect();
+    let key = |v: &Value| {
+        let s = &v["range"]["start"];
+        let e = &v["range"]["end"];
+        (
+            v["path"].as_str().unwrap().to_string(),
+            s["line"].as_u64().unwrap(),
+            s["character"].as_u64().unwrap(),
+            (
+                e["line"].as_u64().unwrap(),
+                e["character"].as_u64().unwrap(),
+            ),
+            v["code"].as_str().unwrap_or("").to_string(),
+            v["message"].as_str().unwrap().to_string(),
+        )
+    };
+    all.sort_by_key(key);
+    all
+}
+
+fn rule_of(v: &Value) -> String {
+    match v["code"].as_str() {
+        Some(c) => c.to_string(),
+        None => "syntax-error".into(),
+    }
+}
+
+#[test]
+fn every_format_equals_what_the_server_publishes() {
+    let (_d, root) = workspace();
+    let expected = flatten(&plain_client(&root, EXPECTED_FILES, None));
+    // The workspace has something of each: pivot kinds, a syntax error, CRLF, non-ASCII.
+    let codes: std::collections::BTreeSet<String> = expected.iter().map(rule_of).collect();
+    for c in [
+        "classes",
+        "fn-prefix",
+        "imports",
+        "timer",
+        "docstrings",
+        "variables",
+        "syntax-error",
+    ] {
+        assert!(
+            codes.contains(c),
+            "the workspace has no {c} finding: {codes:?}"
+        );
+    }
+    assert!(expected.iter().any(|f| f["path"] == "app/crlf.py"));
+
+    let o = check(&root, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["findings"], json!(expected));
+    assert_eq!(report["root"], json!(root.display().to_string()));
+    assert_eq!(report["session"], json!(1));
+    let ids: Vec<&str> = report["pivots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 6, "{ids:?}");
+    let checked = stderr(&o);
+    assert!(
+        checked.contains(&format!("{} files checked", EXPECTED_FILES.len())),
+        "{checked}"
+    );
+
+    // UTF-16 columns: `Total` sits after "🙂" (two UTF-16 units) on its line.
+    let total = expected
+        .iter()
+        .find(|f| f["message"].as_str().unwrap().contains("`Total`"))
+        .unwrap();
+    let line = std::fs::read_to_string(root.join("app/models/unicode_names.py")).unwrap();
+    let line = line.lines().find(|l| l.contains("Total")).unwrap();
+    let col16 = line[..line.find("Total").unwrap()].encode_utf16().count();
+    assert_eq!(total["range"]["start"]["character"], json!(col16));
+
+    // text: path:line:col: [code] message, 1-based.
+    let text: Vec<String> = expected
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}: [{}] {}",
+                f["path"].as_str().unwrap(),
+                f["range"]["start"]["line"].as_u64().unwrap() + 1,
+                f["range"]["start"]["character"].as_u64().unwrap() + 1,
+                rule_of(f),
+                f["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let o = check(&root, &[]);
+    assert_eq!(stdout(&o).lines().collect::<Vec<_>>(), text);
+
+    // github: one workflow command per finding, ::error for syntax errors.
+    let o = check(&root, &["--format", "github"]);
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), expected.len());
+    for (l, f) in lines.iter().zip(&expected) {
+        let level = if f["source"] == "python" {
+            "error"
+        } else {
+            "warning"
+        };
+        let head = format!(
+            "::{level} file={},line={},col={},",
+            f["path"].as_str().unwrap(),
+            f["range"]["start"]["line"].as_u64().unwrap() + 1,
+            f["range"]["start"]["character"].as_u64().unwrap() + 1
+        );
+        assert!(l.starts_with(&head), "{l} vs {head}");
+        assert!(
+            l.ends_with(&format!("::{}", f["message"].as_str().unwrap())),
+            "{l}"
+        );
+    }
+
+    // sarif: results in the same order, 1-based regions, relative URIs, fingerprints.
+    let out = root.join("..").join("out.sarif");
+    let o = check(
+        &root,
+        &["--format", "sarif", "--output", out.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).is_empty());
+    let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let run = &sarif["runs"][0];
+    assert_eq!(run["columnKind"], "utf16CodeUnits");
+    assert_eq!(
+        run["originalUriBaseIds"]["%SRCROOT%"]["uri"],
+        json!(format!("{}/", file_uri(&root)))
+    );
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), expected.len());
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    for (r, f) in results.iter().zip(&expected) {
+        assert_eq!(r["ruleId"], json!(rule_of(f)));
+        assert_eq!(
+            rules[r["ruleIndex"].as_u64().unwrap() as usize]["id"],
+            r["ruleId"]
+        );
+        let loc = &r["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], f["path"]);
+        assert_eq!(loc["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+        assert_eq!(
+            loc["region"]["startLine"],
+            json!(f["range"]["start"]["line"].as_u64().unwrap() + 1)
+        );
+        assert_eq!(
+            loc["region"]["startColumn"],
+            json!(f["range"]["start"]["character"].as_u64().unwrap() + 1)
+        );
+        assert!(r["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(f["message"].as_str().unwrap()));
+        assert_eq!(
+            r["partialFingerprints"]["pivotFindingHash/v1"]
+                .as_str()
+                .unwrap()
+                .len(),
+            64
+        );
+    }
+    // One rule per active pivot, with its instruction.
+    let timer = rules.iter().find(|r| r["id"] == "timer").unwrap();
+    assert_eq!(
+        timer["properties"]["instruction"],
+        "always add the '@timer' decorator to methods"
+    );
+    assert_eq!(timer["properties"]["kind"], "method decorator");
+}
+
+/// Microsoft's SARIF Multitool, installed by scripts/test (or SARIF_MULTITOOL).
+fn multitool() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SARIF_MULTITOOL") {
+        return Some(PathBuf::from(p));
+    }
+    let p = repo()
+        .join("target/tools/sarif/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool");
+    p.exists().then_some(p)
+}
+
+#[test]
+fn sarif_passes_the_multitool_with_no_error_and_no_warning() {
+    let Some(tool) = multitool() else {
+        println!("SKIP: the SARIF Multitool is not installed (scripts/test installs it with npm into target/tools/sarif)");
+        return;
+    };
+    let (_d, root) = workspace();
+    // A file that cannot be checked too: it becomes a tool execution notification.
+    std::fs::write(root.join("scripts/blob.py"), b"\x00\x01binary").unwrap();
+    let out = root.join("..").join("out.sarif");
+    let o = check(&root, &["--format", "sarif", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = Command::new(&tool)
+        .arg("validate")
+        .arg(&out)
+        .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
+        .output()
+        .expect("run Sarif.Multitool");
+    let log = format!("{}{}", stdout(&v), stderr(&v));
+    assert!(v.status.success(), "Sarif.Multitool failed: {log}");
+    for bad in [": error ", ": warning ", ": note "] {
+        assert!(
+            !log.contains(bad),
+            "Sarif.Multitool reported{bad}in:\n{log}"
+        );
+    }
+    assert!(
+        log.contains("1 files scanned") || log.contains("Analysis completed"),
+        "{log}"
+    );
+}
+
+#[test]
+fn exit_codes() {
+    let (_d, root) = workspace();
+    let o = check(&root, &["scripts/clean.py"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    assert_eq!(check(&root, &["app"]).status.code(), Some(1));
+    assert_eq!(check(&root, &["app", "--exit-zero"]).status.code(), Some(0));
+
+    let o = check(&root, &["no/such/dir"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no/such/dir: no such file or folder"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = check(&root, &["--pivots", "missing.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.toml"), "{}", stderr(&o));
+
+    let o = check(&root, &["--conversation", "nope/dialogue_1.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("nope/dialogue_1.json: cannot read"),
+        "{}",
+        stderr(&o)
+    );
+
+    write(&root, "bad_dialogue.json", "{\"sessions\": [");
+    let o = check(&root, &["--conversation", "bad_dialogue.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad_dialogue.json"), "{}", stderr(&o));
+
+    let o = check(&root, &["--session", "9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("session index 9 is out of range"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_invalid_regex_in_pivots_toml_is_named_and_syntax_is_still_checked() {
+    let (_d, root) = workspace();
+    let toml = std::fs::read_to_string(root.join("pivots.toml")).unwrap();
+    write(
+        &root,
+        "pivots.toml",
+        &toml.replace("rule = \"^f_\"", "rule = \"^(f_\""),
+    );
+    let o = check(&root, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("pivots.toml") && err.contains("fn-prefix"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = v["findings"].as_array().unwrap();
+    assert!(
+        f.iter()
+            .any(|f| f["path"] == "app/broken.py" && f["source"] == "python"),
+        "{v}"
+    );
+    assert!(f.iter().all(|f| f["source"] == "python"));
+}
+
+#[test]
+fn bad_files_are_reported_and_the_rest_is_checked() {
+    let (_d, root) = workspace();
+    std::fs::write(root.join("app/blob.py"), b"\x7fELF\x00\x00binary").unwrap();
+    std::fs::write(root.join("app/latin1.py"), b"x = '\xe9'\n").unwrap();
+    let big = "x = 1\n".repeat(20 * 1024 * 1024 / 6 + 1);
+    write(&root, "app/huge.py", &big);
+    std::os::unix::fs::symlink("gone.py", root.join("app/dangling.py")).unwrap();
+    std::os::unix::fs::symlink("self.py", root.join("app/self.py")).unwrap();
+    std::os::unix::fs::symlink(".", root.join("app/loop")).unwrap();
+    write(&root, "app/locked.py", "def locked():\n    pass\n");
+    let locked = root.join("app/locked.py");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let as_root = std::fs::read(&locked).is_ok();
+
+    let o = check(&root, &["--format", "json"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for (path, problem) in [
+        ("app/blob.py", "binary file"),
+        ("app/latin1.py", "not UTF-8 text"),
+        ("app/huge.py", "larger than the 10.0 MB limit"),
+        ("app/dangling.py", "cannot read: no such file"),
+        ("app/self.py", "symlink loop"),
+        ("app/loop", "symlink loop"),
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(&format!("warning: {path}: ")) && l.contains(problem)),
+            "no `{problem}` for {path} in:\n{err}"
+        );
+    }
+    if as_root {
+        println!("note: running as root, so a mode-000 file is still readable (not asserted)");
+    } else {
+        assert!(
+            err.contains("app/locked.py: cannot read: permission denied"),
+            "{err}"
+        );
+    }
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let paths: std::collections::BTreeSet<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    for p in [
+        "app/broken.py",
+        "app/models/inventory.py",
+        "scripts/tool.py",
+    ] {
+        assert!(paths.contains(p), "{p} not checked: {paths:?}");
+    }
+    let o = check(&root, &["app", "--max-file-size", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--max-file-size must be"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn sha256_hex(b: &[u8]) -> String {
+    Sha256::digest(b)
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+#[test]
+fn bundles_are_byte_identical_across_runs_and_paths() {
+    let (_d1, a) = workspace();
+    let (_d2, b) = workspace();
+    assert_ne!(a, b);
+    let bundle = |root: &Path, name: &str| -> Vec<u8> {
+        let out = root.join("..").join(name);
+        let o = check(root, &["--bundle", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        std::fs::read(out).unwrap()
+    };
+    let first = bundle(&a, "b1.json");
+    assert_eq!(first, bundle(&a, "b2.json"), "two runs differ");
+    assert_eq!(first, bundle(&b, "b3.json"), "two paths differ");
+
+    let v: Value = serde_json::from_slice(&first).unwrap();
+    // Inputs: every file with its SHA-256, the pivot source, the session.
+    let files = v["inputs"]["files"].as_array().unwrap();
+    let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, EXPECTED_FILES);
+    for f in files {
+        let bytes = std::fs::read(a.join(f["path"].as_str().unwrap())).unwrap();
+        assert_eq!(f["sha256"], json!(sha256_hex(&bytes)));
+    }
+    assert_eq!(v["inputs"]["pivots"]["path"], "pivots.toml");
+    assert_eq!(
+        v["inputs"]["pivots"]["sha256"],
+        json!(sha256_hex(&std::fs::read(a.join("pivots.toml")).unwrap()))
+    );
+    assert_eq!(v["inputs"]["session"], json!(1));
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["fingerprint"].is_string()));
+    assert!(!String::from_utf8_lossy(&first).contains(a.to_str().unwrap()));
+    // The hash is over the canonical content without it.
+    let mut content = v.clone();
+    let hash = content.as_object_mut().unwrap().remove("hash").unwrap();
+    assert_eq!(
+        hash,
+        json!(sha256_hex(&serde_json::to_vec(&content).unwrap()))
+    );
+    // A changed file changes the bundle.
+    std::fs::write(b.join("scripts/tool.py"), "def helper():\n    return 2\n").unwrap();
+    assert_ne!(first, bundle(&b, "b4.json"));
+}
+
+#[test]
+fn baseline_reports_only_new_findings_and_survives_line_shifts() {
+    let (_d, root) = workspace();
+    let base = root.join("..").join("base.json");
+    let o = check(&root, &["--bundle", base.to_str().unwrap()]);
+    let before = stdout(&o).lines().count();
+    assert!(before > 5);
+
+    // Blank lines above old violations (and CRLF ones) do not make them new.
+    for f in ["app/models/inventory.py", "app/crlf.py", "scripts/tool.py"] {
+        let p = root.join(f);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
+        std::fs::write(&p, format!("{nl}{nl}{nl}{text}")).unwrap();
+    }
+    let o = check(&root, &["--baseline", base.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "0 new findings, 0 of the baseline's {before} fixed"
+        )),
+        "{}",
+        stderr(&o)
+    );
+
+    // One new violation, one fixed (the docstring added).
+    let p = root.join("scripts/tool.py");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(
+        &p,
+        text.replace("def helper():\n", "def helper():\n    \"\"\"Help.\"\"\"\n")
+            + "\n\nclass new_bad:\n    pass\n",
+    )
+    .unwrap();
+    let o = check(&root, &["--baseline", base.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.starts_with("scripts/tool.py:") && out.contains("[classes] `new_bad`"),
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains(&format!(
+            "1 new finding, 1 of the baseline's {before} fixed"
+        )),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = check(&root, &["--baseline", "pivots.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("pivots.toml: not JSON"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn conversation_and_session_equal_the_editor() {
+    let (_d, root) = workspace();
+    let conv = repo()
+        .join("fixtures/memorycode/dataset/dialogue_1.json")
+        .canonicalize()
+        .unwrap();
+    let conv_s = conv.to_str().unwrap();
+    for session in [0usize, 1] {
+        let o = check(
+            &root,
+            &[
+                "--conversation",
+                conv_s,
+                "--session",
+                &session.to_string(),
+                "--format",
+                "json",
+            ],
+        );
+        assert!(o.status.code() == Some(1), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["session"], json!(session));
+        let expected = flatten(&plain_client(&root, EXPECTED_FILES, Some((&conv, session))));
+        assert_eq!(v["findings"], json!(expected), "session {session}");
+        assert!(v["pivots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["origin"] == "memorycode"));
+    }
+}
+
+fn score_json(args: &[&str]) -> Value {
+    let o = Command::new(BIN)
+        .args(["score", "memorycode", "--format", "json"])
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn via_lsp_equals_the_scorer_on_the_fixtures() {
+    let direct = score_json(&[]);
+    assert!(direct["dialogues"]
+        .as_object()
+        .is_some_and(|d| !d.is_empty()));
+    assert_eq!(score_json(&["--via-lsp"]), direct);
+}
+
+#[test]
+fn via_lsp_equals_the_scorer_on_shared_data() {
+    let shared = repo().join("../shared/memorycode");
+    let outputs = shared.join("outputs");
+    let Ok(models) = std::fs::read_dir(&outputs) else {
+        println!("SKIP: {} is absent", outputs.display());
+        return;
+    };
+    let dataset = shared.join("dataset");
+    let mut models: Vec<PathBuf> = models
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    models.sort();
+    for m in models {
+        let args = [
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--outputs",
+            m.to_str().unwrap(),
+        ];
+        let direct = score_json(&args);
+        let mut via_args = args.to_vec();
+        via_args.push("--via-lsp");
+        assert_eq!(score_json(&via_args), direct, "{}", m.display());
+        println!("{}: --via-lsp equals the scorer", m.display());
+    }
+}
