@@ -13,3 +13,4 @@ pub mod llm;
 pub mod lsp;
 pub mod pivots;
 pub mod python;
+pub mod report;

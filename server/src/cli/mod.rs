@@ -7,6 +7,7 @@ mod convcode_cmd;
 mod exec_cmd;
 mod extract_cmd;
 mod progress;
+mod report_cmd;
 mod score_cmd;
 mod score_convcode;
 
@@ -42,6 +43,8 @@ pub enum Command {
     /// ConvCodeWorld's live feedback loop and ConvCodeBench's static replay.
     #[command(subcommand)]
     Convcode(convcode_cmd::ConvcodeCommand),
+    /// One self-contained HTML page with charts from score files (`score ... --format json`).
+    Report(report_cmd::ReportArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -57,6 +60,7 @@ pub fn main() -> i32 {
         Some(Command::Exec(a)) => exec_cmd::run_exec(a),
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
+        Some(Command::Report(a)) => report_cmd::run(a),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
     };
     match result {

@@ -31,6 +31,12 @@ pub struct MemorycodeArgs {
     /// Also print the score of every session index.
     #[arg(long)]
     pub per_session: bool,
+    /// Model name written in the JSON's "model" [default: the --outputs folder's name]
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+    /// Also write an HTML report of these scores (as `pivot-lsp report` does) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -50,6 +56,8 @@ pub enum BenchCommand {
     Convcode(super::convcode_cmd::BenchConvcodeArgs),
     /// Language server latency: one-character edit -> new diagnostics, incremental vs full re-parse.
     Lsp(crate::lsp::bench::BenchLspArgs),
+    /// Build an HTML report from 20 score files (default: the shared MemoryCode reference scores).
+    Report(super::report_cmd::BenchReportArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -76,6 +84,7 @@ pub fn run_bench(c: BenchCommand) -> Result<i32> {
         BenchCommand::Exec(a) => super::exec_cmd::bench_exec(a),
         BenchCommand::Convcode(a) => super::convcode_cmd::bench_convcode(a),
         BenchCommand::Lsp(a) => crate::lsp::bench::bench_lsp(a),
+        BenchCommand::Report(a) => super::report_cmd::bench_report(a),
     }
 }
 
@@ -100,8 +109,15 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         .unwrap_or_else(|| bundled("fixtures/memorycode/outputs/demo-model"));
     let n = crate::bench::memorycode::data::dialogue_files(&dataset)?.len();
     let progress = Progress::new(n as u64, "scoring");
-    let (report, _) = score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?;
+    let (mut report, _) = score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?;
     progress.finish();
+    if let Some(name) = a.model_name {
+        report.model = name;
+    }
+    if let Some(path) = &a.report {
+        let json = report.to_json(true);
+        super::report_cmd::write_one(&json, &format!("memorycode-{}.json", report.model), path)?;
+    }
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json(true))?),
         Format::Table => print!("{}", report.to_table(a.per_session)),

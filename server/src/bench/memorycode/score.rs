@@ -5,7 +5,7 @@ use super::data::{dialogue_files, Dialogue, ModelOutput, Pair};
 use super::report::{Report, Skipped};
 use crate::fasthash::{self, Prehashed};
 use crate::pivots::{check, Verdict};
-use crate::python::{code_block, Module, SyntaxError};
+use crate::python::{code_block, Module, ObjectKind, SyntaxError};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -94,6 +94,9 @@ pub struct DialogueResult {
     pub id: u32,
     pub scores: DialogueScores,
     pub answers: Vec<AnswerResult>,
+    /// Each instruction answer's score (NaN when absent) with the object kind of its one
+    /// pair, for the per-kind breakdown (kept when the answers are not).
+    pub instruction_kinds: Vec<(ObjectKind, f64)>,
 }
 
 /// numpy's `nanmean`: NaN when nothing is left.
@@ -162,6 +165,7 @@ pub fn score_dialogue_cached(
         instruction: vec![f64::NAN; n],
     };
     let mut answers = Vec::new();
+    let mut instruction_kinds = Vec::new();
     for (s, (session, o)) in d.sessions.iter().zip(&out.sessions).enumerate() {
         // One answer's score: the mean of its non-absent pair scores.
         let mut scored =
@@ -188,7 +192,9 @@ pub fn score_dialogue_cached(
                 .zip(session.session_regex.iter().enumerate())
                 .enumerate()
                 .map(|(i, (text, pair))| {
-                    scored(AnswerKind::Instruction, i, text, &mut std::iter::once(pair))
+                    let m = scored(AnswerKind::Instruction, i, text, &mut std::iter::once(pair));
+                    instruction_kinds.push((pair.1.kind, m));
+                    m
                 })
                 .collect();
             scores.instruction[s] = nanmean(per_answer);
@@ -211,6 +217,7 @@ pub fn score_dialogue_cached(
         id: d.id,
         scores,
         answers,
+        instruction_kinds,
     })
 }
 
@@ -249,7 +256,10 @@ pub fn score_dirs(
         })
         .collect();
     cache.drop_in_parallel();
-    let mut report = Report::default();
+    let mut report = Report {
+        model: folder_name(outputs),
+        ..Report::default()
+    };
     let mut kept = Vec::new();
     for (id, n_sessions, r) in results {
         match r {
@@ -267,6 +277,17 @@ pub fn score_dirs(
     }
     report.finish();
     Ok((report, kept))
+}
+
+/// The outputs folder's last component (`.../outputs/gpt-4o` -> `gpt-4o`): the model's name.
+fn folder_name(outputs: &Path) -> String {
+    let canonical = outputs
+        .canonicalize()
+        .unwrap_or_else(|_| outputs.to_path_buf());
+    canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 type Scored = Result<(DialogueResult, Vec<String>), String>;
