@@ -3,7 +3,9 @@
 //! output's numbers; bad inputs are refused by name; headless Chromium renders it without
 //! any network request and the screenshot is not blank.
 
-use serde_json::Value;
+mod lsp_support;
+
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -164,8 +166,9 @@ fn report_from_fixture_scores_is_self_contained_and_complete() {
     // Every chart is an inline <svg> whose first child is a non-empty <title>.
     let charts: Vec<&str> = page.split("<svg").skip(1).collect();
     // MemoryCode: macro, 2 per-session, by kind; ConvCodeWorld: Pass@1, MRR/Recall;
-    // ConvCodeBench: Pass@1 (this replay has no MRR / Recall).
-    assert_eq!(charts.len(), 7, "charts in the page");
+    // ConvCodeBench: none (this replay has no results, which the page says).
+    assert_eq!(charts.len(), 6, "charts in the page");
+    assert!(page.contains("No configuration has results in"));
     for c in &charts {
         let head = &c[..c.find("</title>").expect("chart without <title>")];
         let title = &head[head.find("><title>").expect("<title> first") + 8..];
@@ -177,7 +180,13 @@ fn report_from_fixture_scores_is_self_contained_and_complete() {
     for text in &texts {
         let mut numbers = 0;
         for tok in text.split(|c: char| c.is_whitespace() || c == '|') {
-            if tok.contains('.') && tok.parse::<f64>().is_ok() {
+            let decimal = tok.split_once('.').is_some_and(|(a, b)| {
+                !a.is_empty()
+                    && !b.is_empty()
+                    && a.bytes().all(|c| c.is_ascii_digit())
+                    && b.bytes().all(|c| c.is_ascii_digit())
+            });
+            if decimal {
                 numbers += 1;
                 assert!(
                     page.contains(&format!(">{tok}<")),
@@ -185,7 +194,10 @@ fn report_from_fixture_scores_is_self_contained_and_complete() {
                 );
             }
         }
-        assert!(numbers >= 4, "text output without numbers: {text}");
+        // The ConvCodeBench replay of the fixture folder has no results: blank tables.
+        if !text.contains("ConvCodeBench") {
+            assert!(numbers >= 4, "text output without numbers: {text}");
+        }
     }
 
     // Provenance: each input's name and SHA-256.
@@ -298,6 +310,69 @@ fn chromium() -> Option<PathBuf> {
         })
 }
 
+/// Run headless Chromium on `page`: (screenshot path, net log) or why it could not.
+fn render(chrome: &Path, dir: &Path, page: &Path, tag: &str) -> Result<(PathBuf, Value), String> {
+    let shot = dir.join(format!("{tag}.png"));
+    let netlog = dir.join(format!("{tag}-net.json"));
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--window-size=1280,3000",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join(format!("{tag}-profile")).display()
+        ))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !shot.exists() {
+        return Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" | "));
+    }
+    let log = std::fs::read_to_string(&netlog).map_err(|e| format!("no net log: {e}"))?;
+    let log = serde_json::from_str(&log).map_err(|e| format!("unreadable net log: {e}"))?;
+    Ok((shot, log))
+}
+
+/// URLs the page itself asked for. Chromium logs its own background requests too (update
+/// checks, time, accounts: initiator "not an origin"); a page's requests carry the page's
+/// site in their isolation key (`file://`) or have it as initiator.
+fn page_requests(log: &Value) -> Vec<String> {
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].as_u64();
+    assert!(start_job.is_some(), "net log without event types");
+    let mut out = Vec::new();
+    for e in log["events"].as_array().into_iter().flatten() {
+        // Begin events carry the request's parameters; end events have none.
+        if e["type"].as_u64() != start_job || e["params"]["url"].is_null() {
+            continue;
+        }
+        let p = &e["params"];
+        let browser = p["initiator"] == "not an origin"
+            && !p["network_isolation_key"]
+                .as_str()
+                .unwrap_or("")
+                .contains("file:");
+        if !browser {
+            out.push(p["url"].as_str().unwrap_or("?").to_string());
+        }
+    }
+    out
+}
+
 #[test]
 fn chromium_renders_the_page_offline_and_not_blank() {
     let Some(chrome) = chromium() else {
@@ -307,71 +382,34 @@ fn chromium_renders_the_page_offline_and_not_blank() {
     let dir = tempfile::tempdir().unwrap();
     let (inputs, _, _) = fixture_scores(dir.path());
     build_report(dir.path(), &inputs);
-    let page = dir.path().join("report.html");
-    let shot = dir.path().join("shot.png");
-    let netlog = dir.path().join("net.json");
-    let profile = dir.path().join("profile");
-    let o = Command::new(&chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            // Chromium's own background traffic (updates, sync) is not the page's: off, so
-            // that any request in the log is one the page made.
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--window-size=1280,3000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--log-net-log={}", netlog.display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    if !shot.exists() {
-        println!(
-            "SKIP: {} took no screenshot here: {}",
-            chrome.display(),
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .take(5)
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        return;
-    }
 
-    // The net log: no URL other than the page's own file (and browser-internal schemes).
-    let log = std::fs::read_to_string(&netlog).unwrap_or_default();
-    assert!(!log.is_empty(), "chromium wrote no net log");
-    let mut urls = Vec::new();
-    for (i, _) in log.match_indices("\"url\":\"") {
-        let rest = &log[i + 7..];
-        urls.push(rest[..rest.find('"').unwrap_or(rest.len())].to_string());
-    }
-    let network: Vec<&String> = urls
-        .iter()
-        .filter(|u| {
-            !(u.starts_with("file:")
-                || u.starts_with("data:")
-                || u.starts_with("about:")
-                || u.starts_with("chrome:")
-                || u.starts_with("chrome-"))
-        })
-        .collect();
-    assert!(
-        network.is_empty(),
-        "the page asked the network for {network:?}"
-    );
-    for scheme in ["\"http://", "\"https://", "\"ws://", "\"wss://"] {
-        assert!(!log.contains(scheme), "net log has a {scheme} request");
-    }
+    // The control: a page that does load something (from a closed loopback port) is caught.
+    let control = dir.path().join("control.html");
+    std::fs::write(
+        &control,
+        r#"<html><body><img src="http://127.0.0.1:9/x.png">control</body></html>"#,
+    )
+    .unwrap();
+    let (_, log) = match render(&chrome, dir.path(), &control, "control") {
+        Ok(r) => r,
+        Err(why) => {
+            println!("SKIP: {} cannot render here: {why}", chrome.display());
+            return;
+        }
+    };
+    assert_eq!(page_requests(&log), vec!["http://127.0.0.1:9/x.png"]);
 
-    // The screenshot: 1280 px wide, and drawn (many non-white pixels, several colours).
+    let (shot, log) = render(
+        &chrome,
+        dir.path(),
+        &dir.path().join("report.html"),
+        "report",
+    )
+    .expect("chromium rendered the control page but not the report");
+    let asked = page_requests(&log);
+    assert!(asked.is_empty(), "the page asked the network for {asked:?}");
+
+    // The screenshot: 1280 px wide, and drawn (many non-white pixels, many colours).
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
     let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
@@ -401,4 +439,109 @@ fn chromium_renders_the_page_offline_and_not_blank() {
     if let Ok(keep) = std::env::var("PIVOT_REPORT_SHOT") {
         std::fs::copy(&shot, keep).unwrap();
     }
+}
+
+/// The editor command: `.pivot/report.html` in the workspace, its path returned; a bad
+/// input is an error naming it, and the previous report stays as it was.
+#[test]
+fn lsp_report_open_writes_pivot_report_html() {
+    let ws = tempfile::tempdir().unwrap();
+    let (inputs, _, _) = fixture_scores(ws.path());
+    let mut c = lsp_support::Client::start(ws.path());
+    c.session_changed();
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let r = c
+        .command(
+            "pivot.report.open",
+            json!({"inputs": names, "title": "From the editor"}),
+        )
+        .unwrap();
+    let path = PathBuf::from(r["path"].as_str().unwrap());
+    assert_eq!(path, ws.path().join(".pivot/report.html"));
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.contains("<title>From the editor</title>"));
+    assert!(html.contains("fixture/coder"));
+
+    std::fs::write(ws.path().join("bad.json"), "{\"macro\": ").unwrap();
+    let e = c
+        .command(
+            "pivot.report.open",
+            json!({"inputs": [names[0].clone(), "bad.json"]}),
+        )
+        .unwrap_err();
+    let msg = e["message"].as_str().unwrap();
+    assert!(
+        msg.contains("bad.json") && msg.contains("truncated"),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), html);
+    let e = c
+        .command("pivot.report.open", json!({"inputs": []}))
+        .unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("inputs"));
+    c.shutdown();
+}
+
+/// `by_kind` against the reference dump: its instruction scorings (one pair per answer)
+/// grouped by the pair's object kind: null is absent, any number is scored.
+#[test]
+fn by_kind_equals_the_reference_dump_grouped_by_kind() {
+    use std::io::BufRead;
+    let shared = root().join("../shared/memorycode");
+    let model = "command-r-plus";
+    let dump = shared.join(format!("reference/{model}.outputs.jsonl.gz"));
+    if !dump.exists() {
+        println!("SKIP: {} not found", dump.display());
+        return;
+    }
+    let (report, _) = pivot_lsp::bench::memorycode::score::score_dirs(
+        &shared.join("dataset"),
+        &shared.join(format!("outputs/{model}")),
+        pivot_lsp::bench::memorycode::score::Detail::ScoresOnly,
+        &|| {},
+    )
+    .unwrap();
+    let ours = report.to_json(false);
+    assert_eq!(ours["model"], model);
+    let mut want: std::collections::BTreeMap<String, (f64, u64, u64)> = Default::default();
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(&dump).unwrap());
+    for line in std::io::BufReader::new(gz).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["k"] != "instruction" || v.get("p").is_none() {
+            continue;
+        }
+        let e = want
+            .entry(v["obj"].as_str().unwrap().to_string())
+            .or_default();
+        match v["score"].as_f64() {
+            Some(s) => {
+                e.0 += s;
+                e.1 += 1;
+            }
+            None => e.2 += 1,
+        }
+    }
+    let got = ours["by_kind"].as_object().unwrap();
+    assert_eq!(got.len(), want.len(), "kinds: {:?}", got.keys());
+    for (kind, (sum, count, absent)) in &want {
+        let g = &got[kind];
+        assert_eq!(g["count"].as_u64(), Some(*count), "{kind} count");
+        assert_eq!(g["absent"].as_u64(), Some(*absent), "{kind} absent");
+        if *count > 0 {
+            let mean = g["mean"].as_f64().unwrap();
+            assert!(
+                (mean - sum / *count as f64).abs() < 1e-12,
+                "{kind} mean {mean}"
+            );
+        } else {
+            assert!(g["mean"].is_null());
+        }
+    }
+    println!(
+        "{model}: by_kind equals the reference dump for {} kinds",
+        want.len()
+    );
 }

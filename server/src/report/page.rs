@@ -36,8 +36,9 @@ struct McSection {
 #[derive(Serialize)]
 struct CcBlock {
     heading: String,
-    pass: Figure,
+    pass: Option<Figure>,
     mrr: Option<Figure>,
+    notes: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -102,6 +103,15 @@ pub fn render(
     let data = embedded_json(files.iter().map(|f| &f.raw))?;
 
     let mut env = minijinja::Environment::new();
+    // minijinja's HTML escaping also writes `/` as `&#x2f;`, legal but it hides model names
+    // like `org/model` from a search of the file; `& < > " '` are enough in text and quoted
+    // attributes.
+    env.set_formatter(|out, state, value| match value.as_str() {
+        Some(s) if !value.is_safe() && state.auto_escape() != minijinja::AutoEscape::None => out
+            .write_str(&html_escape(s))
+            .map_err(|_| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write failed")),
+        _ => minijinja::escape_formatter(out, state, value),
+    });
     env.add_template("report.html", include_str!("report.html.j2"))
         .map_err(|e| format!("the report template is broken: {e}"))?;
     let tmpl = env
@@ -338,6 +348,14 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
         _ => ("ConvCodeWorld", name.to_string()),
     };
     let present: Vec<_> = c.present().collect();
+    if present.is_empty() {
+        return Ok(CcBlock {
+            heading,
+            pass: None,
+            mrr: None,
+            notes: vec![format!("No configuration has results in {file}.")],
+        });
+    }
     let pct = Axis {
         label: "Pass@1 (%)".into(),
         max: 100.0,
@@ -372,12 +390,12 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
         ));
     }
     let title = format!("{bench} Pass@1 per turn: {heading}");
-    let pass = Figure {
+    let pass = Some(Figure {
         svg: charts::lines(&title, "turn", &c.turns, &pct, &series)?,
         caption: caption(c, name, 1),
         table: Table { header, rows },
         notes,
-    };
+    });
     let scored: Vec<_> = c.columns.iter().filter(|col| col.mrr.is_some()).collect();
     let mrr = if scored.is_empty() {
         None
@@ -420,7 +438,12 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
             notes: vec![],
         })
     };
-    Ok(CcBlock { heading, pass, mrr })
+    Ok(CcBlock {
+        heading,
+        pass,
+        mrr,
+        notes: vec![],
+    })
 }
 
 /// The captions the text output prints under Tables 1 and 2.
@@ -437,4 +460,19 @@ fn caption(c: &Convcode, name: &str, table: u8) -> String {
         }
         _ => format!("Table {table}. {what} of {name} on ConvCodeWorld{each}."),
     }
+}
+
+fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
