@@ -108,8 +108,13 @@ pub fn lines(
             .bold_line_style(BLACK.mix(0.12))
             .draw()
             .map_err(e)?;
+        // With many points, a marker on each would bury the lines: markers then go on every
+        // k-th point (staggered between series) and on isolated points, and lines thin.
+        let k = xs.len().div_ceil(20).max(1);
+        let width = if xs.len() > 30 { 2 } else { 3 };
         for (i, s) in series.iter().enumerate() {
-            let style = colour(i).stroke_width(3);
+            let style = colour(i).stroke_width(width);
+            let offset = i * k / series.len().max(1);
             for run in &runs(xs, &s.values) {
                 if i % 2 == 0 || run.len() < 2 {
                     chart
@@ -120,7 +125,12 @@ pub fn lines(
                         .draw_series(DashedLineSeries::new(run.clone(), 9, 6, style))
                         .map_err(e)?;
                 }
-                markers(&mut chart, run, i)?;
+                let marked: Vec<(f64, f64)> = run
+                    .iter()
+                    .copied()
+                    .filter(|(x, _)| run.len() == 1 || (*x as usize + offset) % k == 0)
+                    .collect();
+                markers(&mut chart, &marked, i)?;
             }
         }
         draw_legend(&legend, series, true)?;
