@@ -44,6 +44,15 @@ pub enum Command {
     #[command(subcommand)]
     Convcode(convcode_cmd::ConvcodeCommand),
     /// One self-contained HTML page with charts from score files (`score ... --format json`).
+    ///
+    /// Each SCORES.json is the output of `pivot-lsp score memorycode --format json` or
+    /// `pivot-lsp score convcode --format json` (ConvCodeWorld or ConvCodeBench). MemoryCode
+    /// models are compared side by side (macro scores, per-session curves, instruction score
+    /// by object kind); each ConvCode file gets its Pass@1-per-turn and MRR / Recall charts.
+    /// Every chart has the text output's table under it; the page loads nothing from the
+    /// network, and embeds the inputs unchanged (`<script id="pivot-report-data">`) with
+    /// their SHA-256. If any input is not a score file, nothing is written and every bad
+    /// input is named.
     Report(report_cmd::ReportArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]

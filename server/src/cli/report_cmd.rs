@@ -4,14 +4,7 @@
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-/// Build one HTML report (charts and tables, nothing loaded from the network) from score files.
-///
-/// Each SCORES.json is the output of `pivot-lsp score memorycode --format json` or
-/// `pivot-lsp score convcode --format json` (ConvCodeWorld or ConvCodeBench). MemoryCode
-/// models are compared side by side; each ConvCode file gets its Pass@1-per-turn and
-/// MRR / Recall charts. Every chart has the text output's table under it, and the inputs
-/// are embedded unchanged (`<script id="pivot-report-data">`) with their SHA-256.
-/// If any input is not a score file, nothing is written and every bad input is named.
+/// Arguments of `pivot-lsp report` (its help text is on the subcommand in `cli/mod.rs`).
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// Score files (JSON), in the order they should appear.
