@@ -53,8 +53,20 @@ impl Axis {
     }
 }
 
-fn colour(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+/// Series `i`'s colour: the palette, then (past 9 series) the same hues lighter, so that
+/// bars, which have no marker, still differ.
+fn colour(i: usize) -> RGBAColor {
+    let alpha = match i / PALETTE.len() {
+        0 => 1.0,
+        1 => 0.5,
+        _ => 0.25,
+    };
+    PALETTE[i % PALETTE.len()].mix(alpha)
+}
+
+/// Tall enough for the legend's rows.
+fn fit_legend(height: u32, series: usize) -> u32 {
+    height.max(70 + 26 * series as u32)
 }
 
 type Err = String;
@@ -72,7 +84,7 @@ pub fn lines(
     y: &Axis,
     series: &[Series],
 ) -> Result<String, Err> {
-    let height = 460;
+    let height = fit_legend(460, series.len());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -235,7 +247,7 @@ pub fn grouped_bars(
     y: &Axis,
     series: &[Series],
 ) -> Result<String, Err> {
-    let height = 460;
+    let height = fit_legend(460, series.len());
     let n_cat = categories.len().max(1);
     let n_ser = series.len().max(1);
     let mut svg = String::new();
@@ -310,7 +322,7 @@ pub fn grouped_bars_h(
     let n_cat = categories.len().max(1);
     let n_ser = series.len().max(1);
     let per_cat = (n_ser as u32 * 14).clamp(30, 120);
-    let height = (130 + per_cat * n_cat as u32).max(260);
+    let height = fit_legend((130 + per_cat * n_cat as u32).max(260), series.len());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
