@@ -140,7 +140,7 @@ pub fn lines(
                 let marked: Vec<(f64, f64)> = run
                     .iter()
                     .copied()
-                    .filter(|(x, _)| run.len() == 1 || (*x as usize + offset) % k == 0)
+                    .filter(|(x, _)| run.len() == 1 || (*x as usize + offset).is_multiple_of(k))
                     .collect();
                 markers(&mut chart, &marked, i)?;
             }
