@@ -14,5 +14,6 @@ pub mod llm;
 pub mod lsp;
 pub mod pivots;
 pub mod python;
+pub mod report;
 #[doc(hidden)]
 pub mod test_skip;

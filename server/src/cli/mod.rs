@@ -16,6 +16,7 @@ mod exec_cmd;
 mod extract_cmd;
 mod model_server_cmd;
 mod progress;
+mod report_cmd;
 mod score_cmd;
 mod score_convcode;
 
@@ -59,6 +60,17 @@ pub enum Command {
     /// Check Python files against the active pivots through the language server (for CI).
     #[command(long_about = check_cmd::LONG_ABOUT)]
     Check(check_cmd::CheckArgs),
+    /// One self-contained HTML page with charts from score files (`score ... --format json`).
+    ///
+    /// Each SCORES.json is the output of `pivot-lsp score memorycode --format json` or
+    /// `pivot-lsp score convcode --format json` (ConvCodeWorld or ConvCodeBench). MemoryCode
+    /// models are compared side by side (macro scores, per-session curves, instruction score
+    /// by object kind); each ConvCode file gets its Pass@1-per-turn and MRR / Recall charts.
+    /// Every chart has the text output's table under it; the page loads nothing from the
+    /// network, and embeds the inputs unchanged (`<script id="pivot-report-data">`) with
+    /// their SHA-256. If any input is not a score file, nothing is written and every bad
+    /// input is named.
+    Report(report_cmd::ReportArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -100,6 +112,7 @@ pub fn main() -> i32 {
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
         Some(Command::Check(a)) => check_cmd::run(a),
+        Some(Command::Report(a)) => report_cmd::run(a),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),

@@ -38,6 +38,12 @@ pub struct MemorycodeArgs {
     /// over stdio as an editor): the same output, proving the editor agrees.
     #[arg(long)]
     pub via_lsp: bool,
+    /// Model name written in the JSON's "model" [default: the --outputs folder's name]
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+    /// Also write an HTML report of these scores (as `pivot-lsp report` does) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -60,6 +66,8 @@ pub enum BenchCommand {
     /// `pivot-lsp check` over a Python tree (default: python3's standard library) with ten
     /// pivots, side by side with `ruff check --select N`.
     Check(super::check_bench::BenchCheckArgs),
+    /// Build an HTML report from 20 score files (default: the shared MemoryCode reference scores).
+    Report(super::report_cmd::BenchReportArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -107,6 +115,7 @@ pub fn run_bench(c: BenchCommand) -> Result<i32> {
         BenchCommand::Convcode(a) => super::convcode_cmd::bench_convcode(a),
         BenchCommand::Lsp(a) => crate::lsp::bench::bench_lsp(a),
         BenchCommand::Check(a) => super::check_bench::bench_check(a),
+        BenchCommand::Report(a) => super::report_cmd::bench_report(a),
     }
 }
 
@@ -132,12 +141,19 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         .unwrap_or_else(|| bundled("fixtures/memorycode/outputs/demo-model"));
     let n = crate::bench::memorycode::data::dialogue_files(&dataset)?.len();
     let progress = Progress::new(n as u64, "scoring");
-    let report = if a.via_lsp {
+    let mut report = if a.via_lsp {
         super::check_via_lsp::score_via_lsp(&dataset, &outputs, &|| progress.inc(1))?
     } else {
         score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?.0
     };
     progress.finish();
+    if let Some(name) = a.model_name {
+        report.model = name;
+    }
+    if let Some(path) = &a.report {
+        let json = report.to_json(true);
+        super::report_cmd::write_one(&json, &format!("memorycode-{}.json", report.model), path)?;
+    }
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json(true))?),
         Format::Table => print!("{}", report.to_table(a.per_session)),

@@ -38,6 +38,9 @@ pub struct ScoreConvcodeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ScoreFormat::Table)]
     pub format: ScoreFormat,
+    /// Also write an HTML report of these scores (as `pivot-lsp report` does) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Interpreter used to check that turn-0 code compiles.
     #[arg(long, default_value = "python3")]
     pub python: String,
@@ -95,9 +98,18 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
         exclude_init_solved: args.exclude_init_solved,
     };
     let scores = metrics::score_with(&req, Some(&check), opts)?;
+    let json = with_benchmark(&scores)?;
+    if let Some(path) = &args.report {
+        let name = format!(
+            "{}-{}.json",
+            json["benchmark"].as_str().unwrap_or("convcode"),
+            args.model.replace('/', "_")
+        );
+        super::report_cmd::write_one(&json, &name, path)?;
+    }
     let out = match args.format {
         ScoreFormat::Table => table::render_text(&scores),
-        ScoreFormat::Json => table::render_json(&scores) + "\n",
+        ScoreFormat::Json => serde_json::to_string_pretty(&json)? + "\n",
         ScoreFormat::Markdown => table::render_markdown(&scores),
     };
     print!("{out}");
@@ -108,4 +120,19 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// The scores' JSON with `"benchmark"` first: `convcodeworld` (live) or `convcodebench` (static).
+pub fn with_benchmark(scores: &metrics::Scores) -> anyhow::Result<serde_json::Value> {
+    let benchmark = match scores.mode {
+        metrics::Mode::Live => "convcodeworld",
+        metrics::Mode::Static => "convcodebench",
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("benchmark".into(), benchmark.into());
+    match serde_json::to_value(scores)? {
+        serde_json::Value::Object(m) => out.extend(m),
+        other => anyhow::bail!("scores serialised as {other}, not an object"),
+    }
+    Ok(serde_json::Value::Object(out))
 }

@@ -28,6 +28,31 @@ pub struct Report {
     /// metric -> per-session score (NaN where no dialogue has one)
     pub per_session: BTreeMap<&'static str, Vec<f64>>,
     pub macro_scores: BTreeMap<&'static str, f64>,
+    /// The model scored (the outputs folder's name unless the caller names it).
+    pub model: String,
+    /// Instruction answers by the object kind of their pivot (no original evaluator has it).
+    pub by_kind: BTreeMap<&'static str, KindScore>,
+}
+
+/// Instruction answers of one object kind: the mean of the scored ones (a plain mean over
+/// answers, unlike the macro instruction score's mean over sessions) and how many there were.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KindScore {
+    pub sum: f64,
+    /// Answers with a score (1 or 0).
+    pub count: usize,
+    /// Answers where the object the pivot is about was absent (no score).
+    pub absent: usize,
+}
+
+impl KindScore {
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            f64::NAN
+        } else {
+            self.sum / self.count as f64
+        }
+    }
 }
 
 impl Report {
@@ -36,6 +61,15 @@ impl Report {
         self.answers += r.answers.len();
         self.scorings += r.answers.iter().map(|a| a.verdicts.len()).sum::<usize>();
         self.dialogues.insert(r.id, r.scores.clone());
+        for (kind, score) in &r.instruction_kinds {
+            let k = self.by_kind.entry(kind.name()).or_default();
+            if score.is_nan() {
+                k.absent += 1;
+            } else {
+                k.sum += score;
+                k.count += 1;
+            }
+        }
     }
 
     /// Pad every dialogue's arrays to the longest, average over dialogues per session,
@@ -64,7 +98,8 @@ impl Report {
         }
     }
 
-    /// `{"macro", "per_session", "dialogues", "skipped"}` with NaN as null, as the reference.
+    /// `{"macro", "per_session", "dialogues", "skipped"}` with NaN as null, as the reference,
+    /// between `"benchmark"` / `"model"` and `"by_kind"` (`{kind: {"mean", "count", "absent"}}`).
     pub fn to_json(&self, with_warnings: bool) -> Value {
         let macro_ = METRICS
             .iter()
@@ -90,7 +125,17 @@ impl Report {
                 )
             })
             .collect::<Map<_, _>>();
+        let by_kind = self
+            .by_kind
+            .iter()
+            .map(|(k, s)| {
+                let v = json!({"mean": num(s.mean()), "count": s.count, "absent": s.absent});
+                (k.to_string(), v)
+            })
+            .collect::<Map<_, _>>();
         let mut out = json!({
+            "benchmark": "memorycode",
+            "model": self.model,
             "macro": macro_,
             "per_session": per,
             "max_length": self.max_length,
@@ -100,6 +145,7 @@ impl Report {
         if with_warnings {
             out["warnings"] = json!(self.warnings);
         }
+        out["by_kind"] = Value::Object(by_kind);
         out
     }
 
@@ -155,7 +201,8 @@ fn num(x: f64) -> Value {
     }
 }
 
-fn fmt(x: f64) -> String {
+/// A score as the text table prints it (4 decimals, `-` for none).
+pub fn fmt(x: f64) -> String {
     if x.is_nan() {
         "-".into()
     } else {

@@ -5,7 +5,7 @@ use super::data::{dialogue_files, Dialogue, ModelOutput, Pair, Session};
 use super::report::{Report, Skipped};
 use crate::fasthash::{self, Prehashed};
 use crate::pivots::{check, Verdict};
-use crate::python::{code_block, Module, SyntaxError};
+use crate::python::{code_block, Module, ObjectKind, SyntaxError};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -94,6 +94,9 @@ pub struct DialogueResult {
     pub id: u32,
     pub scores: DialogueScores,
     pub answers: Vec<AnswerResult>,
+    /// Each instruction answer's score (NaN when absent) with the object kind of its one
+    /// pair, for the per-kind breakdown (kept when the answers are not).
+    pub instruction_kinds: Vec<(ObjectKind, f64)>,
 }
 
 /// numpy's `nanmean`: NaN when nothing is left.
@@ -193,39 +196,49 @@ pub fn score_dialogue_with(
         instruction: vec![f64::NAN; n],
     };
     let mut answers = Vec::new();
+    let mut instruction_kinds = Vec::new();
     for (s, (session, o)) in d.sessions.iter().zip(&out.sessions).enumerate() {
         // One answer's score: the mean of its non-absent pair scores.
-        let mut per_kind = |kind, texts: &[String], limit: usize| -> Result<f64, String> {
-            let mut per_answer = Vec::new();
-            for (i, text) in texts.iter().take(limit).enumerate() {
-                let at = AnswerAt {
-                    session: s,
-                    kind,
-                    answer: i,
-                };
-                let r = answer(at, text)?;
-                per_answer.push(mean_of_scores(&r.verdicts));
-                answers.push(r);
-            }
-            Ok(nanmean(per_answer))
-        };
+        // Also returns each answer's score (the per-kind breakdown needs them).
+        let mut per_kind =
+            |kind, texts: &[String], limit: usize| -> Result<(f64, Vec<f64>), String> {
+                let mut per_answer = Vec::new();
+                for (i, text) in texts.iter().take(limit).enumerate() {
+                    let at = AnswerAt {
+                        session: s,
+                        kind,
+                        answer: i,
+                    };
+                    let r = answer(at, text)?;
+                    per_answer.push(mean_of_scores(&r.verdicts));
+                    answers.push(r);
+                }
+                Ok((nanmean(per_answer.clone()), per_answer))
+            };
         if !session.session_regex.is_empty() {
-            scores.session[s] = per_kind(AnswerKind::Session, &o.session_model_output, usize::MAX)?;
+            scores.session[s] =
+                per_kind(AnswerKind::Session, &o.session_model_output, usize::MAX)?.0;
             // Answer i is scored against pair i only.
-            scores.instruction[s] = per_kind(
+            let (mean, per_answer) = per_kind(
                 AnswerKind::Instruction,
                 &o.instruction_model_output,
                 session.session_regex.len(),
             )?;
+            scores.instruction[s] = mean;
+            for (m, pair) in per_answer.into_iter().zip(&session.session_regex) {
+                instruction_kinds.push((pair.kind, m));
+            }
         }
         if !session.history_regex.is_empty() {
-            scores.history[s] = per_kind(AnswerKind::History, &o.history_model_output, usize::MAX)?;
+            scores.history[s] =
+                per_kind(AnswerKind::History, &o.history_model_output, usize::MAX)?.0;
         }
     }
     Ok(DialogueResult {
         id: d.id,
         scores,
         answers,
+        instruction_kinds,
     })
 }
 
@@ -283,7 +296,10 @@ pub fn score_dirs_with(
             r
         })
         .collect();
-    let mut report = Report::default();
+    let mut report = Report {
+        model: folder_name(outputs),
+        ..Report::default()
+    };
     for (id, reason) in ignored {
         report.skipped.push(Skipped { id, reason });
     }
@@ -304,6 +320,17 @@ pub fn score_dirs_with(
     }
     report.finish();
     Ok((report, kept))
+}
+
+/// The outputs folder's last component (`.../outputs/gpt-4o` -> `gpt-4o`): the model's name.
+fn folder_name(outputs: &Path) -> String {
+    let canonical = outputs
+        .canonicalize()
+        .unwrap_or_else(|_| outputs.to_path_buf());
+    canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 type Scored = Result<(DialogueResult, Vec<String>), String>;

@@ -10,6 +10,7 @@ pub mod headless;
 mod outputs;
 mod pivots;
 mod progress;
+mod report;
 mod session;
 mod tests;
 mod turn;
@@ -58,10 +59,14 @@ pub const USAGE: &[(&str, &str)] = &[
         "pivot.evaluate.convcode",
         r#"{"results": DIR, "model": M, optional "static", "refModel", "simulator", "excludeInitSolved"}"#,
     ),
+    (
+        "pivot.report.open",
+        r#"{"inputs": [SCORES.json, ...], optional "title"}"#,
+    ),
 ];
 
-pub const COMMANDS: [&str; 18] = {
-    let mut out = [""; 18];
+pub const COMMANDS: [&str; 19] = {
+    let mut out = [""; 19];
     let mut i = 0;
     while i < USAGE.len() {
         out[i] = USAGE[i].0;
@@ -76,7 +81,10 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
     // Long runs over explicit inputs do not wait for (or block) the session commands.
     let independent = matches!(
         p.command.as_str(),
-        "pivot.evaluate.memorycode" | "pivot.evaluate.convcode" | "pivot.tests.run"
+        "pivot.evaluate.memorycode"
+            | "pivot.evaluate.convcode"
+            | "pivot.tests.run"
+            | "pivot.report.open"
     );
     let _in_order = if independent {
         None
@@ -102,6 +110,7 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
         "pivot.turn.feedback" => turn::feedback(b, &args).await,
         "pivot.turn.submit" => turn::submit(b, &args, token).await,
         "pivot.evaluate.convcode" => convcode::evaluate(b, &args, token).await,
+        "pivot.report.open" => report::open(b, &args).await,
         other => Err(invalid_params(format!(
             "unknown command `{other}`; known commands: {}",
             COMMANDS.join(", ")

@@ -1,0 +1,547 @@
+//! `pivot-lsp report`: the page built from the bundled fixtures' scores is self-contained,
+//! embeds its inputs unchanged, names every model, titles every chart, shows the text
+//! output's numbers; bad inputs are refused by name; headless Chromium renders it without
+//! any network request and the screenshot is not blank.
+
+mod lsp_support;
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+    c.current_dir(root());
+    c
+}
+
+fn ok(out: Output, what: &str) -> Output {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Score files of the bundled fixtures: two MemoryCode models (the same outputs under two
+/// names), the ConvCodeWorld fixture folder live, and the same folder as ConvCodeBench.
+/// Returns (paths, model names, the text outputs of the same scorings).
+fn fixture_scores(dir: &Path) -> (Vec<PathBuf>, Vec<&'static str>, Vec<String>) {
+    let mut paths = Vec::new();
+    let mut texts = Vec::new();
+    let mc = |name: Option<&str>, format: &str| {
+        let mut c = bin();
+        c.args(["score", "memorycode", "--per-session", "--format", format]);
+        if let Some(n) = name {
+            c.args(["--model-name", n]);
+        }
+        ok(c.output().unwrap(), "score memorycode").stdout
+    };
+    for (file, name) in [
+        ("mc-demo.json", None),
+        ("mc-other.json", Some("other-model")),
+    ] {
+        let p = dir.join(file);
+        std::fs::write(&p, mc(name, "json")).unwrap();
+        paths.push(p);
+    }
+    texts.push(String::from_utf8(mc(None, "table")).unwrap());
+    let cc = |extra: &[&str], format: &str| {
+        let mut c = bin();
+        c.args([
+            "score",
+            "convcode",
+            "--results",
+            "fixtures/lsp/convcode",
+            "--model",
+            "fixture/coder",
+            "--format",
+            format,
+        ]);
+        c.args(extra);
+        ok(c.output().unwrap(), "score convcode").stdout
+    };
+    for (file, extra) in [
+        ("ccw.json", &[][..]),
+        (
+            "ccb.json",
+            &["--static", "--ref-model", "fixture/coder"][..],
+        ),
+    ] {
+        let p = dir.join(file);
+        std::fs::write(&p, cc(extra, "json")).unwrap();
+        paths.push(p);
+        texts.push(String::from_utf8(cc(extra, "table")).unwrap());
+    }
+    (
+        paths,
+        vec!["demo-model", "other-model", "fixture/coder"],
+        texts,
+    )
+}
+
+fn build_report(dir: &Path, inputs: &[PathBuf]) -> String {
+    let out = dir.join("report.html");
+    let mut c = bin();
+    c.arg("report").args(inputs).arg("--output").arg(&out);
+    c.args(["--title", "Fixture <report>"]);
+    ok(c.output().unwrap(), "report");
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// The text of the `<script id="pivot-report-data">` element, and the page without it.
+fn split_data(html: &str) -> (&str, String) {
+    let open = r#"<script type="application/json" id="pivot-report-data">"#;
+    let start = html.find(open).expect("data script present") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    (
+        &html[start..end],
+        format!("{}{}", &html[..start], &html[end..]),
+    )
+}
+
+/// Every `src=`, `href=`, `url(`, `@import`, and every scheme'd URL outside the data.
+fn external_references(page: &str) -> Vec<String> {
+    let lower = page.to_lowercase();
+    let mut found = Vec::new();
+    for attr in [
+        "src=",
+        "href=",
+        "xlink:href=",
+        "action=",
+        "poster=",
+        "srcset=",
+    ] {
+        for (i, _) in lower.match_indices(attr) {
+            let value = lower[i + attr.len()..].trim_start_matches(['"', '\'']);
+            if !value.starts_with('#') {
+                found.push(page[i..(i + 60).min(page.len())].to_string());
+            }
+        }
+    }
+    for needle in [
+        "url(", "@import", "http:", "https:", "ftp:", "//cdn", "<link", "<iframe", "<img",
+        "<object", "<embed",
+    ] {
+        if let Some(i) = lower.find(needle) {
+            found.push(page[i..(i + 60).min(page.len())].to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn report_from_fixture_scores_is_self_contained_and_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, models, texts) = fixture_scores(dir.path());
+    let html = build_report(dir.path(), &inputs);
+    let (data, page) = split_data(&html);
+
+    let refs = external_references(&page);
+    assert!(refs.is_empty(), "external references: {refs:?}");
+
+    // The embedded data is the list of inputs, value for value.
+    let embedded: Value = serde_json::from_str(data).unwrap();
+    let given: Vec<Value> = inputs
+        .iter()
+        .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
+        .collect();
+    assert_eq!(embedded, Value::Array(given.clone()));
+    assert_eq!(given[0]["benchmark"], "memorycode");
+    assert_eq!(given[1]["model"], "other-model");
+    assert_eq!(given[2]["benchmark"], "convcodeworld");
+    assert_eq!(given[3]["benchmark"], "convcodebench");
+
+    for m in &models {
+        assert!(page.contains(m), "model {m} not named in the page");
+    }
+    assert!(page.contains("<title>Fixture &lt;report&gt;</title>"));
+    assert!(page.contains("ref. model: fixture/coder"));
+
+    // Every chart is an inline <svg> whose first child is a non-empty <title>.
+    let charts: Vec<&str> = page.split("<svg").skip(1).collect();
+    // MemoryCode: macro, 2 per-session, by kind; ConvCodeWorld: Pass@1, MRR/Recall;
+    // ConvCodeBench: none (this replay has no results, which the page says).
+    assert_eq!(charts.len(), 6, "charts in the page");
+    assert!(page.contains("No configuration has results in"));
+    for c in &charts {
+        let head = &c[..c.find("</title>").expect("chart without <title>")];
+        let title = &head[head.find("><title>").expect("<title> first") + 8..];
+        assert!(!title.trim().is_empty());
+        assert!(c.contains("</svg>"));
+    }
+
+    // The tables hold the numbers the text outputs print, with the same rounding.
+    for text in &texts {
+        let mut numbers = 0;
+        for tok in text.split(|c: char| c.is_whitespace() || c == '|') {
+            let decimal = tok.split_once('.').is_some_and(|(a, b)| {
+                !a.is_empty()
+                    && !b.is_empty()
+                    && a.bytes().all(|c| c.is_ascii_digit())
+                    && b.bytes().all(|c| c.is_ascii_digit())
+            });
+            if decimal {
+                numbers += 1;
+                assert!(
+                    page.contains(&format!(">{tok}<")),
+                    "{tok} of the text output is in no table cell"
+                );
+            }
+        }
+        // The ConvCodeBench replay of the fixture folder has no results: blank tables.
+        if !text.contains("ConvCodeBench") {
+            assert!(numbers >= 4, "text output without numbers: {text}");
+        }
+    }
+
+    // Provenance: each input's name and SHA-256.
+    for p in &inputs {
+        use sha2::Digest;
+        let sha: String = sha2::Sha256::digest(std::fs::read(p).unwrap())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert!(page.contains(&sha), "SHA-256 of {}", p.display());
+        assert!(page.contains(&p.display().to_string()));
+    }
+    assert!(page.contains(env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn score_report_flag_writes_the_same_kind_of_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sub/mc.html");
+    let o = ok(
+        bin()
+            .args(["score", "memorycode", "--format", "json", "--report"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+        "score --report",
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    let (data, _) = split_data(&html);
+    let embedded: Value = serde_json::from_str(data).unwrap();
+    let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(embedded, Value::Array(vec![printed]));
+    assert!(html.contains("demo-model"));
+}
+
+#[test]
+fn bad_inputs_are_refused_by_name_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, _, _) = fixture_scores(dir.path());
+    let good = std::fs::read_to_string(&inputs[0]).unwrap();
+    let cases = [
+        (
+            "not-score.json",
+            r#"{"hello": "world"}"#.to_string(),
+            "not a score file",
+        ),
+        ("empty-list.json", "[]".to_string(), "empty JSON list"),
+        ("empty.json", String::new(), "empty"),
+        (
+            "truncated.json",
+            good[..good.len() / 2].to_string(),
+            "truncated",
+        ),
+        ("list.json", format!("[{good}]"), "JSON list"),
+    ];
+    let out = dir.path().join("r.html");
+    for (name, text, why) in &cases {
+        let bad = dir.path().join(name);
+        std::fs::write(&bad, text).unwrap();
+        // Alone, and among valid inputs: refused either way, naming the bad file.
+        for args in [
+            vec![bad.clone()],
+            vec![inputs[0].clone(), bad.clone(), inputs[2].clone()],
+        ] {
+            let o = bin()
+                .arg("report")
+                .args(&args)
+                .arg("--output")
+                .arg(&out)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+            assert!(err.contains(name), "{name} not named: {err}");
+            assert!(err.contains(why), "{name}: expected {why:?} in {err}");
+            assert!(!err.contains("mc-demo.json"), "a valid input blamed: {err}");
+            assert!(!out.exists(), "{name}: a report was written");
+        }
+    }
+    let missing = dir.path().join("missing.json");
+    let o = bin()
+        .arg("report")
+        .arg(&missing)
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
+    // No inputs at all: a usage error from the argument parser.
+    let o = bin()
+        .args(["report", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SCORES.json"));
+}
+
+/// Debian's chromium, when installed (scripts/test installs it).
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|b| {
+            let o = Command::new("sh")
+                .args(["-c", &format!("command -v {b}")])
+                .output()
+                .ok()?;
+            let p = String::from_utf8(o.stdout).ok()?;
+            (o.status.success() && !p.trim().is_empty()).then(|| PathBuf::from(p.trim()))
+        })
+}
+
+/// Run headless Chromium on `page`: (screenshot path, net log) or why it could not.
+fn render(chrome: &Path, dir: &Path, page: &Path, tag: &str) -> Result<(PathBuf, Value), String> {
+    let shot = dir.join(format!("{tag}.png"));
+    let netlog = dir.join(format!("{tag}-net.json"));
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--window-size=1280,3000",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join(format!("{tag}-profile")).display()
+        ))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !shot.exists() {
+        return Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" | "));
+    }
+    let log = std::fs::read_to_string(&netlog).map_err(|e| format!("no net log: {e}"))?;
+    let log = serde_json::from_str(&log).map_err(|e| format!("unreadable net log: {e}"))?;
+    Ok((shot, log))
+}
+
+/// URLs the page itself asked for. Chromium logs its own background requests too (update
+/// checks, time, accounts: initiator "not an origin"); a page's requests carry the page's
+/// site in their isolation key (`file://`) or have it as initiator.
+fn page_requests(log: &Value) -> Vec<String> {
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].as_u64();
+    assert!(start_job.is_some(), "net log without event types");
+    let mut out = Vec::new();
+    for e in log["events"].as_array().into_iter().flatten() {
+        // Begin events carry the request's parameters; end events have none.
+        if e["type"].as_u64() != start_job || e["params"]["url"].is_null() {
+            continue;
+        }
+        let p = &e["params"];
+        let browser = p["initiator"] == "not an origin"
+            && !p["network_isolation_key"]
+                .as_str()
+                .unwrap_or("")
+                .contains("file:");
+        if !browser {
+            out.push(p["url"].as_str().unwrap_or("?").to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn chromium_renders_the_page_offline_and_not_blank() {
+    let Some(chrome) = chromium() else {
+        println!("SKIP: no chromium on PATH (scripts/test installs Debian's `chromium`)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, _, _) = fixture_scores(dir.path());
+    build_report(dir.path(), &inputs);
+
+    // The control: a page that does load something (from a closed loopback port) is caught.
+    let control = dir.path().join("control.html");
+    std::fs::write(
+        &control,
+        r#"<html><body><img src="http://127.0.0.1:9/x.png">control</body></html>"#,
+    )
+    .unwrap();
+    let (_, log) = match render(&chrome, dir.path(), &control, "control") {
+        Ok(r) => r,
+        Err(why) => {
+            println!("SKIP: {} cannot render here: {why}", chrome.display());
+            return;
+        }
+    };
+    assert_eq!(page_requests(&log), vec!["http://127.0.0.1:9/x.png"]);
+
+    let (shot, log) = render(
+        &chrome,
+        dir.path(),
+        &dir.path().join("report.html"),
+        "report",
+    )
+    .expect("chromium rendered the control page but not the report");
+    let asked = page_requests(&log);
+    assert!(asked.is_empty(), "the page asked the network for {asked:?}");
+
+    // The screenshot: 1280 px wide, and drawn (many non-white pixels, many colours).
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.width, 1280);
+    let channels = info.color_type.samples();
+    let pixels = &buf[..info.buffer_size()];
+    let mut non_white = 0usize;
+    let mut colours = std::collections::HashSet::new();
+    for px in pixels.chunks(channels) {
+        if px[..3].iter().any(|c| *c < 235) {
+            non_white += 1;
+        }
+        colours.insert((px[0] >> 4, px[1] >> 4, px[2] >> 4));
+    }
+    let total = pixels.len() / channels;
+    assert!(
+        non_white * 50 > total,
+        "screenshot nearly blank: {non_white} of {total} pixels drawn"
+    );
+    assert!(
+        colours.len() > 20,
+        "screenshot has {} colours",
+        colours.len()
+    );
+    // Kept for a person to look at when PIVOT_REPORT_SHOT names a file.
+    if let Ok(keep) = std::env::var("PIVOT_REPORT_SHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}
+
+/// The editor command: `.pivot/report.html` in the workspace, its path returned; a bad
+/// input is an error naming it, and the previous report stays as it was.
+#[test]
+fn lsp_report_open_writes_pivot_report_html() {
+    let ws = tempfile::tempdir().unwrap();
+    let (inputs, _, _) = fixture_scores(ws.path());
+    let mut c = lsp_support::Client::start(ws.path());
+    c.session_changed();
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let r = c
+        .command(
+            "pivot.report.open",
+            json!({"inputs": names, "title": "From the editor"}),
+        )
+        .unwrap();
+    let path = PathBuf::from(r["path"].as_str().unwrap());
+    assert_eq!(path, ws.path().join(".pivot/report.html"));
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.contains("<title>From the editor</title>"));
+    assert!(html.contains("fixture/coder"));
+
+    std::fs::write(ws.path().join("bad.json"), "{\"macro\": ").unwrap();
+    let e = c
+        .command(
+            "pivot.report.open",
+            json!({"inputs": [names[0].clone(), "bad.json"]}),
+        )
+        .unwrap_err();
+    let msg = e["message"].as_str().unwrap();
+    assert!(
+        msg.contains("bad.json") && msg.contains("truncated"),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), html);
+    let e = c
+        .command("pivot.report.open", json!({"inputs": []}))
+        .unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("inputs"));
+    c.shutdown();
+}
+
+/// `by_kind` against the reference dump: its instruction scorings (one pair per answer)
+/// grouped by the pair's object kind: null is absent, any number is scored.
+#[test]
+fn by_kind_equals_the_reference_dump_grouped_by_kind() {
+    use std::io::BufRead;
+    let shared = root().join("../shared/memorycode");
+    let model = "command-r-plus";
+    let dump = shared.join(format!("reference/{model}.outputs.jsonl.gz"));
+    if !dump.exists() {
+        println!("SKIP: {} not found", dump.display());
+        return;
+    }
+    let (report, _) = pivot_lsp::bench::memorycode::score::score_dirs(
+        &shared.join("dataset"),
+        &shared.join(format!("outputs/{model}")),
+        pivot_lsp::bench::memorycode::score::Detail::ScoresOnly,
+        &|| {},
+    )
+    .unwrap();
+    let ours = report.to_json(false);
+    assert_eq!(ours["model"], model);
+    let mut want: std::collections::BTreeMap<String, (f64, u64, u64)> = Default::default();
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(&dump).unwrap());
+    for line in std::io::BufReader::new(gz).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["k"] != "instruction" || v.get("p").is_none() {
+            continue;
+        }
+        let e = want
+            .entry(v["obj"].as_str().unwrap().to_string())
+            .or_default();
+        match v["score"].as_f64() {
+            Some(s) => {
+                e.0 += s;
+                e.1 += 1;
+            }
+            None => e.2 += 1,
+        }
+    }
+    let got = ours["by_kind"].as_object().unwrap();
+    assert_eq!(got.len(), want.len(), "kinds: {:?}", got.keys());
+    for (kind, (sum, count, absent)) in &want {
+        let g = &got[kind];
+        assert_eq!(g["count"].as_u64(), Some(*count), "{kind} count");
+        assert_eq!(g["absent"].as_u64(), Some(*absent), "{kind} absent");
+        if *count > 0 {
+            let mean = g["mean"].as_f64().unwrap();
+            assert!(
+                (mean - sum / *count as f64).abs() < 1e-12,
+                "{kind} mean {mean}"
+            );
+        } else {
+            assert!(g["mean"].is_null());
+        }
+    }
+    println!(
+        "{model}: by_kind equals the reference dump for {} kinds",
+        want.len()
+    );
+}
