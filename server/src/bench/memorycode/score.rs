@@ -1,7 +1,7 @@
 //! Scoring: each answer is parsed once and checked against every pair it is scored on;
 //! dialogues are scored in parallel and aggregated as the original evaluator does.
 
-use super::data::{dialogue_files, Dialogue, ModelOutput, Pair};
+use super::data::{dialogue_files, file_id, Dialogue, ModelOutput, Pair};
 use super::report::{Report, Skipped};
 use crate::fasthash::{self, Prehashed};
 use crate::pivots::{check, Verdict};
@@ -96,18 +96,10 @@ pub struct DialogueResult {
     pub answers: Vec<AnswerResult>,
 }
 
-/// numpy's `nanmean`: NaN when nothing is left.
+/// numpy's 1-D `nanmean`, in numpy's summation order: NaN when nothing is left.
 pub fn nanmean(xs: impl IntoIterator<Item = f64>) -> f64 {
-    let (mut sum, mut n) = (0.0, 0usize);
-    for x in xs.into_iter().filter(|x| !x.is_nan()) {
-        sum += x;
-        n += 1;
-    }
-    if n == 0 {
-        f64::NAN
-    } else {
-        sum / n as f64
-    }
+    let xs: Vec<f64> = xs.into_iter().collect();
+    super::numpy::nanmean(&xs)
 }
 
 fn mean_of_scores(verdicts: &[(usize, Verdict)]) -> f64 {
@@ -249,7 +241,10 @@ pub fn score_dirs(
         })
         .collect();
     cache.drop_in_parallel();
-    let mut report = Report::default();
+    let mut report = Report {
+        row_order: listing_order(outputs),
+        ..Report::default()
+    };
     let mut kept = Vec::new();
     for (id, n_sessions, r) in results {
         match r {
@@ -267,6 +262,18 @@ pub fn score_dirs(
     }
     report.finish();
     Ok((report, kept))
+}
+
+/// Ids of the `output_N.json` files in the folder's listing order (`read_dir` and Python's
+/// `os.listdir` both return `readdir`'s order).
+pub fn listing_order(outputs: &Path) -> Vec<u32> {
+    std::fs::read_dir(outputs)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| file_id(&e.path(), "output_"))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 type Scored = Result<(DialogueResult, Vec<String>), String>;
