@@ -39,7 +39,30 @@ pub fn pre_check(src: &str, root: Node) -> Option<SyntaxError> {
     if root.has_error() {
         return Some(first_error_node(root));
     }
-    indentation(src)
+    invisible_character(src, root).or_else(|| indentation(src))
+}
+
+/// tree-sitter-python skips a byte-order mark, a zero-width space and a word joiner as
+/// whitespace; CPython's tokenizer refuses them outside strings and comments.
+fn invisible_character(src: &str, root: Node) -> Option<SyntaxError> {
+    let k = walk::kinds();
+    let found = ['\u{feff}', '\u{200b}', '\u{2060}']
+        .into_iter()
+        .flat_map(|c| src.match_indices(c))
+        .filter(|(at, c)| {
+            let inside = root.descendant_for_byte_range(*at, at + c.len());
+            !inside.is_some_and(|n| {
+                let id = n.kind_id();
+                id == k.comment || id == k.string_content || id == k.string
+            })
+        })
+        .min_by_key(|(at, _)| *at)?;
+    let (at, c) = found;
+    let code = c.chars().next().map_or(0, |c| c as u32);
+    Some(SyntaxError {
+        message: format!("invalid non-printable character U+{code:04X}"),
+        span: Span::from_bytes(src, at, at + c.len()),
+    })
 }
 
 /// Checks of nodes the grammar accepts and CPython does not, one node at a time, so that
@@ -212,11 +235,29 @@ fn check_node(src: &[u8], node: Node, id: u16) -> Option<SyntaxError> {
         (!numbers::is_valid(t)).then(|| err("invalid decimal literal", &node))
     } else if id == k.try_statement {
         let mut c = node.walk();
-        let handled = node.named_children(&mut c).any(|n| {
-            let id = n.kind_id();
-            id == k.except_clause || id == k.except_group_clause || id == k.finally_clause
-        });
-        (!handled).then(|| err("expected 'except' or 'finally' block", &node))
+        let clauses: Vec<Node> = node
+            .named_children(&mut c)
+            .filter(|n| {
+                let id = n.kind_id();
+                id == k.except_clause || id == k.except_group_clause || id == k.finally_clause
+            })
+            .collect();
+        if clauses.is_empty() {
+            return Some(err("expected 'except' or 'finally' block", &node));
+        }
+        let handlers = (clauses.iter().copied()).filter(|n| n.kind_id() != k.finally_clause);
+        let (star, plain): (Vec<Node>, Vec<Node>) = handlers.partition(|n| is_star_handler(*n));
+        match (star.first(), plain.first()) {
+            (Some(s), Some(p)) => Some(err(
+                "cannot have both 'except' and 'except*' on the same 'try'",
+                if s.start_byte() > p.start_byte() {
+                    s
+                } else {
+                    p
+                },
+            )),
+            _ => None,
+        }
     } else if id == k.assignment {
         let annotated = node.field(Field::Type).is_some();
         let r = node.field(Field::Right)?;
@@ -228,6 +269,11 @@ fn check_node(src: &[u8], node: Node, id: u16) -> Option<SyntaxError> {
             .filter(|r| r.kind_id() == k.assignment || r.kind_id() == k.augmented_assignment)
             .map(|r| err("invalid syntax", &r))
     } else if id == k.print_statement {
+        // `print >> f, x` is an expression CPython compiles (a shift and a tuple); only
+        // `print x` forms are Python 2 statements.
+        if has_chevron(node) {
+            return None;
+        }
         Some(err(
             "Missing parentheses in call to 'print'. Did you mean print(...)?",
             &node,
@@ -239,6 +285,19 @@ fn check_node(src: &[u8], node: Node, id: u16) -> Option<SyntaxError> {
     } else {
         None
     }
+}
+
+/// `except* E:` (an `ast.TryStar` handler): the clause's second token is `*`.
+pub fn is_star_handler(clause: Node) -> bool {
+    clause
+        .child(1)
+        .is_some_and(|t| !t.is_named() && t.kind() == "*")
+}
+
+fn has_chevron(print: Node) -> bool {
+    print
+        .named_child(0)
+        .is_some_and(|n| n.kind_id() == walk::kinds().chevron)
 }
 
 /// Inside `[...]` a `T: bound` is a type parameter (def/class) or a slice (`Dict[a: b]`),
@@ -256,7 +315,7 @@ fn parameter_order(params: Node) -> Option<SyntaxError> {
     let k = walk::kinds();
     let mut seen_default = false;
     let mut c = params.walk();
-    for p in params.named_children(&mut c) {
+    for p in params.named_children(&mut c).filter(|p| !p.is_extra()) {
         let id = p.kind_id();
         if id == k.default_parameter || id == k.typed_default_parameter {
             seen_default = true;
@@ -288,11 +347,10 @@ fn argument_order(args: Node) -> Option<SyntaxError> {
     let k = walk::kinds();
     let (mut keyword, mut double_splat) = (false, false);
     let mut c = args.walk();
-    for a in args.named_children(&mut c) {
+    // Comments and `\` line continuations are extras, not arguments.
+    for a in args.named_children(&mut c).filter(|a| !a.is_extra()) {
         let id = a.kind_id();
-        if id == k.comment {
-            continue;
-        } else if id == k.keyword_argument {
+        if id == k.keyword_argument {
             keyword = true;
         } else if id == k.dictionary_splat {
             double_splat = true;

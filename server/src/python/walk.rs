@@ -95,6 +95,8 @@ kind_ids!(
     attribute,
     decorator,
     call,
+    chevron,
+    string_content,
 );
 
 impl Kinds {
