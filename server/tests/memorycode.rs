@@ -536,7 +536,8 @@ fn cli_reports_skips_on_stderr_with_exit_code_1() {
 // ---------------------------------------------------------------- syntax verdicts vs CPython
 
 /// Every snippet of fixtures/python/syntax_cases.py gets the same verdict from us as from
-/// the real CPython's `ast.parse` (run here, not copied).
+/// the real CPython's `ast.parse` (run here, not copied), on the same line; our message is
+/// CPython's, unless it is the generic "invalid syntax" (where tree-sitter cannot tell).
 #[test]
 fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
     let src = std::fs::read_to_string(
@@ -558,8 +559,8 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
             (title.to_string(), code)
         })
         .collect();
-    assert!(cases.len() > 40);
-    let script = "import ast, json, sys\nout = []\nfor c in json.load(sys.stdin):\n    try:\n        ast.parse(c); out.append(True)\n    except SyntaxError:\n        out.append(False)\nprint(json.dumps(out))";
+    assert!(cases.len() > 60);
+    let script = "import ast, json, sys\nout = []\nfor c in json.load(sys.stdin):\n    try:\n        ast.parse(c); out.append(None)\n    except SyntaxError as e:\n        out.append([e.lineno, e.msg])\nprint(json.dumps(out))";
     let child = std::process::Command::new("python3")
         .args(["-c", script])
         .stdin(std::process::Stdio::piped())
@@ -577,15 +578,33 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
     .unwrap();
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
-    let cpython: Vec<bool> = serde_json::from_slice(&out.stdout).unwrap();
-    let mut wrong = Vec::new();
-    for ((title, code), ok) in cases.iter().zip(cpython) {
+    let cpython: Vec<Option<(u32, String)>> = serde_json::from_slice(&out.stdout).unwrap();
+    let (mut wrong, mut errors, mut same_message) = (Vec::new(), 0, 0);
+    for ((title, code), want) in cases.iter().zip(cpython) {
         let ours = pivot_lsp::python::Module::parse(code).syntax_error;
-        if ours.is_none() != ok {
-            wrong.push(format!("{title}: CPython ok={ok}, ours {ours:?}"));
+        match (&want, &ours) {
+            (None, None) => {}
+            (Some((line, message)), Some(e)) => {
+                errors += 1;
+                if e.span.start.line + 1 != *line {
+                    wrong.push(format!(
+                        "{title}: CPython line {line} ({message}), ours {e}"
+                    ));
+                } else if e.message == *message {
+                    same_message += 1;
+                } else if e.message != "invalid syntax" {
+                    wrong.push(format!("{title}: CPython says {message:?}, ours {e}"));
+                }
+            }
+            _ => wrong.push(format!("{title}: CPython {want:?}, ours {ours:?}")),
         }
     }
     assert!(wrong.is_empty(), "disagreements:\n{}", wrong.join("\n"));
+    assert!(errors > 30, "only {errors} cases are errors");
+    println!(
+        "{} cases: {errors} errors, all on CPython's line, {same_message} with CPython's message",
+        cases.len()
+    );
 }
 
 // ---------------------------------------------------------------- the ledger on real dialogues

@@ -112,10 +112,11 @@ impl Module {
         let syntax_error = early.or_else(|| {
             let walked = grammar.and_then(|g| g.finish());
             // The pruned walk leaves number literals to the text scan.
-            match pruned {
+            let found = match pruned {
                 true => syntax::first_in_walk(walked, syntax::number_error(src, root)),
                 false => walked,
-            }
+            };
+            found.map(|e| syntax::where_cpython_reports(src, e))
         });
         Module {
             syntax_error,

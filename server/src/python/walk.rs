@@ -96,7 +96,6 @@ kind_ids!(
     decorator,
     call,
     chevron,
-    string_content,
 );
 
 impl Kinds {
