@@ -177,7 +177,8 @@ impl ModuleCache {
             // Not a module node (never seen): the whole tree is one chunk.
             place(root, self);
         }
-        let syntax_error = syntax::pre_check(src, root).or_else(|| first_grammar(&chunks));
+        let syntax_error = syntax::pre_check(src, root)
+            .or_else(|| first_grammar(&chunks).map(|e| syntax::where_cpython_reports(src, e)));
         Analysis {
             chunks,
             syntax_error,
@@ -329,7 +330,8 @@ impl ModuleCache {
             });
         }
         // `pre_check` on a root without error is the whole file's indentation check.
-        let syntax_error = syntax::pre_check(src, root).or_else(|| first_grammar(&chunks));
+        let syntax_error = syntax::pre_check(src, root)
+            .or_else(|| first_grammar(&chunks).map(|e| syntax::where_cpython_reports(src, e)));
         Some(Analysis {
             chunks,
             syntax_error,
@@ -604,6 +606,40 @@ pub(crate) mod tests {
         assert_eq!(got.objects, want.objects, "{what}\n{text}");
         let broken = tree.root_node().has_error();
         (broken, !broken && want.syntax_error.is_some())
+    }
+
+    /// The editor's diagnostics put a syntax error where CPython does: an open bracket at
+    /// its own line, an empty block at the next statement (CPython's lines, checked case by
+    /// case in server/tests/memorycode.rs).
+    #[test]
+    fn syntax_errors_on_cpython_s_lines() {
+        let cases = [
+            (
+                "import os\n\n\ndef helper():\n    x = (\n",
+                4,
+                "'(' was never closed",
+            ),
+            (
+                "def f():\n    # TODO\n\nx = 1\n",
+                3,
+                "expected an indented block after function definition on line 1",
+            ),
+            (
+                "x = 1\ntry:\n    y = 2\n\nz = 3\n",
+                4,
+                "expected 'except' or 'finally' block",
+            ),
+        ];
+        for (src, line, message) in cases {
+            let tree = parse_tree(src, None);
+            let module = ModuleCache::default().analyze(src, &tree).to_module();
+            let e = module.syntax_error.expect(src);
+            assert_eq!(
+                (e.span.start.line, e.message.as_str()),
+                (line, message),
+                "{src}"
+            );
+        }
     }
 
     #[test]

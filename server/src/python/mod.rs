@@ -4,6 +4,7 @@
 
 pub mod code_block;
 pub mod incremental;
+pub mod joined;
 pub mod literal;
 pub mod module;
 pub mod numbers;

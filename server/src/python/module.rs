@@ -3,7 +3,7 @@
 
 use super::objects::{Collector, Objects};
 pub use super::syntax::SyntaxError;
-use super::{syntax, walk};
+use super::{joined, syntax, walk};
 use std::cell::RefCell;
 use tree_sitter::{Parser, Tree};
 
@@ -53,8 +53,44 @@ pub struct Module {
 impl Module {
     pub fn parse(src: &str) -> Module {
         let src = lone_cr_as_lf(src);
-        let tree = parse_tree(&src, None);
-        Module::from_tree(&src, &tree)
+        let src: &str = &src;
+        let tree = parse_tree(src, None);
+        let module = Module::from_tree(src, &tree);
+        if module.syntax_error.is_none() || !tree.root_node().has_error() {
+            return module;
+        }
+        Module::parse_joined(src).unwrap_or(module)
+    }
+
+    /// The module of `src` read with the lines inside brackets joined (`joined.rs`), when
+    /// that is what made tree-sitter fail: ranges are recounted over `src` and texts taken
+    /// from it.
+    fn parse_joined(src: &str) -> Option<Module> {
+        let flat = joined::join_bracketed_lines(src)?;
+        let tree = parse_tree(&flat, None);
+        if tree.root_node().has_error() {
+            return None;
+        }
+        let m = Module::from_tree(&flat, &tree);
+        let lines = joined::Lines::new(src);
+        let mut objects = Objects::default();
+        objects.extend_mapped(&m.objects, |s| lines.span(s));
+        // Comments are read from the whole text, which joining blanked inside brackets.
+        objects.replace_comments(super::objects::comments(src));
+        objects.retext(|span, text| {
+            if span.text(&flat) == text {
+                span.text(src).to_string()
+            } else {
+                text.to_string()
+            }
+        });
+        Some(Module {
+            syntax_error: m.syntax_error.map(|e| SyntaxError {
+                span: lines.span(e.span),
+                ..e
+            }),
+            objects,
+        })
     }
 
     /// Syntax verdict and objects in one walk of the tree. Without tree-sitter errors the
@@ -94,10 +130,11 @@ impl Module {
         let syntax_error = early.or_else(|| {
             let walked = grammar.and_then(|g| g.finish());
             // The pruned walk leaves number literals to the text scan.
-            match pruned {
+            let found = match pruned {
                 true => syntax::first_in_walk(walked, syntax::number_error(src, root)),
                 false => walked,
-            }
+            };
+            found.map(|e| syntax::where_cpython_reports(src, e))
         });
         Module {
             syntax_error,

@@ -27,6 +27,18 @@ pub fn is_valid(text: &str) -> bool {
     grammar().is_match(text)
 }
 
+/// CPython's message for an invalid literal `text`: a decimal integer with a leading zero
+/// before other digits has its own.
+pub fn error_message(text: &str) -> &'static str {
+    let b = text.as_bytes();
+    let decimal = b.iter().all(|&c| c.is_ascii_digit() || c == b'_');
+    if decimal && b.first() == Some(&b'0') && b.iter().any(|&c| (b'1'..=b'9').contains(&c)) {
+        "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers"
+    } else {
+        "invalid decimal literal"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_valid;

@@ -197,6 +197,18 @@ impl Objects {
         }
     }
 
+    /// The comment entry replaced by `entry`.
+    pub fn replace_comments(&mut self, entry: Entry) {
+        self.by_kind[K::Comment as usize] = vec![entry];
+    }
+
+    /// Every item's text passed through `f` with its span.
+    pub fn retext(&mut self, f: impl Fn(Span, &str) -> String) {
+        for item in self.by_kind.iter_mut().flatten().flat_map(|e| &mut e.items) {
+            item.text = f(item.span, &item.text);
+        }
+    }
+
     /// Add an entry of `kind` after the others (e.g. the comment entry, which
     /// `Collector::finish` adds last).
     pub fn push_entry(&mut self, kind: ObjectKind, entry: Entry) {
@@ -221,7 +233,7 @@ impl Objects {
         let Some(name_node) = def.field(Field::Name) else {
             return;
         };
-        let name = text(src, name_node);
+        let name = name(src, name_node);
         let anchor = Span::of(&name_node);
         let body = def.field(Field::Body);
         let kinds = if in_class {
@@ -238,7 +250,7 @@ impl Objects {
         };
         let [k_name, k_doc, k_try, k_assert, k_ann, k_dec] = kinds;
         let entry = |items: Vec<Item>| Entry { items, anchor };
-        self.push(k_name, Entry::single(name.to_string(), anchor));
+        self.push(k_name, Entry::single(name, anchor));
 
         let params = plain_parameters(src, def.field(Field::Parameters));
         let mut annotations: Vec<Item> = params.iter().filter_map(|p| p.1.clone()).collect();
@@ -277,7 +289,14 @@ impl Objects {
             k_doc,
             entry(docstring(src, stmts.first().copied()).into_iter().collect()),
         );
-        self.push(k_try, entry(direct(k.try_statement)));
+        // `try` ... `except*` is an `ast.TryStar`, which the reference's
+        // `isinstance(node, ast.Try)` does not count.
+        let tries = stmts
+            .iter()
+            .filter(|n| n.kind_id() == k.try_statement && !is_try_star(**n))
+            .map(|n| item(src, *n))
+            .collect();
+        self.push(k_try, entry(tries));
         self.push(k_assert, entry(direct(k.assert_statement)));
         self.push(k_ann, entry(annotations));
         self.push(k_dec, entry(decorators));
@@ -288,10 +307,7 @@ impl Objects {
             return;
         };
         let anchor = Span::of(&name_node);
-        self.push(
-            K::Class,
-            Entry::single(text(src, name_node).to_string(), anchor),
-        );
+        self.push(K::Class, Entry::single(name(src, name_node), anchor));
         self.push(
             K::ClassDecorator,
             Entry {
@@ -313,11 +329,10 @@ impl Objects {
             return;
         };
         if annotated(src, assign) {
-            if let Some(left) = assign.field(Field::Left).filter(|n| is_name(n)) {
-                self.push(
-                    K::Variable,
-                    Entry::single(text(src, left).into(), Span::of(&left)),
-                );
+            // `(name): int` annotates `name` (`ast.AnnAssign` with `simple=0`).
+            let left = assign.field(Field::Left).map(unparenthesized);
+            if let Some(left) = left.filter(is_name) {
+                self.push(K::Variable, Entry::single(name(src, left), Span::of(&left)));
             }
             return;
         }
@@ -326,15 +341,12 @@ impl Objects {
             if id == k.pattern_list || id == k.tuple_pattern {
                 let mut c = target.walk();
                 for el in target.named_children(&mut c).filter(is_name) {
-                    self.push(
-                        K::Variable,
-                        Entry::single(text(src, el).into(), Span::of(&el)),
-                    );
+                    self.push(K::Variable, Entry::single(name(src, el), Span::of(&el)));
                 }
             } else if is_name(&target) {
                 self.push(
                     K::Variable,
-                    Entry::single(text(src, target).into(), Span::of(&target)),
+                    Entry::single(name(src, target), Span::of(&target)),
                 );
             }
         }
@@ -355,7 +367,7 @@ impl Objects {
             };
             if let Some(d) = dotted {
                 let mut c2 = d.walk();
-                let parts: Vec<&str> = d.named_children(&mut c2).map(|p| text(src, p)).collect();
+                let parts: Vec<String> = d.named_children(&mut c2).map(|p| name(src, p)).collect();
                 self.push(K::Import, Entry::single(parts.join("."), Span::of(&d)));
             }
         }
@@ -472,6 +484,52 @@ fn item(src: &[u8], node: Node) -> Item {
     }
 }
 
+/// An identifier as `ast` has it: CPython's tokenizer NFKC-normalizes non-ASCII names
+/// (`ｗｉｄｔｈ` is `width`, the micro sign is `μ`).
+fn name(src: &[u8], node: Node) -> String {
+    let t = text(src, node);
+    if t.is_ascii() {
+        t.to_string()
+    } else {
+        use unicode_normalization::UnicodeNormalization;
+        t.nfkc().collect()
+    }
+}
+
+/// `name` as an item, with the identifier's range.
+fn name_item(src: &[u8], node: Node) -> Item {
+    Item {
+        text: name(src, node),
+        span: Span::of(&node),
+    }
+}
+
+/// `(x)` (one element, no comma) is `x`; anything else is itself.
+fn unparenthesized(mut node: Node) -> Node {
+    let k = walk::kinds();
+    while (node.kind_id() == k.parenthesized_expression || node.kind_id() == k.tuple_pattern)
+        && node.child_count() == 3
+        && node.named_child_count() == 1
+    {
+        match node.named_child(0) {
+            Some(inner) => node = inner,
+            None => break,
+        }
+    }
+    node
+}
+
+/// A `try` whose handlers are `except*`.
+fn is_try_star(node: Node) -> bool {
+    let k = walk::kinds();
+    let mut c = node.walk();
+    let star = node
+        .named_children(&mut c)
+        .filter(|n| n.kind_id() == k.except_clause || n.kind_id() == k.except_group_clause)
+        .any(super::syntax::is_star_handler);
+    star
+}
+
 fn is_name(node: &Node) -> bool {
     walk::kinds().is_name(node.kind_id())
 }
@@ -562,7 +620,8 @@ fn docstring(src: &[u8], first: Option<Node>) -> Option<Item> {
         return None;
     };
     let cleaned = literal::cleandoc(&value);
-    (!cleaned.trim().is_empty()).then(|| Item {
+    // `[doc] if doc else []`: only an empty docstring is absent ("    " is kept).
+    (!cleaned.is_empty()).then(|| Item {
         text: cleaned,
         span: Span::of(&expr),
     })
@@ -604,7 +663,7 @@ fn plain_parameters(src: &[u8], params: Option<Node>) -> Vec<(Item, Option<Item>
             continue;
         };
         if let Some(n) = name {
-            out.push((item(src, n), ann.map(|a| item(src, a))));
+            out.push((name_item(src, n), ann.map(|a| item(src, a))));
         }
     }
     out
@@ -628,9 +687,9 @@ fn decorator_id(src: &[u8], mut expr: Node) -> Option<Item> {
     loop {
         let id = expr.kind_id();
         if k.is_name(id) {
-            return Some(item(src, expr));
+            return Some(name_item(src, expr));
         } else if id == k.attribute {
-            return expr.field(Field::Attribute).map(|a| item(src, a));
+            return expr.field(Field::Attribute).map(|a| name_item(src, a));
         } else if id == k.call {
             expr = expr.field(Field::Function)?;
         } else if id == k.parenthesized_expression && expr.named_child_count() == 1 {
@@ -658,9 +717,9 @@ fn init_attributes(src: &[u8], body: Option<Node>, anchor: Span) -> Entry {
             }
             let is_self = target
                 .field(Field::Object)
-                .is_some_and(|o| o.kind_id() == k.identifier && text(src, o) == "self");
+                .is_some_and(|o| o.kind_id() == k.identifier && name(src, o) == "self");
             if let (true, Some(attr)) = (is_self, target.field(Field::Attribute)) {
-                items.push(item(src, attr));
+                items.push(name_item(src, attr));
             }
         }
     }
@@ -764,6 +823,57 @@ mod tests {
             comments[0],
             ["# not a comment, but the reference counts it'", "# real"]
         );
+    }
+
+    /// `try` ... `except*` is an `ast.TryStar`: the reference's `isinstance(n, ast.Try)`
+    /// does not count it.
+    #[test]
+    fn try_star_is_not_a_try() {
+        let src = "def f():\n    try:\n        pass\n    except* E:\n        pass\n    try:\n        pass\n    except E:\n        pass\nclass C:\n    def m(self):\n        try:\n            pass\n        except *E:\n            pass\n";
+        assert_eq!(names(src, K::FunctionTry)[0].len(), 1);
+        assert!(names(src, K::FunctionTry)[0][0].contains("except E"));
+        assert_eq!(names(src, K::MethodTry), vec![Vec::<String>::new()]);
+    }
+
+    #[test]
+    fn parenthesized_annotated_target_is_a_variable() {
+        let src = "(name): int = 1\n((other)): str\n(a.b): int\n";
+        assert_eq!(flat(src, K::Variable), ["name", "other"]);
+    }
+
+    /// CPython NFKC-normalizes identifiers: the reference sees `width` and `μ`.
+    #[test]
+    fn names_are_nfkc_normalized() {
+        let src = "ｗｉｄｔｈ = 1\nµ = 2\ndef ｆ(ａ): pass\nclass Ｃ:\n    def __init__(ｓｅｌｆ):\n        ｓｅｌｆ.ｘ = 1\n";
+        assert_eq!(flat(src, K::Variable), ["width", "\u{3bc}"]);
+        assert_eq!(flat(src, K::Function), ["f"]);
+        assert_eq!(flat(src, K::FunctionArgument), ["a"]);
+        assert_eq!(flat(src, K::Class), ["C"]);
+        assert_eq!(flat(src, K::Attribute), ["x"]);
+    }
+
+    /// `[doc] if doc else []`: a docstring cleaned to spaces is kept, an empty one is not.
+    #[test]
+    fn blank_but_not_empty_docstring_is_kept() {
+        let src = "def a():\n    \"\"\"\n\n    \"\"\"\ndef b():\n    \"   \"\n";
+        assert_eq!(names(src, K::FunctionDocstring), vec![vec!["    "], vec![]]);
+    }
+
+    /// A bracketed line indented less than its block: objects as CPython's, on their lines.
+    #[test]
+    fn bracketed_lines_indented_less_than_their_block() {
+        let src = "def f(a):\n        (bar.\n    baz)  # why\n        x = [1,  # one\n  2]\n        return x\ny = 1\n";
+        let m = Module::parse(src);
+        assert!(m.syntax_error.is_none(), "{:?}", m.syntax_error);
+        let vars = m.objects.get(K::Variable);
+        let texts: Vec<&str> = vars.iter().map(|e| e.items[0].text.as_str()).collect();
+        assert_eq!(texts, ["x", "y"]);
+        assert_eq!(vars[0].items[0].span.start.line, 3);
+        assert_eq!(vars[1].items[0].span.start.line, 6);
+        let comments = &m.objects.get(K::Comment)[0].items;
+        let texts: Vec<&str> = comments.iter().map(|i| i.text.as_str()).collect();
+        assert_eq!(texts, ["# why", "# one"]);
+        assert_eq!(comments[1].span.start.line, 3);
     }
 
     #[test]

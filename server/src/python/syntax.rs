@@ -30,16 +30,19 @@ pub fn check(src: &str, tree: &Tree) -> Option<SyntaxError> {
     pre_check(src, root).or_else(|| {
         let mut g = GrammarCheck::new(src);
         walk::preorder(root, |node, _| g.visit(node));
-        g.finish()
+        g.finish().map(|e| where_cpython_reports(src, e))
     })
 }
 
 /// What needs no walk: tree-sitter's own errors and the tokenizer's indentation rules.
 pub fn pre_check(src: &str, root: Node) -> Option<SyntaxError> {
+    // CPython reports the first error of its tokenizer (indentation, brackets, characters)
+    // before any error of its parser, wherever the parser stopped.
+    let tokens = tokenizer_error(src);
     if root.has_error() {
-        return Some(first_error_node(root));
+        return Some(tokens.unwrap_or_else(|| first_error_node(root)));
     }
-    indentation(src)
+    tokens
 }
 
 /// Checks of nodes the grammar accepts and CPython does not, one node at a time, so that
@@ -206,17 +209,35 @@ fn check_node(src: &[u8], node: Node, id: u16) -> Option<SyntaxError> {
                 any
             }
         };
-        (!has_statement).then(|| err("expected an indented block", &node))
+        (!has_statement).then(|| err(empty_block_message(node), &node))
     } else if id == k.integer || id == k.float {
         let t = node.utf8_text(src).unwrap_or("");
-        (!numbers::is_valid(t)).then(|| err("invalid decimal literal", &node))
+        (!numbers::is_valid(t)).then(|| err(numbers::error_message(t), &node))
     } else if id == k.try_statement {
         let mut c = node.walk();
-        let handled = node.named_children(&mut c).any(|n| {
-            let id = n.kind_id();
-            id == k.except_clause || id == k.except_group_clause || id == k.finally_clause
-        });
-        (!handled).then(|| err("expected 'except' or 'finally' block", &node))
+        let clauses: Vec<Node> = node
+            .named_children(&mut c)
+            .filter(|n| {
+                let id = n.kind_id();
+                id == k.except_clause || id == k.except_group_clause || id == k.finally_clause
+            })
+            .collect();
+        if clauses.is_empty() {
+            return Some(err(NO_HANDLER, &node));
+        }
+        let handlers = (clauses.iter().copied()).filter(|n| n.kind_id() != k.finally_clause);
+        let (star, plain): (Vec<Node>, Vec<Node>) = handlers.partition(|n| is_star_handler(*n));
+        match (star.first(), plain.first()) {
+            (Some(s), Some(p)) => Some(err(
+                "cannot have both 'except' and 'except*' on the same 'try'",
+                if s.start_byte() > p.start_byte() {
+                    s
+                } else {
+                    p
+                },
+            )),
+            _ => None,
+        }
     } else if id == k.assignment {
         let annotated = node.field(Field::Type).is_some();
         let r = node.field(Field::Right)?;
@@ -228,17 +249,114 @@ fn check_node(src: &[u8], node: Node, id: u16) -> Option<SyntaxError> {
             .filter(|r| r.kind_id() == k.assignment || r.kind_id() == k.augmented_assignment)
             .map(|r| err("invalid syntax", &r))
     } else if id == k.print_statement {
+        // `print >> f, x` is an expression CPython compiles (a shift and a tuple); only
+        // `print x` forms are Python 2 statements.
+        if has_chevron(node) {
+            return None;
+        }
         Some(err(
             "Missing parentheses in call to 'print'. Did you mean print(...)?",
             &node,
         ))
     } else if id == k.exec_statement {
-        Some(err("Missing parentheses in call to 'exec'", &node))
+        Some(err(
+            "Missing parentheses in call to 'exec'. Did you mean exec(...)?",
+            &node,
+        ))
     } else if id == k.constrained_type && !is_type_parameter(node) {
         Some(err("invalid syntax", &node))
     } else {
         None
     }
+}
+
+const NO_HANDLER: &str = "expected 'except' or 'finally' block";
+
+/// A grammar error moved to where CPython reports it. The checks give the node at fault
+/// (so that the editor's per-statement cache can keep it); CPython reports a missing block
+/// or handler at the token where it looked for one, which can be in a later statement.
+pub fn where_cpython_reports(src: &str, e: SyntaxError) -> SyntaxError {
+    let from = if e.message.starts_with("expected an indented block") {
+        e.span.start_byte
+    } else if e.message == NO_HANDLER {
+        e.span.end_byte
+    } else {
+        return e;
+    };
+    let message = match e.message.split_once(LINES_UP) {
+        Some((text, up)) => {
+            let up: u32 = up.parse().unwrap_or(0);
+            format!("{text}{}", (e.span.start.line + 1).saturating_sub(up))
+        }
+        None => e.message,
+    };
+    SyntaxError {
+        message,
+        span: next_token(src, from),
+    }
+}
+
+/// CPython's message for a block with no statement: it names the header and its line.
+fn empty_block_message(block: Node) -> String {
+    let Some(header) = block.parent() else {
+        return "expected an indented block".into();
+    };
+    let what = match header.kind() {
+        "function_definition" => "function definition".to_string(),
+        "class_definition" => "class definition".to_string(),
+        "except_clause" | "except_group_clause" if is_star_handler(header) => {
+            "'except*' statement".to_string()
+        }
+        kind => match kind
+            .strip_suffix("_statement")
+            .or(kind.strip_suffix("_clause"))
+        {
+            Some(
+                word @ ("if" | "elif" | "else" | "for" | "while" | "try" | "except" | "finally"
+                | "with" | "match" | "case"),
+            ) => format!("'{word}' statement"),
+            _ => return "expected an indented block".into(),
+        },
+    };
+    // The header's line is written by `where_cpython_reports` from the block's absolute
+    // line: the editor checks a statement parsed alone, where rows are not the file's.
+    let up = block.start_position().row - header.start_position().row;
+    format!("expected an indented block after {what} on line {LINES_UP}{up}")
+}
+
+/// In a grammar error's message, stands before how many lines above the error's start the
+/// header is (replaced by the header's line in `where_cpython_reports`).
+const LINES_UP: char = '\u{1}';
+
+/// Where CPython's parser meets the token after `from`: the next byte that is not blank,
+/// a comment or a line continuation; at the end of the text, the end of its last line.
+fn next_token(src: &str, from: usize) -> Span {
+    let b = src.as_bytes();
+    let mut i = from.min(b.len());
+    while i < b.len() {
+        match b[i] {
+            b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'\\' => i += 1,
+            b'#' => i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n),
+            _ => return Span::from_bytes(src, i, i + 1),
+        }
+    }
+    let end = src
+        .strip_suffix('\n')
+        .map_or(src.len(), |t| t.strip_suffix('\r').unwrap_or(t).len());
+    Span::from_bytes(src, end, end)
+}
+
+/// `except* E:` (an `ast.TryStar` handler): the clause's second token is `*`.
+pub fn is_star_handler(clause: Node) -> bool {
+    clause
+        .child(1)
+        .is_some_and(|t| !t.is_named() && t.kind() == "*")
+}
+
+fn has_chevron(print: Node) -> bool {
+    print
+        .named_child(0)
+        .is_some_and(|n| n.kind_id() == walk::kinds().chevron)
 }
 
 /// Inside `[...]` a `T: bound` is a type parameter (def/class) or a slice (`Dict[a: b]`),
@@ -256,7 +374,7 @@ fn parameter_order(params: Node) -> Option<SyntaxError> {
     let k = walk::kinds();
     let mut seen_default = false;
     let mut c = params.walk();
-    for p in params.named_children(&mut c) {
+    for p in params.named_children(&mut c).filter(|p| !p.is_extra()) {
         let id = p.kind_id();
         if id == k.default_parameter || id == k.typed_default_parameter {
             seen_default = true;
@@ -288,11 +406,10 @@ fn argument_order(args: Node) -> Option<SyntaxError> {
     let k = walk::kinds();
     let (mut keyword, mut double_splat) = (false, false);
     let mut c = args.walk();
-    for a in args.named_children(&mut c) {
+    // Comments and `\` line continuations are extras, not arguments.
+    for a in args.named_children(&mut c).filter(|a| !a.is_extra()) {
         let id = a.kind_id();
-        if id == k.comment {
-            continue;
-        } else if id == k.keyword_argument {
+        if id == k.keyword_argument {
             keyword = true;
         } else if id == k.dictionary_splat {
             double_splat = true;
@@ -315,19 +432,24 @@ fn argument_order(args: Node) -> Option<SyntaxError> {
     None
 }
 
-/// CPython's indentation rules, which tree-sitter recovers from silently: an indent must
-/// follow a line ending in `:` (a block header), a dedent must return to an enclosing
-/// level, and tabs and spaces must compare the same with tab stops of 8 and of 1.
-pub fn indentation(src: &str) -> Option<SyntaxError> {
+/// The first error of CPython's tokenizer, in text order. Indentation, which tree-sitter
+/// recovers from silently: an indent must follow a line ending in `:` (a block header), a
+/// dedent must return to an enclosing level, and tabs and spaces must compare the same
+/// with tab stops of 8 and of 1. Brackets: a closing one must match the last open one,
+/// and none may be left open at the end. Characters: outside strings and comments a
+/// non-ASCII character must belong in an identifier.
+pub fn tokenizer_error(src: &str) -> Option<SyntaxError> {
     let b = src.as_bytes();
     let mut levels: Vec<(usize, usize)> = vec![(0, 0)];
-    let (mut depth, mut i, mut at_line_start) = (0usize, 0usize, true);
+    // Open brackets: the byte and its offset.
+    let mut open: Vec<(u8, usize)> = Vec::new();
+    let (mut i, mut at_line_start) = (0usize, true);
     // Last significant byte of the logical line so far (0 before the first).
     let mut last = 0u8;
     while i < b.len() {
         if at_line_start {
             at_line_start = false;
-            if depth == 0 {
+            if open.is_empty() {
                 let (mut col, mut alt, mut j) = (0usize, 0usize, i);
                 while j < b.len() {
                     match b[j] {
@@ -415,14 +537,27 @@ pub fn indentation(src: &str) -> Option<SyntaxError> {
                 i = next;
             }
             b'(' | b'[' | b'{' => {
-                depth += 1;
+                open.push((b[i], i));
                 last = b[i];
                 i += 1;
             }
             b')' | b']' | b'}' => {
-                depth = depth.saturating_sub(1);
+                if let Some(e) = closing_error(src, &mut open, i) {
+                    return Some(e);
+                }
                 last = b[i];
                 i += 1;
+            }
+            c if c >= 0x80 => {
+                let ch = src[i..].chars().next().unwrap_or(' ');
+                if let Some(message) = invalid_character(ch) {
+                    return Some(SyntaxError {
+                        message,
+                        span: Span::from_bytes(src, i, i + ch.len_utf8()),
+                    });
+                }
+                last = c;
+                i += ch.len_utf8();
             }
             b'\'' | b'"' => {
                 last = b[i];
@@ -438,7 +573,67 @@ pub fn indentation(src: &str) -> Option<SyntaxError> {
             }
         }
     }
-    None
+    // The innermost bracket left open.
+    open.last().map(|&(c, at)| SyntaxError {
+        message: format!("'{}' was never closed", c as char),
+        span: Span::from_bytes(src, at, at + 1),
+    })
+}
+
+/// The closing bracket at `at` against the open ones: pops its match, or says why not.
+fn closing_error(src: &str, open: &mut Vec<(u8, usize)>, at: usize) -> Option<SyntaxError> {
+    let close = src.as_bytes()[at];
+    let span = Span::from_bytes(src, at, at + 1);
+    let Some((opening, from)) = open.pop() else {
+        return Some(SyntaxError {
+            message: format!("unmatched '{}'", close as char),
+            span,
+        });
+    };
+    let matches = matches!((opening, close), (b'(', b')') | (b'[', b']') | (b'{', b'}'));
+    if matches {
+        return None;
+    }
+    let opened = Span::from_bytes(src, from, from + 1);
+    let message = if opened.start.line == span.start.line {
+        format!(
+            "closing parenthesis '{}' does not match opening parenthesis '{}'",
+            close as char, opening as char
+        )
+    } else {
+        format!(
+            "closing parenthesis '{}' does not match opening parenthesis '{}' on line {}",
+            close as char,
+            opening as char,
+            opened.start.line + 1
+        )
+    };
+    Some(SyntaxError { message, span })
+}
+
+/// CPython's tokenizer error for a non-ASCII character outside strings and comments, or
+/// None when it can be part of an identifier (itself or once NFKC-normalized).
+fn invalid_character(c: char) -> Option<String> {
+    use unicode_normalization::UnicodeNormalization;
+    if unicode_ident::is_xid_continue(c) {
+        return None;
+    }
+    let normalized: String = std::iter::once(c).nfkc().collect();
+    if normalized.chars().all(unicode_ident::is_xid_continue) {
+        return None;
+    }
+    let code = c as u32;
+    // Python's `str.isprintable()` is false for these: separators, format characters.
+    let non_printable = matches!(
+        code,
+        0x80..=0xa0 | 0xad | 0x1680 | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064
+            | 0x3000 | 0xfeff
+    );
+    Some(if non_printable {
+        format!("invalid non-printable character U+{code:04X}")
+    } else {
+        format!("invalid character '{c}' (U+{code:04X})")
+    })
 }
 
 /// Bytes `indentation` looks at one by one: everything else only sets the last
@@ -450,6 +645,12 @@ const PLAIN_ENDS: [bool; 256] = {
     while i < special.len() {
         t[special[i] as usize] = true;
         i += 1;
+    }
+    // Non-ASCII characters are checked one by one.
+    let mut c = 0x80;
+    while c < 256 {
+        t[c] = true;
+        c += 1;
     }
     t
 };

@@ -95,6 +95,7 @@ kind_ids!(
     attribute,
     decorator,
     call,
+    chevron,
 );
 
 impl Kinds {

@@ -1,6 +1,7 @@
 //! MemoryCode's aggregate report: per-session and macro scores, in the shape of the
 //! reference dump (`reference/<model>.json`), as JSON, a table or markdown.
 
+use super::numpy;
 use super::score::{nanmean, DialogueResult, DialogueScores};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -25,6 +26,10 @@ pub struct Report {
     pub max_length: usize,
     pub answers: usize,
     pub scorings: usize,
+    /// Dialogue ids in the order the original evaluator reads them (`os.listdir` of the
+    /// outputs folder): the order of the per-session sums, which changes their last bit.
+    /// Ids not listed come after, in id order.
+    pub row_order: Vec<u32>,
     /// metric -> per-session score (NaN where no dialogue has one)
     pub per_session: BTreeMap<&'static str, Vec<f64>>,
     pub macro_scores: BTreeMap<&'static str, f64>,
@@ -72,26 +77,39 @@ impl Report {
         }
     }
 
-    /// Pad every dialogue's arrays to the longest, average over dialogues per session,
-    /// then average the per-session scores.
+    /// Pad every dialogue's arrays to the longest, average over dialogues per session
+    /// (rows in `row_order`, as numpy's `nanmean(axis=0)` adds them), then average the
+    /// per-session scores.
     pub fn finish(&mut self) {
         self.skipped.sort_by_key(|s| s.id);
         self.warnings.sort();
         let len = self.max_length;
-        let column = |pick: &dyn Fn(u32, &DialogueScores) -> Option<Vec<f64>>| -> Vec<f64> {
-            let rows: Vec<Vec<f64>> = self
-                .dialogues
-                .iter()
-                .filter_map(|(id, d)| pick(*id, d))
+        let listed: std::collections::HashSet<u32> = self.row_order.iter().copied().collect();
+        let order: Vec<u32> = (self.row_order.iter().copied())
+            .filter(|id| self.dialogues.contains_key(id))
+            .chain(
+                self.dialogues
+                    .keys()
+                    .copied()
+                    .filter(|id| !listed.contains(id)),
+            )
+            .collect();
+        let column = |pick: &dyn Fn(u32, &DialogueScores) -> Option<&Vec<f64>>| -> Vec<f64> {
+            let rows: Vec<Vec<f64>> = (order.iter())
+                .filter_map(|id| pick(*id, &self.dialogues[id]))
+                .map(|r| {
+                    let mut padded = r.clone();
+                    padded.resize(len, f64::NAN);
+                    padded
+                })
                 .collect();
-            (0..len)
-                .map(|i| nanmean(rows.iter().map(|r| r.get(i).copied().unwrap_or(f64::NAN))))
-                .collect()
+            let rows: Vec<&[f64]> = rows.iter().map(Vec::as_slice).collect();
+            numpy::nanmean_axis0(&rows, len)
         };
-        let short = column(&|id, d| (id <= SHORT_HISTORY_MAX_ID).then(|| d.history.clone()));
-        let long = column(&|id, d| (id > SHORT_HISTORY_MAX_ID).then(|| d.history.clone()));
-        let session = column(&|_, d| Some(d.session.clone()));
-        let instruction = column(&|_, d| Some(d.instruction.clone()));
+        let short = column(&|id, d| (id <= SHORT_HISTORY_MAX_ID).then_some(&d.history));
+        let long = column(&|id, d| (id > SHORT_HISTORY_MAX_ID).then_some(&d.history));
+        let session = column(&|_, d| Some(&d.session));
+        let instruction = column(&|_, d| Some(&d.instruction));
         for (name, col) in METRICS.into_iter().zip([short, long, session, instruction]) {
             self.macro_scores.insert(name, nanmean(col.iter().copied()));
             self.per_session.insert(name, col);
@@ -140,6 +158,7 @@ impl Report {
             "per_session": per,
             "max_length": self.max_length,
             "dialogues": dialogues,
+            "listdir_order": self.row_order.iter().map(u32::to_string).collect::<Vec<_>>(),
             "skipped": self.skipped,
         });
         if with_warnings {

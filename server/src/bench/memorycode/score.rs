@@ -1,7 +1,7 @@
 //! Scoring: each answer is parsed once and checked against every pair it is scored on;
 //! dialogues are scored in parallel and aggregated as the original evaluator does.
 
-use super::data::{dialogue_files, Dialogue, ModelOutput, Pair, Session};
+use super::data::{dialogue_files, file_id, Dialogue, ModelOutput, Pair, Session};
 use super::report::{Report, Skipped};
 use crate::fasthash::{self, Prehashed};
 use crate::pivots::{check, Verdict};
@@ -99,18 +99,10 @@ pub struct DialogueResult {
     pub instruction_kinds: Vec<(ObjectKind, f64)>,
 }
 
-/// numpy's `nanmean`: NaN when nothing is left.
+/// numpy's 1-D `nanmean`, in numpy's summation order: NaN when nothing is left.
 pub fn nanmean(xs: impl IntoIterator<Item = f64>) -> f64 {
-    let (mut sum, mut n) = (0.0, 0usize);
-    for x in xs.into_iter().filter(|x| !x.is_nan()) {
-        sum += x;
-        n += 1;
-    }
-    if n == 0 {
-        f64::NAN
-    } else {
-        sum / n as f64
-    }
+    let xs: Vec<f64> = xs.into_iter().collect();
+    super::numpy::nanmean(&xs)
 }
 
 fn mean_of_scores(verdicts: &[(usize, Verdict)]) -> f64 {
@@ -298,6 +290,7 @@ pub fn score_dirs_with(
         .collect();
     let mut report = Report {
         model: folder_name(outputs),
+        row_order: listing_order(outputs),
         ..Report::default()
     };
     for (id, reason) in ignored {
@@ -330,6 +323,18 @@ fn folder_name(outputs: &Path) -> String {
     canonical
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Ids of the `output_N.json` files in the folder's listing order (`read_dir` and Python's
+/// `os.listdir` both return `readdir`'s order).
+pub fn listing_order(outputs: &Path) -> Vec<u32> {
+    std::fs::read_dir(outputs)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| file_id(&e.path(), "output_"))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
