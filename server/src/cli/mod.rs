@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 mod convcode_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod memorycode_cmd;
 mod progress;
 mod score_cmd;
 mod score_convcode;
@@ -47,6 +48,9 @@ pub enum Command {
     /// ConvCodeWorld's live feedback loop and ConvCodeBench's static replay.
     #[command(subcommand)]
     Convcode(convcode_cmd::ConvcodeCommand),
+    /// MemoryCode: generate model outputs from an OpenAI-compatible endpoint.
+    #[command(subcommand)]
+    Memorycode(memorycode_cmd::MemorycodeCommand),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -62,6 +66,7 @@ pub fn main() -> i32 {
         Some(Command::Exec(a)) => exec_cmd::run_exec(a),
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
+        Some(Command::Memorycode(c)) => memorycode_cmd::run(c),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
     };
     match result {

@@ -108,6 +108,8 @@ pub struct Seen {
     pub prompt: String,
     /// The request body as sent (`Null` when it was not JSON).
     pub body: Value,
+    /// The request body's bytes, for byte-for-byte comparisons.
+    pub raw: Vec<u8>,
     pub rule: Option<String>,
     pub status: u16,
 }
@@ -245,7 +247,10 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
         "completions"
     };
     let prompt = if endpoint == "chat" {
-        req.pointer("/messages/0/content")
+        // The last message: the user's prompt after any system preamble.
+        (req.get("messages").and_then(Value::as_array))
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("content"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string()
@@ -261,6 +266,7 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
             endpoint: endpoint.into(),
             prompt,
             body: req,
+            raw: body.clone(),
             rule,
             status,
         });

@@ -1,0 +1,175 @@
+//! `pivot-lsp memorycode generate`: flags and output only; the logic is in
+//! `bench::memorycode::generate`.
+
+use super::Progress;
+use crate::bench::memorycode::generate::{
+    generate, load_topics, model_dir_name, parse_ids, select_dialogues, GenerateOptions, Mode,
+};
+use crate::llm::loopback::{LoopbackServer, Script};
+use crate::llm::{Cache, Client, ClientConfig, Sampling};
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum MemorycodeCommand {
+    /// Generate model outputs (instruction, session, history, instructions-chain) from an
+    /// OpenAI-compatible endpoint, in the files `score memorycode --outputs OUT/<model>` reads.
+    Generate(Box<GenerateArgs>),
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Requests are those of the original's OpenAI path \
+(generate_model_output.py): [system: preamble, user: prompt] with only the model name, so the \
+endpoint samples at its own default temperature unless --temperature is given. Answers are \
+cached (--cache); a rerun sends nothing already answered and rewrites no unchanged file, so an \
+interrupted run resumes by running it again. Writes OUT/instruction/<model>.json and \
+OUT/<model>/output_N.json, where <model> is the last path component of --model.")]
+pub struct GenerateArgs {
+    /// Folder of dialogue_N.json files.
+    #[arg(long, value_name = "DIR")]
+    pub dataset: PathBuf,
+    /// topics.json for the instruction mode (default: topics.json beside DATASET).
+    #[arg(long, value_name = "FILE")]
+    pub topics: Option<PathBuf>,
+    /// Model name as sent to the endpoint.
+    #[arg(long, value_name = "M")]
+    pub model: String,
+    /// OpenAI-compatible base URL including `/v1`.
+    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key.
+    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
+    pub api_key_env: String,
+    /// Answer from the bundled loopback model scripted by this file instead of an endpoint
+    /// (examples and tests; no key needed).
+    #[arg(long, value_name = "SCRIPT", conflicts_with = "base_url")]
+    pub loopback: Option<PathBuf>,
+    /// Output folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Only these dialogues, e.g. `1,2,5-7` (the instruction mode still covers all of topics.json).
+    #[arg(long, value_name = "IDS")]
+    pub dialogues: Option<String>,
+    /// Comma-separated modes.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "instruction,session,history"
+    )]
+    pub modes: Vec<Mode>,
+    /// Sampling temperature (default: not sent, as the original's OpenAI path does).
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f64>,
+    /// Response cache folder (default: OUT/.cache).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Answer from the cache only; names every missing request.
+    #[arg(long)]
+    pub offline: bool,
+    /// Model requests in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Seconds before a request times out (then it is retried).
+    #[arg(long, default_value_t = 300.0)]
+    pub request_timeout: f64,
+    /// Retries on 429, 5xx, timeouts and connection failures.
+    #[arg(long, default_value_t = 6)]
+    pub retries: u32,
+    /// First retry delay in seconds (doubles each retry).
+    #[arg(long, default_value_t = 1.0)]
+    pub backoff: f64,
+}
+
+pub fn run(cmd: MemorycodeCommand) -> Result<i32> {
+    match cmd {
+        MemorycodeCommand::Generate(a) => run_generate(*a),
+    }
+}
+
+fn seconds(s: f64, flag: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(s).with_context(|| format!("{flag}: bad number of seconds {s}"))
+}
+
+fn run_generate(a: GenerateArgs) -> Result<i32> {
+    let ids = a.dialogues.as_deref().map(parse_ids).transpose()?;
+    let dialogues = select_dialogues(&a.dataset, ids.as_deref())?;
+    let topics = if a.modes.contains(&Mode::Instruction) {
+        let path = match &a.topics {
+            Some(p) => p.clone(),
+            None => a
+                .dataset
+                .parent()
+                .map(|p| p.join("topics.json"))
+                .context("no --topics and DATASET has no parent folder")?,
+        };
+        Some(load_topics(&path)?)
+    } else {
+        None
+    };
+    // Kept alive for the whole run.
+    let server = match &a.loopback {
+        Some(script) => Some(LoopbackServer::start(Script::load(script)?)?),
+        None => None,
+    };
+    let base_url = match (&server, &a.base_url) {
+        (Some(s), _) => s.base_url(),
+        (None, Some(u)) => u.clone(),
+        (None, None) if a.offline => String::new(),
+        (None, None) => {
+            bail!("no endpoint: give --base-url URL (or OPENAI_BASE_URL), or --loopback SCRIPT")
+        }
+    };
+    let mut cfg = ClientConfig::new(base_url, a.model.clone());
+    cfg.api_key = std::env::var(&a.api_key_env).ok().filter(|k| !k.is_empty());
+    cfg.timeout = seconds(a.request_timeout, "--request-timeout")?;
+    cfg.backoff = seconds(a.backoff, "--backoff")?;
+    cfg.retries = a.retries;
+    cfg.concurrency = a.concurrency.max(1);
+    cfg.offline = a.offline;
+    cfg.cache = Some(Cache::new(
+        a.cache.clone().unwrap_or_else(|| a.out.join(".cache")),
+    ));
+    let client = Client::new(cfg)?;
+    let opts = GenerateOptions {
+        out: a.out.clone(),
+        model_name: model_dir_name(&a.model).to_string(),
+        modes: a.modes.clone(),
+        sampling: Sampling {
+            temperature: a.temperature,
+            top_p: None,
+        },
+        workers: a.concurrency.max(1),
+    };
+    let bar = std::sync::OnceLock::<Progress>::new();
+    let progress = |_done: usize, total: usize| {
+        bar.get_or_init(|| Progress::new(total as u64, "requests"))
+            .inc(1);
+    };
+    let report = generate(&client, topics.as_deref(), &dialogues, &opts, &progress)?;
+    if let Some(b) = bar.get() {
+        b.finish();
+    }
+    for p in &report.written {
+        println!("wrote {}", p.display());
+    }
+    println!(
+        "{} requests ({} from the cache), {} files written, {} unchanged",
+        report.requests,
+        report.cached,
+        report.written.len(),
+        report.unchanged.len()
+    );
+    if report.failures.is_empty() {
+        return Ok(0);
+    }
+    for f in &report.failures {
+        eprintln!("error: {f}");
+    }
+    eprintln!(
+        "{} problems; files with all their answers were written, the rest resume from the cache on the next run",
+        report.failures.len()
+    );
+    Ok(1)
+}

@@ -1,0 +1,349 @@
+//! `pivot-lsp memorycode generate` against the loopback model server: the requests and files
+//! equal those MemoryCode's own generate_model_output.py made for the bundled fixtures
+//! (fixtures/memorycode/golden, recorded by record_original.py there), resume after a failure,
+//! `--offline`, and bad input.
+
+use pivot_lsp::llm::loopback::{LoopbackServer, Script};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The golden run's one answer (record_original.py's REPLY).
+const REPLY: &str = "```python\ndef f_answer_x():\n    pass\n```";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixtures() -> PathBuf {
+    root().join("fixtures/memorycode")
+}
+
+fn server(script: Value) -> LoopbackServer {
+    LoopbackServer::start(serde_json::from_value::<Script>(script).unwrap()).unwrap()
+}
+
+fn generate(args: &[&str], out: &Path) -> Output {
+    let fx = fixtures();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+    cmd.args(["memorycode", "generate", "--dataset"])
+        .arg(fx.join("dataset"))
+        .arg("--topics")
+        .arg(fx.join("topics.json"))
+        .arg("--out")
+        .arg(out)
+        .args(["--retries", "0", "--backoff", "0"])
+        .args(args)
+        .env_remove("OPENAI_BASE_URL")
+        .env("OPENAI_API_KEY", "sk-golden");
+    cmd.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Every request body, byte for byte and in order, and every output file, byte for byte, as
+/// the original made them (one request at a time, as the original sends them).
+#[test]
+fn requests_and_files_equal_the_originals() {
+    let srv = server(json!({"default": {"reply": REPLY}}));
+    let out = tempfile::tempdir().unwrap();
+    let o = generate(
+        &[
+            "--model",
+            "gpt-4o",
+            "--base-url",
+            &srv.base_url(),
+            "--concurrency",
+            "1",
+            "--modes",
+            "instruction,session,history,instructions-chain",
+        ],
+        out.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let golden = fixtures().join("golden");
+    let want: Vec<Value> = read(&golden.join("requests.jsonl"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen = srv.seen();
+    assert_eq!(seen.len(), want.len(), "number of requests");
+    for (i, (s, w)) in seen.iter().zip(&want).enumerate() {
+        assert_eq!(w["path"], "/v1/chat/completions");
+        assert_eq!(s.endpoint, "chat");
+        let got = String::from_utf8(s.raw.clone()).unwrap();
+        assert_eq!(got, w["body"].as_str().unwrap(), "request {i} differs");
+    }
+    assert_eq!(
+        read(&out.path().join("instruction/gpt-4o.json")),
+        read(&golden.join("original/instruction_gpt-4o.json"))
+    );
+    for id in [1, 2, 211] {
+        let ours: Value =
+            serde_json::from_str(&read(&out.path().join(format!("gpt-4o/output_{id}.json"))))
+                .unwrap();
+        // The three steps' file: ours also holds the chain's key, so compare without it.
+        let mut three = ours.clone();
+        for s in three["sessions"].as_array_mut().unwrap() {
+            s.as_object_mut()
+                .unwrap()
+                .remove("instructions_only_model_output");
+        }
+        let text = serde_json::to_string_pretty(&three).unwrap();
+        assert_eq!(
+            text,
+            read(&golden.join(format!("original/gpt-4o/output_{id}.json"))),
+            "output_{id}.json"
+        );
+        let chain: Value = serde_json::from_str(&read(
+            &golden.join(format!("original/chain/gpt-4o/output_{id}.json")),
+        ))
+        .unwrap();
+        for (a, b) in ours["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(chain["sessions"].as_array().unwrap())
+        {
+            assert_eq!(
+                a["instructions_only_model_output"],
+                b["instructions_only_model_output"]
+            );
+        }
+    }
+    // What `score memorycode` reads.
+    let score = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["score", "memorycode", "--format", "json", "--dataset"])
+        .arg(fixtures().join("dataset"))
+        .arg("--outputs")
+        .arg(out.path().join("gpt-4o"))
+        .output()
+        .unwrap();
+    assert!(score.status.success(), "{}", stderr(&score));
+}
+
+/// A request that fails leaves its dialogue unwritten and the rest written; the rerun sends
+/// only what is missing and ends with the files of an uninterrupted run; a third run sends
+/// nothing and rewrites nothing.
+#[test]
+fn resumes_after_a_failure() {
+    let clean_srv = server(json!({"default": {"reply": REPLY}}));
+    let clean = tempfile::tempdir().unwrap();
+    let o = generate(
+        &["--model", "org/m", "--base-url", &clean_srv.base_url()],
+        clean.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let total = clean_srv.seen().len();
+    // As many as the original's three steps sent (its recorded run, without the chain's).
+    let original = read(&fixtures().join("golden/requests.jsonl"))
+        .lines()
+        .filter(|l| !l.contains("This is a list of coding guidelines"))
+        .count();
+    assert_eq!(total, original);
+
+    let failing = server(json!({
+        "rules": [{"name": "boom", "contains": ["checks a palindrome"], "status": 400}],
+        "default": {"reply": REPLY}}));
+    let out = tempfile::tempdir().unwrap();
+    let o = generate(
+        &["--model", "org/m", "--base-url", &failing.base_url()],
+        out.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("history query 1"), "{err}");
+    assert!(err.contains("HTTP 400"), "{err}");
+    assert!(!out.path().join("m/output_1.json").exists());
+    assert!(out.path().join("m/output_2.json").exists());
+
+    let good = server(json!({"default": {"reply": REPLY}}));
+    let o = generate(
+        &["--model", "org/m", "--base-url", &good.base_url()],
+        out.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        good.seen().len(),
+        1,
+        "only the failed request is sent again"
+    );
+    for f in [
+        "instruction/m.json",
+        "m/output_1.json",
+        "m/output_2.json",
+        "m/output_211.json",
+    ] {
+        assert_eq!(
+            read(&out.path().join(f)),
+            read(&clean.path().join(f)),
+            "{f}"
+        );
+    }
+    let o = generate(
+        &["--model", "org/m", "--base-url", &good.base_url()],
+        out.path(),
+    );
+    assert!(o.status.success());
+    assert_eq!(good.seen().len(), 1);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("0 files written, 4 unchanged"), "{stdout}");
+}
+
+#[test]
+fn offline_names_what_is_missing() {
+    let out = tempfile::tempdir().unwrap();
+    let o = generate(
+        &["--model", "m", "--offline", "--modes", "instruction"],
+        out.path(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("offline: no cached answer of m"), "{err}");
+    assert!(
+        err.contains("instruction 100.0") && err.contains("Write a function that adds two numbers"),
+        "{err}"
+    );
+    assert!(!out.path().join("instruction/m.json").exists());
+}
+
+#[test]
+fn unreachable_endpoint_and_rejected_key() {
+    let out = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let o = generate(&["--model", "m", "--base-url", &url], out.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("cannot reach the model endpoint"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Earlier outputs survive a run whose key is rejected.
+    let ok = server(json!({"default": {"reply": REPLY}}));
+    assert!(
+        generate(&["--model", "m", "--base-url", &ok.base_url()], out.path())
+            .status
+            .success()
+    );
+    let before = read(&out.path().join("m/output_1.json"));
+    let locked = server(json!({"api_key": "sk-other", "default": {"reply": "x"}}));
+    let fresh = tempfile::tempdir().unwrap();
+    let cache = fresh.path().join("cache");
+    let o = generate(
+        &[
+            "--model",
+            "m",
+            "--base-url",
+            &locked.base_url(),
+            "--cache",
+            cache.to_str().unwrap(),
+        ],
+        out.path(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("rejected the API key (HTTP 401)"),
+        "{}",
+        stderr(&o)
+    );
+    // Stops at the first rejection: at most the requests already in flight (--concurrency 4).
+    let sent = locked.seen().len();
+    assert!((1..=4).contains(&sent), "{sent} requests after a 401");
+    assert_eq!(read(&out.path().join("m/output_1.json")), before);
+}
+
+fn copy_dataset(edit: impl Fn(&mut Value)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("dataset")).unwrap();
+    let mut d: Value =
+        serde_json::from_str(&read(&fixtures().join("dataset/dialogue_1.json"))).unwrap();
+    edit(&mut d);
+    std::fs::write(
+        dir.path().join("dataset/dialogue_1.json"),
+        serde_json::to_string(&d).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
+fn generate_on(dataset: &Path, topics: &Path, url: &str, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["memorycode", "generate", "--model", "m", "--base-url", url])
+        .arg("--dataset")
+        .arg(dataset)
+        .arg("--topics")
+        .arg(topics)
+        .arg("--out")
+        .arg(out)
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bad_dialogues_and_topics_stop_before_any_request() {
+    let srv = server(json!({"default": {"reply": REPLY}}));
+    let topics = fixtures().join("topics.json");
+    let no_query = copy_dataset(|d| {
+        d["sessions"][2]
+            .as_object_mut()
+            .unwrap()
+            .remove("session_eval_query");
+    });
+    let out = tempfile::tempdir().unwrap();
+    let o = generate_on(
+        &no_query.path().join("dataset"),
+        &topics,
+        &srv.base_url(),
+        out.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("dialogue_1.json: session 2 has no `session_eval_query`"),
+        "{err}"
+    );
+    assert!(err.contains("nothing written"), "{err}");
+
+    // A topics file without instruction 102 (dialogue 1, session 2 names 102.0).
+    let mut t: Value = serde_json::from_str(&read(&topics)).unwrap();
+    t["instructions"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|i| i["id"] != 102);
+    let short = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(short.path(), t.to_string()).unwrap();
+    let o = generate_on(
+        &fixtures().join("dataset"),
+        short.path(),
+        &srv.base_url(),
+        out.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "dialogue_1.json: session 2 names instruction 102.0, which the topics file lacks"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        srv.seen().len(),
+        0,
+        "no request before the input is checked"
+    );
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
+}
