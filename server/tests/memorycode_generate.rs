@@ -347,3 +347,98 @@ fn bad_dialogues_and_topics_stop_before_any_request() {
     );
     assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
 }
+
+/// The original's generate_prompt.py, run here (with a stub `fire`) on `templates`, against
+/// `pivot-lsp memorycode prompts`: every file byte for byte. `None` when Python or the
+/// original is missing.
+fn prompts_match_original(templates: &Path) -> Option<usize> {
+    let code = root().join("../shared/originals/memorycode/code");
+    if !code.join("generate_prompt.py").exists() {
+        println!("SKIP: ../shared/originals/memorycode is absent");
+        return None;
+    }
+    let stub = tempfile::tempdir().unwrap();
+    std::fs::write(
+        stub.path().join("fire.py"),
+        "def Fire(*a, **k):\n    pass\n",
+    )
+    .unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    let script = "import glob, os, sys\nimport generate_prompt as g\nfor f in sorted(glob.glob(os.path.join(sys.argv[1], 'dialogue_*.json'))):\n    g.generate_prompt(f, sys.argv[2])\n";
+    let py = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(templates)
+        .arg(theirs.path())
+        .env(
+            "PYTHONPATH",
+            format!("{}:{}", stub.path().display(), code.display()),
+        )
+        .output();
+    match py {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => panic!("the original failed: {}", stderr(&o)),
+        Err(e) => {
+            println!("SKIP: cannot run python3: {e}");
+            return None;
+        }
+    }
+    let ours = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["memorycode", "prompts", "--template"])
+        .arg(templates)
+        .arg("--out")
+        .arg(ours.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut n = 0;
+    for e in std::fs::read_dir(theirs.path()).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap();
+        assert_eq!(
+            read(&ours.path().join(name)),
+            read(&p),
+            "{}",
+            name.to_string_lossy()
+        );
+        n += 1;
+    }
+    assert_eq!(std::fs::read_dir(ours.path()).unwrap().count(), n);
+    Some(n)
+}
+
+/// Templates derived from the bundled fixture dialogues (personas added; the original needs them).
+#[test]
+fn prompts_equal_the_originals_on_fixture_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    for id in [1, 2, 211] {
+        let mut d: Value = serde_json::from_str(&read(
+            &fixtures().join(format!("dataset/dialogue_{id}.json")),
+        ))
+        .unwrap();
+        d["context"]["mentor_persona"] = json!("[mentor] is patient. Café ☕ first.");
+        d["context"]["mentee_persona"] = json!("[mentee] is eager.");
+        std::fs::write(
+            dir.path().join(format!("dialogue_{id}.json")),
+            d.to_string(),
+        )
+        .unwrap();
+    }
+    if let Some(n) = prompts_match_original(dir.path()) {
+        assert_eq!(n, 3);
+    }
+}
+
+/// The 360 shipped dialogues are templates plus text: the original's prompts for all of them.
+#[test]
+fn prompts_equal_the_originals_on_the_shipped_dataset() {
+    let data = root().join("../shared/memorycode/dataset");
+    if !data.exists() {
+        println!("SKIP: ../shared/memorycode is absent");
+        return;
+    }
+    if let Some(n) = prompts_match_original(&data) {
+        assert_eq!(n, 360);
+    }
+}

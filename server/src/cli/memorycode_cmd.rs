@@ -2,6 +2,8 @@
 //! `bench::memorycode::generate`.
 
 use super::Progress;
+use crate::bench::memorycode::data::dialogue_files;
+use crate::bench::memorycode::dataset::write_prompts;
 use crate::bench::memorycode::generate::{
     generate, load_topics, model_dir_name, parse_ids, select_dialogues, GenerateOptions, Mode,
 };
@@ -16,6 +18,27 @@ pub enum MemorycodeCommand {
     /// Generate model outputs (instruction, session, history, instructions-chain) from an
     /// OpenAI-compatible endpoint, in the files `score memorycode --outputs OUT/<model>` reads.
     Generate(Box<GenerateArgs>),
+    /// Conversation prompts (`prompt_N.json`) from templates, as the original generate_prompt.py.
+    Prompts(PromptsArgs),
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "The default follows the original's code, quirks included (\"They had \
+{i+1} conversations before\", \"medium-length\", filler topics lowercased, filler instructions \
+also listed among the coding instructions). --published reproduces the earlier version that \
+made the prompt files published with the dataset, which left filler instructions out of that list."
+)]
+pub struct PromptsArgs {
+    /// A template file (`dialogue_N.json`), or a folder of them.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub template: PathBuf,
+    /// Output folder for `prompt_N.json`.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Reproduce the published prompt files (filler instructions not repeated as coding instructions).
+    #[arg(long)]
+    pub published: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -85,6 +108,7 @@ pub struct GenerateArgs {
 pub fn run(cmd: MemorycodeCommand) -> Result<i32> {
     match cmd {
         MemorycodeCommand::Generate(a) => run_generate(*a),
+        MemorycodeCommand::Prompts(a) => run_prompts(a),
     }
 }
 
@@ -172,4 +196,20 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
         report.failures.len()
     );
     Ok(1)
+}
+
+fn run_prompts(a: PromptsArgs) -> Result<i32> {
+    let files = if a.template.is_dir() {
+        dialogue_files(&a.template)?
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect()
+    } else {
+        vec![a.template.clone()]
+    };
+    for f in files {
+        let p = write_prompts(&f, &a.out, a.published)?;
+        println!("wrote {}", p.display());
+    }
+    Ok(0)
 }

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod client;
 pub mod dspy;
 pub mod loopback;
+pub mod memorycode_dataset_prompts;
 pub mod memorycode_prompts;
 pub mod prompts;
 

@@ -2,6 +2,7 @@
 //! four scores, exactly as the original computes them (memorycode-scoring.md §5-§6).
 
 pub mod data;
+pub mod dataset;
 pub mod generate;
 pub mod report;
 pub mod score;
