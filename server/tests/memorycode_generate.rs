@@ -442,3 +442,69 @@ fn prompts_equal_the_originals_on_the_shipped_dataset() {
         assert_eq!(n, 360);
     }
 }
+
+/// Prompts, then conversations: each session's text from the model, written into the
+/// template; the requests carry the original's preamble and prompts and its sampling
+/// (temperature 0.9, top_p 0.9 for Cohere's p).
+#[test]
+fn converse_writes_each_sessions_text_into_the_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let templates = dir.path().join("templates");
+    std::fs::create_dir(&templates).unwrap();
+    let mut d: Value =
+        serde_json::from_str(&read(&fixtures().join("dataset/dialogue_1.json"))).unwrap();
+    d["context"]["mentor_persona"] = json!("[mentor] is patient.");
+    d["context"]["mentee_persona"] = json!("[mentee] is eager.");
+    for s in d["sessions"].as_array_mut().unwrap() {
+        s.as_object_mut().unwrap().remove("text");
+    }
+    std::fs::write(templates.join("dialogue_1.json"), d.to_string()).unwrap();
+    let bin = env!("CARGO_BIN_EXE_pivot-lsp");
+    let prompts = dir.path().join("prompts");
+    let o = Command::new(bin)
+        .args(["memorycode", "prompts", "--template"])
+        .arg(&templates)
+        .arg("--out")
+        .arg(&prompts)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let srv = server(json!({"default": {"reply": "Ana: Hello.\n\nBen: Hi."}}));
+    let o = Command::new(bin)
+        .args(["memorycode", "converse", "--model", "conv", "--base-url"])
+        .arg(srv.base_url())
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--templates")
+        .arg(&templates)
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written: Value = serde_json::from_str(&read(&templates.join("dialogue_1.json"))).unwrap();
+    let p: Value = serde_json::from_str(&read(&prompts.join("prompt_1.json"))).unwrap();
+    let seen = srv.seen();
+    assert_eq!(seen.len(), 3);
+    for (i, s) in written["sessions"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(s["text"], "Ana: Hello.\n\nBen: Hi.");
+        assert_eq!(s["type"], d["sessions"][i]["type"]);
+    }
+    let mut asked: Vec<String> = seen
+        .iter()
+        .map(|s| {
+            assert_eq!(s.body["messages"][0]["content"], p["preamble"]);
+            assert_eq!(s.body["temperature"], 0.9);
+            assert_eq!(s.body["top_p"], 0.9);
+            s.prompt.clone()
+        })
+        .collect();
+    let mut want: Vec<String> = p["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    asked.sort();
+    want.sort();
+    assert_eq!(asked, want);
+}

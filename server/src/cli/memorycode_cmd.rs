@@ -3,7 +3,7 @@
 
 use super::Progress;
 use crate::bench::memorycode::data::dialogue_files;
-use crate::bench::memorycode::dataset::write_prompts;
+use crate::bench::memorycode::dataset::{converse, write_prompts};
 use crate::bench::memorycode::generate::{
     generate, load_topics, model_dir_name, parse_ids, select_dialogues, GenerateOptions, Mode,
 };
@@ -20,6 +20,63 @@ pub enum MemorycodeCommand {
     Generate(Box<GenerateArgs>),
     /// Conversation prompts (`prompt_N.json`) from templates, as the original generate_prompt.py.
     Prompts(PromptsArgs),
+    /// Conversation text of each session from the prompts, written into the template files
+    /// (the original's generate_dialogue.py, through an OpenAI-compatible endpoint).
+    Converse(Box<ConverseArgs>),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConverseArgs {
+    /// Folder of prompt_N.json files (`memorycode prompts`).
+    #[arg(long, value_name = "DIR")]
+    pub prompts: PathBuf,
+    /// Folder of dialogue_N.json templates; each gets its sessions' `text`.
+    #[arg(long, value_name = "DIR")]
+    pub templates: PathBuf,
+    /// Model name as sent to the endpoint.
+    #[arg(long, value_name = "M")]
+    pub model: String,
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// Sampling temperature (the original: command-r-plus at 0.9).
+    #[arg(long, default_value_t = crate::bench::memorycode::dataset::CONVERSE_TEMPERATURE)]
+    pub temperature: f64,
+    /// Nucleus sampling `top_p` (the original: Cohere's p = 0.9).
+    #[arg(long, default_value_t = crate::bench::memorycode::dataset::CONVERSE_TOP_P)]
+    pub top_p: f64,
+    /// Response cache folder (default: TEMPLATES/.cache).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+}
+
+/// Endpoint and client settings shared by `generate` and `converse`.
+#[derive(clap::Args, Debug)]
+pub struct EndpointArgs {
+    /// OpenAI-compatible base URL including `/v1`.
+    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key.
+    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
+    pub api_key_env: String,
+    /// Answer from the bundled loopback model scripted by this file instead of an endpoint
+    /// (examples and tests; no key needed).
+    #[arg(long, value_name = "SCRIPT", conflicts_with = "base_url")]
+    pub loopback: Option<PathBuf>,
+    /// Answer from the cache only; names every missing request.
+    #[arg(long)]
+    pub offline: bool,
+    /// Model requests in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Seconds before a request times out (then it is retried).
+    #[arg(long, default_value_t = 300.0)]
+    pub request_timeout: f64,
+    /// Retries on 429, 5xx, timeouts and connection failures.
+    #[arg(long, default_value_t = 6)]
+    pub retries: u32,
+    /// First retry delay in seconds (doubles each retry).
+    #[arg(long, default_value_t = 1.0)]
+    pub backoff: f64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -58,16 +115,8 @@ pub struct GenerateArgs {
     /// Model name as sent to the endpoint.
     #[arg(long, value_name = "M")]
     pub model: String,
-    /// OpenAI-compatible base URL including `/v1`.
-    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Environment variable holding the API key.
-    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
-    pub api_key_env: String,
-    /// Answer from the bundled loopback model scripted by this file instead of an endpoint
-    /// (examples and tests; no key needed).
-    #[arg(long, value_name = "SCRIPT", conflicts_with = "base_url")]
-    pub loopback: Option<PathBuf>,
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
     /// Output folder.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -88,27 +137,13 @@ pub struct GenerateArgs {
     /// Response cache folder (default: OUT/.cache).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
-    /// Answer from the cache only; names every missing request.
-    #[arg(long)]
-    pub offline: bool,
-    /// Model requests in flight at once.
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
-    /// Seconds before a request times out (then it is retried).
-    #[arg(long, default_value_t = 300.0)]
-    pub request_timeout: f64,
-    /// Retries on 429, 5xx, timeouts and connection failures.
-    #[arg(long, default_value_t = 6)]
-    pub retries: u32,
-    /// First retry delay in seconds (doubles each retry).
-    #[arg(long, default_value_t = 1.0)]
-    pub backoff: f64,
 }
 
 pub fn run(cmd: MemorycodeCommand) -> Result<i32> {
     match cmd {
         MemorycodeCommand::Generate(a) => run_generate(*a),
         MemorycodeCommand::Prompts(a) => run_prompts(a),
+        MemorycodeCommand::Converse(a) => run_converse(*a),
     }
 }
 
@@ -132,30 +167,11 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
     } else {
         None
     };
-    // Kept alive for the whole run.
-    let server = match &a.loopback {
-        Some(script) => Some(LoopbackServer::start(Script::load(script)?)?),
-        None => None,
-    };
-    let base_url = match (&server, &a.base_url) {
-        (Some(s), _) => s.base_url(),
-        (None, Some(u)) => u.clone(),
-        (None, None) if a.offline => String::new(),
-        (None, None) => {
-            bail!("no endpoint: give --base-url URL (or OPENAI_BASE_URL), or --loopback SCRIPT")
-        }
-    };
-    let mut cfg = ClientConfig::new(base_url, a.model.clone());
-    cfg.api_key = std::env::var(&a.api_key_env).ok().filter(|k| !k.is_empty());
-    cfg.timeout = seconds(a.request_timeout, "--request-timeout")?;
-    cfg.backoff = seconds(a.backoff, "--backoff")?;
-    cfg.retries = a.retries;
-    cfg.concurrency = a.concurrency.max(1);
-    cfg.offline = a.offline;
-    cfg.cache = Some(Cache::new(
+    let (client, _server) = client(
+        &a.endpoint,
+        &a.model,
         a.cache.clone().unwrap_or_else(|| a.out.join(".cache")),
-    ));
-    let client = Client::new(cfg)?;
+    )?;
     let opts = GenerateOptions {
         out: a.out.clone(),
         model_name: model_dir_name(&a.model).to_string(),
@@ -164,7 +180,7 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
             temperature: a.temperature,
             top_p: None,
         },
-        workers: a.concurrency.max(1),
+        workers: a.endpoint.concurrency.max(1),
     };
     let bar = std::sync::OnceLock::<Progress>::new();
     let progress = |_done: usize, total: usize| {
@@ -212,4 +228,77 @@ fn run_prompts(a: PromptsArgs) -> Result<i32> {
         println!("wrote {}", p.display());
     }
     Ok(0)
+}
+
+/// The client for an endpoint, and the loopback server behind it when `--loopback` is given
+/// (kept alive as long as the returned guard).
+fn client(
+    e: &EndpointArgs,
+    model: &str,
+    cache: PathBuf,
+) -> Result<(Client, Option<LoopbackServer>)> {
+    let server = match &e.loopback {
+        Some(script) => Some(LoopbackServer::start(Script::load(script)?)?),
+        None => None,
+    };
+    let base_url = match (&server, &e.base_url) {
+        (Some(s), _) => s.base_url(),
+        (None, Some(u)) => u.clone(),
+        (None, None) if e.offline => String::new(),
+        (None, None) => {
+            bail!("no endpoint: give --base-url URL (or OPENAI_BASE_URL), or --loopback SCRIPT")
+        }
+    };
+    let mut cfg = ClientConfig::new(base_url, model);
+    cfg.api_key = std::env::var(&e.api_key_env).ok().filter(|k| !k.is_empty());
+    cfg.timeout = seconds(e.request_timeout, "--request-timeout")?;
+    cfg.backoff = seconds(e.backoff, "--backoff")?;
+    cfg.retries = e.retries;
+    cfg.concurrency = e.concurrency.max(1);
+    cfg.offline = e.offline;
+    cfg.cache = Some(Cache::new(cache));
+    Ok((Client::new(cfg)?, server))
+}
+
+fn run_converse(a: ConverseArgs) -> Result<i32> {
+    let (client, _server) = client(
+        &a.endpoint,
+        &a.model,
+        a.cache
+            .clone()
+            .unwrap_or_else(|| a.templates.join(".cache")),
+    )?;
+    let sampling = Sampling {
+        temperature: Some(a.temperature),
+        top_p: Some(a.top_p),
+    };
+    let bar = std::sync::OnceLock::<Progress>::new();
+    let progress = |_done: usize, total: usize| {
+        bar.get_or_init(|| Progress::new(total as u64, "sessions"))
+            .inc(1);
+    };
+    let report = converse(
+        &client,
+        &a.prompts,
+        &a.templates,
+        sampling,
+        a.endpoint.concurrency.max(1),
+        &progress,
+    )?;
+    if let Some(b) = bar.get() {
+        b.finish();
+    }
+    for p in &report.written {
+        println!("wrote {}", p.display());
+    }
+    println!(
+        "{} requests ({} from the cache), {} dialogues written",
+        report.requests,
+        report.cached,
+        report.written.len()
+    );
+    for f in &report.failures {
+        eprintln!("error: {f}");
+    }
+    Ok(if report.failures.is_empty() { 0 } else { 1 })
 }

@@ -381,7 +381,8 @@ pub fn generate(
         bail!("bad input, nothing written:\n  {}", problems.join("\n  "));
     }
 
-    let answers = run_jobs(client, &jobs, opts, progress);
+    let prompts: Vec<ChatPrompt> = jobs.iter().map(|j| j.prompt.clone()).collect();
+    let answers = answer_all(client, &prompts, opts.sampling, opts.workers, progress);
     let mut report = GenerateReport {
         requests: jobs.len(),
         ..GenerateReport::default()
@@ -556,21 +557,26 @@ fn write_if_changed(path: &Path, v: &Value, report: &mut GenerateReport) -> Resu
     Ok(())
 }
 
-/// Answer every job with `workers` threads; after an error that will not go away (endpoint
-/// unreachable, key rejected) the remaining jobs are not sent (`None`).
-fn run_jobs(
+/// One answer per prompt, or `None` when it was not asked.
+pub type Answered = Vec<Option<Result<crate::llm::Completion, LlmError>>>;
+
+/// Answer every prompt (`[system: preamble, user: prompt]`) with `workers` threads; after an
+/// error that will not go away (endpoint unreachable, key rejected) the remaining prompts are
+/// not sent (`None`).
+pub fn answer_all(
     client: &Client,
-    jobs: &[Job],
-    opts: &GenerateOptions,
+    jobs: &[ChatPrompt],
+    sampling: Sampling,
+    workers: usize,
     progress: ProgressFn,
-) -> Vec<Option<Result<crate::llm::Completion, LlmError>>> {
+) -> Answered {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let results: Mutex<Vec<Option<Result<crate::llm::Completion, LlmError>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
-        for _ in 0..opts.workers.max(1).min(jobs.len().max(1)) {
+        for _ in 0..workers.max(1).min(jobs.len().max(1)) {
             scope.spawn(|| loop {
                 if stop.load(Ordering::SeqCst) {
                     return;
@@ -578,10 +584,10 @@ fn run_jobs(
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(job) = jobs.get(i) else { return };
                 let messages = [
-                    ChatMessage::new("system", &job.prompt.preamble),
-                    ChatMessage::new("user", &job.prompt.prompt),
+                    ChatMessage::new("system", &job.preamble),
+                    ChatMessage::new("user", &job.prompt),
                 ];
-                let r = client.chat_messages(&messages, opts.sampling);
+                let r = client.chat_messages(&messages, sampling);
                 // Offline misses are not fatal: every missing answer gets named.
                 if matches!(&r, Err(e) if e.is_fatal()) {
                     stop.store(true, Ordering::SeqCst);
