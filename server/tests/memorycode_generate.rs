@@ -508,3 +508,67 @@ fn converse_writes_each_sessions_text_into_the_templates() {
     want.sort();
     assert_eq!(asked, want);
 }
+
+/// RAG: the reranker gets every session of the dialogue and as many `top_n` as it has
+/// instruction sessions; the prompt holds the picked sessions in chronological order,
+/// renumbered from 0, under `rag_model_output` of the last session.
+#[test]
+fn rag_asks_the_reranker_and_keeps_chronological_order() {
+    let srv = server(json!({"default": {"reply": REPLY}}));
+    let out = tempfile::tempdir().unwrap();
+    let o = generate(
+        &[
+            "--model",
+            "m",
+            "--base-url",
+            &srv.base_url(),
+            "--reranker-url",
+            &srv.base_url(),
+            "--modes",
+            "rag",
+            "--dialogues",
+            "1",
+        ],
+        out.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d: Value =
+        serde_json::from_str(&read(&fixtures().join("dataset/dialogue_1.json"))).unwrap();
+    let texts: Vec<&str> = d["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["text"].as_str().unwrap())
+        .collect();
+    let seen = srv.seen();
+    let reranks: Vec<_> = seen.iter().filter(|s| s.endpoint == "rerank").collect();
+    let chats: Vec<_> = seen.iter().filter(|s| s.endpoint == "chat").collect();
+    assert_eq!(
+        reranks.len(),
+        3,
+        "one per history query of the last session"
+    );
+    assert_eq!(chats.len(), 3);
+    for r in &reranks {
+        assert_eq!(
+            r.body["top_n"], 2,
+            "dialogue 1 has two instruction sessions"
+        );
+        assert_eq!(r.body["model"], "rerank-english-v3.0");
+        assert_eq!(r.body["documents"], json!(texts));
+    }
+    for c in &chats {
+        let p = &c.prompt;
+        let s0 = p.find("\n\n Session 0 \n\n").expect("renumbered from 0");
+        let s1 = p.find("\n\n Session 1 \n\n").expect("two sessions");
+        assert!(s0 < s1 && !p.contains(" Session 2 "), "{p}");
+        // Chronological: whichever two were picked appear in dialogue order.
+        let at: Vec<usize> = texts.iter().filter_map(|t| p.find(t)).collect();
+        assert_eq!(at.len(), 2, "{p}");
+        assert!(at[0] < at[1]);
+    }
+    let file: Value = serde_json::from_str(&read(&out.path().join("m/output_1.json"))).unwrap();
+    let sessions = file["sessions"].as_array().unwrap();
+    assert_eq!(sessions[2]["rag_model_output"].as_array().unwrap().len(), 3);
+    assert_eq!(sessions[0]["rag_model_output"], json!([]));
+}

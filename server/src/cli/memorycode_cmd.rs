@@ -134,6 +134,13 @@ pub struct GenerateArgs {
     /// Sampling temperature (default: not sent, as the original's OpenAI path does).
     #[arg(long, value_name = "T")]
     pub temperature: Option<f64>,
+    /// Cohere-style `/rerank` endpoint (base URL with `/v1`) for the rag mode; vLLM and
+    /// text-embeddings-inference serve one. Same key as the model endpoint.
+    #[arg(long, value_name = "URL")]
+    pub reranker_url: Option<String>,
+    /// Reranker model name.
+    #[arg(long, default_value = crate::bench::memorycode::generate::DEFAULT_RERANK_MODEL)]
+    pub reranker_model: String,
     /// Response cache folder (default: OUT/.cache).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
@@ -182,12 +189,34 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
         },
         workers: a.endpoint.concurrency.max(1),
     };
+    // The reranker: --reranker-url, or the loopback server's own /rerank.
+    let rerank_url = match (&a.reranker_url, &_server) {
+        (Some(u), _) => Some(u.clone()),
+        (None, Some(s)) => Some(s.base_url()),
+        (None, None) => None,
+    };
+    let reranker = match rerank_url {
+        Some(url) => {
+            let mut cfg = client.config().clone();
+            cfg.base_url = url;
+            cfg.model = a.reranker_model.clone();
+            Some(Client::new(cfg)?)
+        }
+        None => None,
+    };
     let bar = std::sync::OnceLock::<Progress>::new();
     let progress = |_done: usize, total: usize| {
         bar.get_or_init(|| Progress::new(total as u64, "requests"))
             .inc(1);
     };
-    let report = generate(&client, topics.as_deref(), &dialogues, &opts, &progress)?;
+    let report = generate(
+        &client,
+        reranker.as_ref(),
+        topics.as_deref(),
+        &dialogues,
+        &opts,
+        &progress,
+    )?;
     if let Some(b) = bar.get() {
         b.finish();
     }

@@ -414,12 +414,71 @@ impl Client {
         })
     }
 
+    /// Cohere-style reranking (`POST {base}/rerank`, as vLLM and text-embeddings-inference
+    /// serve it): the indices of the `top_n` documents most relevant to `query`, best first.
+    /// Cached like completions.
+    pub fn rerank(
+        &self,
+        query: &str,
+        documents: &[String],
+        top_n: usize,
+    ) -> Result<Vec<usize>, LlmError> {
+        let body = json!({"model": self.config.model, "query": query, "documents": documents,
+                          "top_n": top_n, "return_documents": true});
+        let key = CacheKey {
+            kind: "rerank".into(),
+            model: self.config.model.clone(),
+            prompt: body.to_string(),
+            temperature: 0.0,
+            max_tokens: 0,
+            stop: Vec::new(),
+        };
+        let cached = self.config.cache.as_ref().and_then(|c| c.get(&key));
+        let text = match cached {
+            Some(t) => t,
+            None if self.config.offline => {
+                return Err(LlmError::NotCached {
+                    model: self.config.model.clone(),
+                    kind: "rerank".into(),
+                    digest: key.digest(),
+                    head: query.chars().take(80).collect(),
+                })
+            }
+            None => {
+                let url = format!("{}/rerank", self.config.base_url.trim_end_matches('/'));
+                let n = documents.len();
+                let text = {
+                    let _slot = self.slots.acquire();
+                    self.fetch_with(&url, &body, &|t| parse_rerank(t, n))?
+                };
+                if let Some(cache) = &self.config.cache {
+                    cache
+                        .put(&key, &text)
+                        .map_err(|e| LlmError::Cache(format!("{e:#}")))?;
+                }
+                text
+            }
+        };
+        serde_json::from_str(&text).map_err(|e| LlmError::Cache(format!("bad rerank entry: {e}")))
+    }
+
     fn fetch_body(&self, url: &str, body: &Value, kind: EndpointKind) -> Result<String, LlmError> {
+        self.fetch_with(url, body, &|text| parse(text, kind))
+    }
+
+    /// POST `body` with retries and backoff; `parse` turns a 2xx body into the answer (a
+    /// malformed one is retried).
+    fn fetch_with(
+        &self,
+        url: &str,
+        body: &Value,
+        parse: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Result<String, LlmError> {
         let mut delay = self.config.backoff;
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            match self.attempt(url, body, attempt, kind) {
+            match self.attempt(url, body, attempt, parse) {
                 Attempt::Done(text) => return Ok(text),
                 Attempt::Fail(e) => return Err(e),
                 Attempt::Retry { error, after } => {
@@ -450,7 +509,13 @@ impl Client {
         Attempt::Retry { error, after: None }
     }
 
-    fn attempt(&self, url: &str, body: &Value, attempt: u32, kind: EndpointKind) -> Attempt {
+    fn attempt(
+        &self,
+        url: &str,
+        body: &Value,
+        attempt: u32,
+        parse: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Attempt {
         let mut req = self.http.post(url).json(body);
         if let Some(key) = &self.config.api_key {
             req = req.bearer_auth(key);
@@ -473,7 +538,7 @@ impl Client {
         };
         let short: String = text.chars().take(300).collect();
         match status {
-            200..=299 => match parse(&text, kind) {
+            200..=299 => match parse(&text) {
                 Ok(t) => Attempt::Done(t),
                 Err(reason) => Attempt::Retry {
                     error: LlmError::Malformed {
@@ -503,6 +568,27 @@ impl Client {
             }),
         }
     }
+}
+
+/// The indices of a rerank response (`results[].index`, each below `n`), as JSON.
+fn parse_rerank(text: &str, n: usize) -> Result<String, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    let results = v
+        .get("results")
+        .and_then(Value::as_array)
+        .ok_or("no `results` list")?;
+    let mut out = Vec::new();
+    for r in results {
+        let i = r
+            .get("index")
+            .and_then(Value::as_u64)
+            .ok_or("a result without an integer `index`")? as usize;
+        if i >= n {
+            return Err(format!("result index {i} out of range ({n} documents)"));
+        }
+        out.push(i);
+    }
+    Ok(json!(out).to_string())
 }
 
 /// The answer text of a completion response.

@@ -241,6 +241,29 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
         return Ok(());
     }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if path.ends_with("/rerank") {
+        let (status, text) = rerank(&req);
+        if let Ok(mut seen) = st.seen.lock() {
+            seen.push(Seen {
+                endpoint: "rerank".into(),
+                prompt: req["query"].as_str().unwrap_or("").to_string(),
+                body: req.clone(),
+                raw: body.clone(),
+                rule: None,
+                status,
+            });
+        }
+        let mut out = stream;
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            if status == 200 { "OK" } else { "Bad Request" },
+            text.len()
+        );
+        out.write_all(head.as_bytes())?;
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        return Ok(());
+    }
     let endpoint = if path.ends_with("/chat/completions") {
         "chat"
     } else {
@@ -292,6 +315,41 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// A Cohere-style rerank answer: documents scored by how many of the query's words they
+/// contain (ties: earlier first), the best `top_n`.
+fn rerank(req: &Value) -> (u16, String) {
+    let (Some(query), Some(docs)) = (
+        req.get("query").and_then(Value::as_str),
+        req.get("documents").and_then(Value::as_array),
+    ) else {
+        let e = json!({"error": {"message": "`query` and `documents` are required"}});
+        return (400, e.to_string());
+    };
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    let mut scored: Vec<(usize, usize, String)> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let text = d.as_str().unwrap_or("").to_string();
+            let lower = text.to_lowercase();
+            let hits = words.iter().filter(|w| lower.contains(w.as_str())).count();
+            (i, hits, text)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let top_n = req
+        .get("top_n")
+        .and_then(Value::as_u64)
+        .map_or(docs.len(), |n| n as usize);
+    let results: Vec<Value> = (scored.into_iter().take(top_n))
+        .map(|(i, hits, text)| json!({"index": i, "relevance_score": hits as f64 / (words.len().max(1) as f64), "document": {"text": text}}))
+        .collect();
+    (
+        200,
+        json!({"id": "loopback", "results": results}).to_string(),
+    )
 }
 
 /// (status, body, rule name, stall).

@@ -27,6 +27,8 @@ pub enum Mode {
     History,
     /// The last session's queries after the list of instructions (`..._instructions_chain`).
     InstructionsChain,
+    /// The last session's queries after the sessions a reranker picks (`..._rag`).
+    Rag,
 }
 
 /// The output key each dialogue mode fills, as the original names it.
@@ -36,6 +38,7 @@ fn mode_key(mode: Mode) -> &'static str {
         Mode::Session => "session_model_output",
         Mode::History => "history_model_output",
         Mode::InstructionsChain => "instructions_only_model_output",
+        Mode::Rag => "rag_model_output",
     }
 }
 
@@ -205,6 +208,16 @@ pub struct GenerateOptions {
     pub workers: usize,
 }
 
+/// The RAG mode's reranker, as the original calls Cohere's.
+pub const DEFAULT_RERANK_MODEL: &str = "rerank-english-v3.0";
+
+/// A RAG query waiting for its reranking.
+struct RagQuery {
+    d: usize,
+    query: usize,
+    text: String,
+}
+
 /// Progress: `(answered, total)` after each answer.
 pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
@@ -247,6 +260,7 @@ pub fn instruction_file(out: &Path, model_name: &str) -> PathBuf {
 /// failures are listed in the report.
 pub fn generate(
     client: &Client,
+    reranker: Option<&Client>,
     topics: Option<&[GenInstruction]>,
     dialogues: &[GenDialogue],
     opts: &GenerateOptions,
@@ -325,7 +339,7 @@ pub fn generate(
                 }
             }
         }
-        let needs_history = has(Mode::History) || has(Mode::InstructionsChain);
+        let needs_history = has(Mode::History) || has(Mode::InstructionsChain) || has(Mode::Rag);
         if needs_history {
             if let Some(si) = d
                 .sessions
@@ -377,8 +391,63 @@ pub fn generate(
             }
         }
     }
+    let mut rag = Vec::new();
+    if has(Mode::Rag) {
+        if reranker.is_none() {
+            problems.push("the rag mode needs a reranker (--reranker-url)".into());
+        }
+        for (di, d) in dialogues.iter().enumerate() {
+            if let Some(last) = d.sessions.last() {
+                for (qi, q) in last.history_eval_query.iter().flatten().enumerate() {
+                    rag.push(RagQuery {
+                        d: di,
+                        query: qi,
+                        text: q.clone(),
+                    });
+                }
+            }
+        }
+    }
     if !problems.is_empty() {
         bail!("bad input, nothing written:\n  {}", problems.join("\n  "));
+    }
+    let mut rag_failed = vec![false; dialogues.len()];
+    let mut rag_failures = Vec::new();
+    if let Some(rr) = reranker.filter(|_| has(Mode::Rag)) {
+        for q in &rag {
+            let d = &dialogues[q.d];
+            let texts: Vec<String> = d.sessions.iter().map(|s| s.text.clone()).collect();
+            // As many sessions as the dialogue has instruction sessions.
+            let top_n = d.instructions.iter().filter(|p| !p.is_empty()).count();
+            match rr.rerank(&q.text, &texts, top_n) {
+                Ok(mut picked) => {
+                    // The original keeps the chronological order and renumbers from 0.
+                    picked.sort_unstable();
+                    let chunks = prompts::join_sessions(picked.iter().map(|&i| texts[i].as_str()));
+                    jobs.push(Job {
+                        target: Target::Dialogue {
+                            d: q.d,
+                            mode: Mode::Rag,
+                            session: d.sessions.len() - 1,
+                            query: q.query,
+                        },
+                        prompt: prompts::dialogue(&d.preamble(), &d.mentor, &q.text, &chunks),
+                        what: format!("{}: rag query {}", d.path.display(), q.query),
+                    });
+                }
+                Err(e) => {
+                    rag_failed[q.d] = true;
+                    rag_failures.push(format!(
+                        "{}: rerank of query {}: {e}",
+                        d.path.display(),
+                        q.query
+                    ));
+                    if e.is_fatal() {
+                        break;
+                    }
+                }
+            }
+        }
     }
 
     let prompts: Vec<ChatPrompt> = jobs.iter().map(|j| j.prompt.clone()).collect();
@@ -387,7 +456,8 @@ pub fn generate(
         requests: jobs.len(),
         ..GenerateReport::default()
     };
-    let mut failed_dialogues = vec![false; dialogues.len()];
+    report.failures.extend(rag_failures);
+    let mut failed_dialogues = rag_failed;
     let mut inst_failed = false;
     let mut per_dialogue: Vec<Answers> = vec![BTreeMap::new(); dialogues.len()];
     for (job, answer) in jobs.iter().zip(answers) {
@@ -509,7 +579,7 @@ fn assemble(
                     };
                     s.insert(mode_key(Mode::Instruction).into(), Value::Array(inst));
                 }
-                Mode::History | Mode::InstructionsChain => {
+                Mode::History | Mode::InstructionsChain | Mode::Rag => {
                     s.insert(mode_key(mode).into(), list(mode, si));
                 }
                 Mode::Instruction => {}
