@@ -3,6 +3,8 @@
 //! (fixtures/memorycode/golden, recorded by record_original.py there), resume after a failure,
 //! `--offline`, and bad input.
 
+mod lsp_support;
+
 use pivot_lsp::llm::loopback::{LoopbackServer, Script};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -571,4 +573,56 @@ fn rag_asks_the_reranker_and_keeps_chronological_order() {
     let sessions = file["sessions"].as_array().unwrap();
     assert_eq!(sessions[2]["rag_model_output"].as_array().unwrap().len(), 3);
     assert_eq!(sessions[0]["rag_model_output"], json!([]));
+}
+
+/// The editor command: generation for the open conversation with `$/progress`, then
+/// `pivot.outputs.check` on the file it names.
+#[test]
+fn editor_command_generates_for_the_open_conversation() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = lsp_support::Client::start(root.path());
+    c.session_changed();
+    let dialogue = fixtures().join("dataset/dialogue_1.json");
+    c.command("pivot.conversation.open", json!({"path": dialogue}))
+        .unwrap();
+    c.session_changed();
+    let out = root.path().join("gen");
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "pivot.memorycode.generate", "workDoneToken": "gen-1",
+                   "arguments": [{"model": "org/loop", "out": out,
+                                  "loopback": fixtures().join("loopback.json")}]}),
+        )
+        .unwrap();
+    let begin = c.expect("$/progress");
+    assert_eq!(begin["params"]["token"], "gen-1");
+    assert_eq!(begin["params"]["value"]["kind"], "begin");
+    assert_eq!(c.expect("$/progress")["params"]["value"]["kind"], "end");
+    // The fixture topics' 10 instruction versions (9 instructions, one with an update), then
+    // dialogue 1's 4 session and 3 history queries.
+    assert_eq!(r["requests"], 10 + 4 + 3, "{r}");
+    assert_eq!(r["failures"], json!([]));
+    let output = r["output"].as_str().unwrap();
+    assert!(output.ends_with("gen/loop/output_1.json"), "{output}");
+    let checked = c
+        .command("pivot.outputs.check", json!({"path": output}))
+        .unwrap();
+    // Verdicts for the generated answers: 4 session, 4 instruction and 3 history answers.
+    assert_eq!(
+        checked["answers"].as_array().unwrap().len(),
+        11,
+        "{checked}"
+    );
+    assert!(checked["scores"]["history"][2].is_number(), "{checked}");
+
+    // Without an endpoint: a clear error naming the arguments.
+    let err = c
+        .command(
+            "pivot.memorycode.generate",
+            json!({"model": "m", "out": out}),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("baseUrl"), "{err}");
+    c.shutdown();
 }

@@ -6,6 +6,7 @@ mod convcode;
 mod conversation;
 mod document;
 mod evaluate;
+mod memorycode_generate;
 mod outputs;
 mod pivots;
 mod progress;
@@ -54,13 +55,17 @@ pub const USAGE: &[(&str, &str)] = &[
     ),
     ("pivot.turn.submit", r#"{"uri": "file:///..."}"#),
     (
+        "pivot.memorycode.generate",
+        r#"{"model": M, "out": DIR, "baseUrl": URL or "loopback": SCRIPT, optional "modes", "topics", "apiKeyEnv", "rerankerUrl", "temperature"}"#,
+    ),
+    (
         "pivot.evaluate.convcode",
         r#"{"results": DIR, "model": M, optional "static", "refModel", "simulator", "excludeInitSolved"}"#,
     ),
 ];
 
-pub const COMMANDS: [&str; 18] = {
-    let mut out = [""; 18];
+pub const COMMANDS: [&str; 19] = {
+    let mut out = [""; 19];
     let mut i = 0;
     while i < USAGE.len() {
         out[i] = USAGE[i].0;
@@ -75,7 +80,10 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
     // Long runs over explicit inputs do not wait for (or block) the session commands.
     let independent = matches!(
         p.command.as_str(),
-        "pivot.evaluate.memorycode" | "pivot.evaluate.convcode" | "pivot.tests.run"
+        "pivot.evaluate.memorycode"
+            | "pivot.evaluate.convcode"
+            | "pivot.tests.run"
+            | "pivot.memorycode.generate"
     );
     let _in_order = if independent {
         None
@@ -101,6 +109,9 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
         "pivot.turn.feedback" => turn::feedback(b, &args).await,
         "pivot.turn.submit" => turn::submit(b, &args, token).await,
         "pivot.evaluate.convcode" => convcode::evaluate(b, &args, token).await,
+        "pivot.memorycode.generate" => {
+            memorycode_generate::generate_for_conversation(b, &args, token).await
+        }
         other => Err(invalid_params(format!(
             "unknown command `{other}`; known commands: {}",
             COMMANDS.join(", ")
