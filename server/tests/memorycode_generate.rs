@@ -626,3 +626,75 @@ fn editor_command_generates_for_the_open_conversation() {
     assert!(err.to_string().contains("baseUrl"), "{err}");
     c.shutdown();
 }
+
+/// generate_dataset.sh's parameters for dialogue `id` (30 per session count, in order).
+fn plan_params(id: usize) -> pivot_lsp::bench::memorycode::templates::TemplateParams {
+    use pivot_lsp::bench::memorycode::templates::{dataset_params, DATASET_SESSION_COUNTS};
+    dataset_params(DATASET_SESSION_COUNTS[(id - 1) / 30])
+}
+
+/// Every constraint the original's parameters impose holds for the 360 shipped dialogues
+/// (which checks the checker) and for the 360 templates `memorycode templates` writes; the
+/// same seed gives the same files.
+#[test]
+fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
+    use pivot_lsp::bench::memorycode::templates::check_constraints;
+    let shared = root().join("../shared/memorycode");
+    if !shared.join("topics.json").exists() {
+        println!("SKIP: ../shared/memorycode is absent");
+        return;
+    }
+    let mut problems = Vec::new();
+    for id in 1..=360 {
+        let d: Value =
+            serde_json::from_str(&read(&shared.join(format!("dataset/dialogue_{id}.json"))))
+                .unwrap();
+        for p in check_constraints(&d, &plan_params(id)) {
+            problems.push(format!("shipped dialogue_{id}: {p}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let out = tempfile::tempdir().unwrap();
+    let run = |dir: &Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(["memorycode", "templates", "--seed", "7", "--topics"])
+            .arg(shared.join("topics.json"))
+            .arg("--out")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run(out.path());
+    let mut fillers = 0;
+    for id in 1..=360 {
+        let d: Value =
+            serde_json::from_str(&read(&out.path().join(format!("dialogue_{id}.json")))).unwrap();
+        for p in check_constraints(&d, &plan_params(id)) {
+            problems.push(format!("our dialogue_{id}: {p}"));
+        }
+        fillers += d["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| {
+                s["type"][0]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("filler-instruction")
+            })
+            .count();
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(fillers > 0, "no filler instructions drawn");
+    let again = tempfile::tempdir().unwrap();
+    run(again.path());
+    for id in [1, 100, 360] {
+        let f = format!("dialogue_{id}.json");
+        assert_eq!(
+            read(&out.path().join(&f)),
+            read(&again.path().join(&f)),
+            "{f}"
+        );
+    }
+}

@@ -23,6 +23,37 @@ pub enum MemorycodeCommand {
     /// Conversation text of each session from the prompts, written into the template files
     /// (the original's generate_dialogue.py, through an OpenAI-compatible endpoint).
     Converse(Box<ConverseArgs>),
+    /// Dialogue templates with the original generate_template.py's structure and sampling
+    /// rules, reproducible by seed (by default the 360 of scripts/generate_dataset.sh).
+    Templates(TemplatesArgs),
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Without --sessions, writes dialogue_1..360.json with the parameters \
+scripts/generate_dataset.sh gives each (30 templates for each of 1, 2, 3, 4, 5, 10, 15, 20, 30, \
+40, 50, 100 sessions). The original draws from Python's unseeded random, so its files cannot be \
+reproduced; these follow the same rules and the same seed gives the same files."
+)]
+pub struct TemplatesArgs {
+    /// topics.json (instructions, fillers, filler instructions, contexts, personas).
+    #[arg(long, value_name = "FILE")]
+    pub topics: PathBuf,
+    /// Output folder for dialogue_N.json templates.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Random seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Only templates with this many sessions (generate_dataset.sh's parameters for it).
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<usize>,
+    /// With --sessions: how many templates.
+    #[arg(long, default_value_t = 30)]
+    pub count: usize,
+    /// With --sessions: the first template id.
+    #[arg(long, default_value_t = 1)]
+    pub first_id: usize,
 }
 
 #[derive(clap::Args, Debug)]
@@ -151,6 +182,7 @@ pub fn run(cmd: MemorycodeCommand) -> Result<i32> {
         MemorycodeCommand::Generate(a) => run_generate(*a),
         MemorycodeCommand::Prompts(a) => run_prompts(a),
         MemorycodeCommand::Converse(a) => run_converse(*a),
+        MemorycodeCommand::Templates(a) => run_templates(a),
     }
 }
 
@@ -330,4 +362,20 @@ fn run_converse(a: ConverseArgs) -> Result<i32> {
         eprintln!("error: {f}");
     }
     Ok(if report.failures.is_empty() { 0 } else { 1 })
+}
+
+fn run_templates(a: TemplatesArgs) -> Result<i32> {
+    use crate::bench::memorycode::templates::{dataset_params, dataset_plan, write_templates};
+    let (topics, _): (serde_json::Value, _) = crate::bench::memorycode::data::read_json(&a.topics)?;
+    let plan = match a.sessions {
+        Some(0) => bail!("--sessions must be at least 1"),
+        Some(n) => (0..a.count)
+            .map(|i| (a.first_id + i, dataset_params(n)))
+            .collect(),
+        None => dataset_plan(),
+    };
+    let written = write_templates(&topics, &plan, a.seed, &a.out)
+        .with_context(|| a.topics.display().to_string())?;
+    println!("wrote {} templates to {}", written.len(), a.out.display());
+    Ok(0)
 }

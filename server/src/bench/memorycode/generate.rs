@@ -595,7 +595,21 @@ fn assemble(
 /// Python's `json.dump(obj, f, indent=2)`: two-space indentation, `": "`, non-ASCII escaped
 /// as `\uXXXX` (UTF-16), no final newline.
 pub fn python_json(v: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+    python_json_indent(v, 2)
+}
+
+/// Python's `json.dump(obj, f, indent=N)` (see [`python_json`]).
+pub fn python_json_indent(v: &Value, indent: usize) -> String {
+    let spaces = vec![b' '; indent];
+    let mut buf = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut buf,
+        serde_json::ser::PrettyFormatter::with_indent(&spaces),
+    );
+    let pretty = match serde::Serialize::serialize(v, &mut ser) {
+        Ok(()) => String::from_utf8(buf).unwrap_or_default(),
+        Err(_) => String::new(),
+    };
     let mut out = String::with_capacity(pretty.len());
     for c in pretty.chars() {
         if c.is_ascii() {

@@ -6,6 +6,7 @@ pub mod dataset;
 pub mod generate;
 pub mod report;
 pub mod score;
+pub mod templates;
 
 pub use data::{Dialogue, ModelOutput, Pair, Session, SessionOutput};
 pub use report::Report;
