@@ -147,7 +147,14 @@ pub fn converse(
         bail!("bad input, nothing sent:\n  {}", problems.join("\n  "));
     }
     let all: Vec<ChatPrompt> = plan.iter().flat_map(|(_, _, c)| c.clone()).collect();
-    let answers = super::generate::answer_all(client, &all, sampling, workers, progress);
+    let answers = super::generate::answer_all(
+        client,
+        all.len(),
+        &|i| all[i].clone(),
+        sampling,
+        workers,
+        progress,
+    );
     let mut report = ConverseReport {
         requests: all.len(),
         ..ConverseReport::default()

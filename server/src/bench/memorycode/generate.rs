@@ -245,9 +245,16 @@ enum Target {
 /// One dialogue's answers: per (mode, session), `(query index, text)`.
 type Answers = BTreeMap<(Mode, usize), Vec<(usize, String)>>;
 
+/// A request's prompt: built up front, or (the history prompts, which hold every session of
+/// a dialogue) only when it is sent, so a run over long dialogues does not hold them all.
+enum Prompt {
+    Ready(ChatPrompt),
+    History { d: usize, query: String },
+}
+
 struct Job {
     target: Target,
-    prompt: ChatPrompt,
+    prompt: Prompt,
     what: String,
 }
 
@@ -279,7 +286,7 @@ pub fn generate(
                 known.insert(key.clone(), None);
                 jobs.push(Job {
                     target: Target::Instruction(key.clone()),
-                    prompt: prompts::instruction(&ins.eval_query, text),
+                    prompt: Prompt::Ready(prompts::instruction(&ins.eval_query, text)),
                     what: format!("instruction {key}"),
                 });
             }
@@ -333,7 +340,7 @@ pub fn generate(
                             session: si,
                             query: qi,
                         },
-                        prompt: prompts::dialogue(&preamble, &d.mentor, q, &s.text),
+                        prompt: Prompt::Ready(prompts::dialogue(&preamble, &d.mentor, q, &s.text)),
                         what: format!("{name}: session {si} query {qi}"),
                     });
                 }
@@ -356,7 +363,6 @@ pub fn generate(
         };
         let hq = last_s.history_eval_query.clone().unwrap_or_default();
         if has(Mode::History) {
-            let joined = prompts::join_sessions(d.sessions.iter().map(|s| s.text.as_str()));
             for (qi, q) in hq.iter().enumerate() {
                 jobs.push(Job {
                     target: Target::Dialogue {
@@ -365,7 +371,10 @@ pub fn generate(
                         session: last,
                         query: qi,
                     },
-                    prompt: prompts::dialogue(&preamble, &d.mentor, q, &joined),
+                    prompt: Prompt::History {
+                        d: di,
+                        query: q.clone(),
+                    },
                     what: format!("{name}: history query {qi}"),
                 });
             }
@@ -385,7 +394,7 @@ pub fn generate(
                         session: last,
                         query: qi,
                     },
-                    prompt: prompts::instructions_chain(q, &topics),
+                    prompt: Prompt::Ready(prompts::instructions_chain(q, &topics)),
                     what: format!("{name}: instructions-chain query {qi}"),
                 });
             }
@@ -431,7 +440,12 @@ pub fn generate(
                             session: d.sessions.len() - 1,
                             query: q.query,
                         },
-                        prompt: prompts::dialogue(&d.preamble(), &d.mentor, &q.text, &chunks),
+                        prompt: Prompt::Ready(prompts::dialogue(
+                            &d.preamble(),
+                            &d.mentor,
+                            &q.text,
+                            &chunks,
+                        )),
                         what: format!("{}: rag query {}", d.path.display(), q.query),
                     });
                 }
@@ -450,8 +464,22 @@ pub fn generate(
         }
     }
 
-    let prompts: Vec<ChatPrompt> = jobs.iter().map(|j| j.prompt.clone()).collect();
-    let answers = answer_all(client, &prompts, opts.sampling, opts.workers, progress);
+    let make = |i: usize| match &jobs[i].prompt {
+        Prompt::Ready(p) => p.clone(),
+        Prompt::History { d, query } => {
+            let d = &dialogues[*d];
+            let joined = prompts::join_sessions(d.sessions.iter().map(|s| s.text.as_str()));
+            prompts::dialogue(&d.preamble(), &d.mentor, query, &joined)
+        }
+    };
+    let answers = answer_all(
+        client,
+        jobs.len(),
+        &make,
+        opts.sampling,
+        opts.workers,
+        progress,
+    );
     let mut report = GenerateReport {
         requests: jobs.len(),
         ..GenerateReport::default()
@@ -644,12 +672,14 @@ fn write_if_changed(path: &Path, v: &Value, report: &mut GenerateReport) -> Resu
 /// One answer per prompt, or `None` when it was not asked.
 pub type Answered = Vec<Option<Result<crate::llm::Completion, LlmError>>>;
 
-/// Answer every prompt (`[system: preamble, user: prompt]`) with `workers` threads; after an
+/// Answer prompts `0..count` (`[system: preamble, user: prompt]`, each built by `prompt(i)`
+/// when it is sent) with `workers` threads; after an
 /// error that will not go away (endpoint unreachable, key rejected) the remaining prompts are
 /// not sent (`None`).
 pub fn answer_all(
     client: &Client,
-    jobs: &[ChatPrompt],
+    count: usize,
+    prompt: &(dyn Fn(usize) -> ChatPrompt + Sync),
     sampling: Sampling,
     workers: usize,
     progress: ProgressFn,
@@ -658,15 +688,18 @@ pub fn answer_all(
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let results: Mutex<Vec<Option<Result<crate::llm::Completion, LlmError>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
+        Mutex::new((0..count).map(|_| None).collect());
     std::thread::scope(|scope| {
-        for _ in 0..workers.max(1).min(jobs.len().max(1)) {
+        for _ in 0..workers.max(1).min(count.max(1)) {
             scope.spawn(|| loop {
                 if stop.load(Ordering::SeqCst) {
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(job) = jobs.get(i) else { return };
+                if i >= count {
+                    return;
+                }
+                let job = prompt(i);
                 let messages = [
                     ChatMessage::new("system", &job.preamble),
                     ChatMessage::new("user", &job.prompt),
@@ -679,7 +712,7 @@ pub fn answer_all(
                 if let Ok(mut res) = results.lock() {
                     res[i] = Some(r);
                 }
-                progress(done.fetch_add(1, Ordering::SeqCst) + 1, jobs.len());
+                progress(done.fetch_add(1, Ordering::SeqCst) + 1, count);
             });
         }
     });
