@@ -15,7 +15,7 @@ use std::time::Duration;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum MemorycodeCommand {
-    /// Generate model outputs (instruction, session, history, instructions-chain) from an
+    /// Generate model outputs (instruction, session, history, instructions-chain, rag) from an
     /// OpenAI-compatible endpoint, in the files `score memorycode --outputs OUT/<model>` reads.
     Generate(Box<GenerateArgs>),
     /// Conversation prompts (`prompt_N.json`) from templates, as the original generate_prompt.py.

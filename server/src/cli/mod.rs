@@ -48,7 +48,7 @@ pub enum Command {
     /// ConvCodeWorld's live feedback loop and ConvCodeBench's static replay.
     #[command(subcommand)]
     Convcode(convcode_cmd::ConvcodeCommand),
-    /// MemoryCode: generate model outputs from an OpenAI-compatible endpoint.
+    /// MemoryCode: model outputs, templates, prompts and conversations from an OpenAI-compatible endpoint.
     #[command(subcommand)]
     Memorycode(memorycode_cmd::MemorycodeCommand),
     /// Benchmarks: print timings and the ratio against the named baseline.
