@@ -299,7 +299,11 @@ fn client(
     cache: PathBuf,
 ) -> Result<(Client, Option<LoopbackServer>)> {
     let server = match &e.loopback {
-        Some(script) => Some(LoopbackServer::start(Script::load(script)?)?),
+        Some(script) => {
+            let s = LoopbackServer::start(Script::load(script)?)?;
+            s.set_recording(false);
+            Some(s)
+        }
         None => None,
     };
     let base_url = match (&server, &e.base_url) {

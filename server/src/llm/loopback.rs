@@ -120,6 +120,9 @@ struct State {
     seen: Mutex<Vec<Seen>>,
     stop: AtomicBool,
     turn: AtomicUsize,
+    /// Whether requests are kept for [`LoopbackServer::seen`] (a long run as a model
+    /// stand-in does not need them).
+    record: AtomicBool,
 }
 
 /// A running server; stops when dropped.
@@ -140,6 +143,7 @@ impl LoopbackServer {
             seen: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             turn: AtomicUsize::new(0),
+            record: AtomicBool::new(true),
         });
         let st = state.clone();
         let accept = std::thread::spawn(move || {
@@ -169,6 +173,11 @@ impl LoopbackServer {
     /// The turn rules with `turns` are matched against (0 until set).
     pub fn set_turn(&self, turn: usize) {
         self.state.turn.store(turn, Ordering::SeqCst);
+    }
+
+    /// Keep requests for [`LoopbackServer::seen`] (the default) or not.
+    pub fn set_recording(&self, on: bool) {
+        self.state.record.store(on, Ordering::SeqCst);
     }
 
     /// Requests seen so far, in arrival order.
@@ -243,7 +252,7 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if path.ends_with("/rerank") {
         let (status, text) = rerank(&req);
-        if let Ok(mut seen) = st.seen.lock() {
+        if let Some(mut seen) = recorder(st) {
             seen.push(Seen {
                 endpoint: "rerank".into(),
                 prompt: req["query"].as_str().unwrap_or("").to_string(),
@@ -284,7 +293,7 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
             .to_string()
     };
     let (status, text, rule, stall) = respond(st, endpoint, &prompt, auth.as_deref());
-    if let Ok(mut seen) = st.seen.lock() {
+    if let Some(mut seen) = recorder(st) {
         seen.push(Seen {
             endpoint: endpoint.into(),
             prompt,
@@ -315,6 +324,14 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// The request log, when requests are recorded.
+fn recorder(st: &State) -> Option<std::sync::MutexGuard<'_, Vec<Seen>>> {
+    if !st.record.load(Ordering::SeqCst) {
+        return None;
+    }
+    st.seen.lock().ok()
 }
 
 /// A Cohere-style rerank answer: documents scored by how many of the query's words they

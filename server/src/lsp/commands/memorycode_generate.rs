@@ -127,7 +127,11 @@ fn run(req: Request) -> anyhow::Result<Value> {
         None
     };
     let server = match &req.loopback {
-        Some(s) => Some(LoopbackServer::start(Script::load(s)?)?),
+        Some(s) => {
+            let server = LoopbackServer::start(Script::load(s)?)?;
+            server.set_recording(false);
+            Some(server)
+        }
         None => None,
     };
     let base = match &server {
