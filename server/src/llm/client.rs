@@ -135,6 +135,30 @@ impl LlmError {
     }
 }
 
+/// One message of a chat request.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: &str, content: &str) -> Self {
+        ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// Sampling parameters of [`Client::chat_messages`]: each is sent only when set (unset, the
+/// endpoint's own default applies).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sampling {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+}
+
 /// One answered prompt.
 #[derive(Clone, Debug)]
 pub struct Completion {
@@ -316,13 +340,145 @@ impl Client {
     }
 
     fn fetch(&self, prompt: &str, max_tokens: u32) -> Result<String, LlmError> {
-        let url = self.url();
-        let body = self.body(prompt, max_tokens);
+        self.fetch_body(
+            &self.url(),
+            &self.body(prompt, max_tokens),
+            self.config.kind,
+        )
+    }
+
+    /// Body of a chat request with the given messages and nothing else but the model and the
+    /// sampling parameters that are set, in the order the `openai` Python package sends them
+    /// (`model`, `messages`, `temperature`, `top_p`, as openai 3.54 with httpx2 does).
+    pub fn messages_body(&self, messages: &[ChatMessage], sampling: Sampling) -> Value {
+        let mut body = json!({"model": self.config.model, "messages": messages});
+        if let Some(m) = body.as_object_mut() {
+            if let Some(t) = sampling.temperature {
+                m.insert("temperature".into(), json!(t));
+            }
+            if let Some(p) = sampling.top_p {
+                m.insert("top_p".into(), json!(p));
+            }
+        }
+        body
+    }
+
+    /// Answer a list of chat messages (`POST {base}/chat/completions` whatever the configured
+    /// endpoint kind), sending only what [`Client::messages_body`] holds: the request a bare
+    /// `client.chat.completions.create(model=..., messages=...)` makes. Cached like
+    /// [`Client::complete`], keyed on the whole body.
+    pub fn chat_messages(
+        &self,
+        messages: &[ChatMessage],
+        sampling: Sampling,
+    ) -> Result<Completion, LlmError> {
+        let body = self.messages_body(messages, sampling);
+        let key = CacheKey {
+            kind: "chat-messages".into(),
+            model: self.config.model.clone(),
+            prompt: body.to_string(),
+            temperature: 0.0,
+            max_tokens: 0,
+            stop: Vec::new(),
+        };
+        if let Some(cache) = &self.config.cache {
+            if let Some(text) = cache.get(&key) {
+                return Ok(Completion { text, cached: true });
+            }
+        }
+        if self.config.offline {
+            let last = messages.last().map(|m| m.content.as_str()).unwrap_or("");
+            return Err(LlmError::NotCached {
+                model: self.config.model.clone(),
+                kind: "chat".into(),
+                digest: key.digest(),
+                head: last.chars().take(80).collect(),
+            });
+        }
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let text = {
+            let _slot = self.slots.acquire();
+            self.fetch_body(&url, &body, EndpointKind::Chat)?
+        };
+        if let Some(cache) = &self.config.cache {
+            cache
+                .put(&key, &text)
+                .map_err(|e| LlmError::Cache(format!("{e:#}")))?;
+        }
+        Ok(Completion {
+            text,
+            cached: false,
+        })
+    }
+
+    /// Cohere-style reranking (`POST {base}/rerank`, as vLLM and text-embeddings-inference
+    /// serve it): the indices of the `top_n` documents most relevant to `query`, best first.
+    /// Cached like completions.
+    pub fn rerank(
+        &self,
+        query: &str,
+        documents: &[String],
+        top_n: usize,
+    ) -> Result<Vec<usize>, LlmError> {
+        let body = json!({"model": self.config.model, "query": query, "documents": documents,
+                          "top_n": top_n, "return_documents": true});
+        let key = CacheKey {
+            kind: "rerank".into(),
+            model: self.config.model.clone(),
+            prompt: body.to_string(),
+            temperature: 0.0,
+            max_tokens: 0,
+            stop: Vec::new(),
+        };
+        let cached = self.config.cache.as_ref().and_then(|c| c.get(&key));
+        let text = match cached {
+            Some(t) => t,
+            None if self.config.offline => {
+                return Err(LlmError::NotCached {
+                    model: self.config.model.clone(),
+                    kind: "rerank".into(),
+                    digest: key.digest(),
+                    head: query.chars().take(80).collect(),
+                })
+            }
+            None => {
+                let url = format!("{}/rerank", self.config.base_url.trim_end_matches('/'));
+                let n = documents.len();
+                let text = {
+                    let _slot = self.slots.acquire();
+                    self.fetch_with(&url, &body, &|t| parse_rerank(t, n))?
+                };
+                if let Some(cache) = &self.config.cache {
+                    cache
+                        .put(&key, &text)
+                        .map_err(|e| LlmError::Cache(format!("{e:#}")))?;
+                }
+                text
+            }
+        };
+        serde_json::from_str(&text).map_err(|e| LlmError::Cache(format!("bad rerank entry: {e}")))
+    }
+
+    fn fetch_body(&self, url: &str, body: &Value, kind: EndpointKind) -> Result<String, LlmError> {
+        self.fetch_with(url, body, &|text| parse(text, kind))
+    }
+
+    /// POST `body` with retries and backoff; `parse` turns a 2xx body into the answer (a
+    /// malformed one is retried).
+    fn fetch_with(
+        &self,
+        url: &str,
+        body: &Value,
+        parse: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Result<String, LlmError> {
         let mut delay = self.config.backoff;
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            match self.attempt(&url, &body, attempt) {
+            match self.attempt(url, body, attempt, parse) {
                 Attempt::Done(text) => return Ok(text),
                 Attempt::Fail(e) => return Err(e),
                 Attempt::Retry { error, after } => {
@@ -353,7 +509,13 @@ impl Client {
         Attempt::Retry { error, after: None }
     }
 
-    fn attempt(&self, url: &str, body: &Value, attempt: u32) -> Attempt {
+    fn attempt(
+        &self,
+        url: &str,
+        body: &Value,
+        attempt: u32,
+        parse: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Attempt {
         let mut req = self.http.post(url).json(body);
         if let Some(key) = &self.config.api_key {
             req = req.bearer_auth(key);
@@ -376,7 +538,7 @@ impl Client {
         };
         let short: String = text.chars().take(300).collect();
         match status {
-            200..=299 => match self.parse(&text) {
+            200..=299 => match parse(&text) {
                 Ok(t) => Attempt::Done(t),
                 Err(reason) => Attempt::Retry {
                     error: LlmError::Malformed {
@@ -406,26 +568,48 @@ impl Client {
             }),
         }
     }
+}
 
-    fn parse(&self, text: &str) -> Result<String, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-        let choice = v
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-            .ok_or_else(|| "no `choices[0]`".to_string())?;
-        let content = match self.config.kind {
-            EndpointKind::Chat => choice.get("message").and_then(|m| m.get("content")),
-            EndpointKind::Completions => choice.get("text"),
-        };
-        match content {
-            Some(Value::String(s)) => Ok(s.clone()),
-            Some(Value::Null) => Ok(String::new()),
-            _ => Err(match self.config.kind {
-                EndpointKind::Chat => "no `choices[0].message.content` string".into(),
-                EndpointKind::Completions => "no `choices[0].text` string".into(),
-            }),
+/// The indices of a rerank response (`results[].index`, each below `n`), as JSON.
+fn parse_rerank(text: &str, n: usize) -> Result<String, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    let results = v
+        .get("results")
+        .and_then(Value::as_array)
+        .ok_or("no `results` list")?;
+    let mut out = Vec::new();
+    for r in results {
+        let i = r
+            .get("index")
+            .and_then(Value::as_u64)
+            .ok_or("a result without an integer `index`")? as usize;
+        if i >= n {
+            return Err(format!("result index {i} out of range ({n} documents)"));
         }
+        out.push(i);
+    }
+    Ok(json!(out).to_string())
+}
+
+/// The answer text of a completion response.
+fn parse(text: &str, kind: EndpointKind) -> Result<String, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    let choice = v
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| "no `choices[0]`".to_string())?;
+    let content = match kind {
+        EndpointKind::Chat => choice.get("message").and_then(|m| m.get("content")),
+        EndpointKind::Completions => choice.get("text"),
+    };
+    match content {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Null) => Ok(String::new()),
+        _ => Err(match kind {
+            EndpointKind::Chat => "no `choices[0].message.content` string".into(),
+            EndpointKind::Completions => "no `choices[0].text` string".into(),
+        }),
     }
 }
 

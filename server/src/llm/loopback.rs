@@ -108,6 +108,8 @@ pub struct Seen {
     pub prompt: String,
     /// The request body as sent (`Null` when it was not JSON).
     pub body: Value,
+    /// The request body's bytes, for byte-for-byte comparisons.
+    pub raw: Vec<u8>,
     pub rule: Option<String>,
     pub status: u16,
 }
@@ -124,6 +126,9 @@ struct State {
     /// When set, requests go to the callback instead of `seen` (a long-running server must
     /// not keep every prompt in memory).
     on_request: Option<OnRequest>,
+    /// Whether requests are kept for [`LoopbackServer::seen`] (a long run as a model
+    /// stand-in does not need them).
+    record: AtomicBool,
 }
 
 /// A running server; stops when dropped.
@@ -156,6 +161,7 @@ impl LoopbackServer {
             stop: AtomicBool::new(false),
             turn: AtomicUsize::new(0),
             on_request,
+            record: AtomicBool::new(true),
         });
         let st = state.clone();
         let accept = std::thread::spawn(move || {
@@ -185,6 +191,11 @@ impl LoopbackServer {
     /// The turn rules with `turns` are matched against (0 until set).
     pub fn set_turn(&self, turn: usize) {
         self.state.turn.store(turn, Ordering::SeqCst);
+    }
+
+    /// Keep requests for [`LoopbackServer::seen`] (the default) or not.
+    pub fn set_recording(&self, on: bool) {
+        self.state.record.store(on, Ordering::SeqCst);
     }
 
     /// Requests seen so far, in arrival order.
@@ -257,13 +268,39 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
         return Ok(());
     }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if path.ends_with("/rerank") {
+        let (status, text) = rerank(&req);
+        if let Some(mut seen) = recorder(st) {
+            seen.push(Seen {
+                endpoint: "rerank".into(),
+                prompt: req["query"].as_str().unwrap_or("").to_string(),
+                body: req.clone(),
+                raw: body.clone(),
+                rule: None,
+                status,
+            });
+        }
+        let mut out = stream;
+        let head = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            if status == 200 { "OK" } else { "Bad Request" },
+            text.len()
+        );
+        out.write_all(head.as_bytes())?;
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        return Ok(());
+    }
     let endpoint = if path.ends_with("/chat/completions") {
         "chat"
     } else {
         "completions"
     };
     let prompt = if endpoint == "chat" {
-        req.pointer("/messages/0/content")
+        // The last message: the user's prompt after any system preamble.
+        (req.get("messages").and_then(Value::as_array))
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("content"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string()
@@ -278,13 +315,14 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
         endpoint: endpoint.into(),
         prompt,
         body: req,
+        raw: body.clone(),
         rule,
         status,
     };
     match &st.on_request {
         Some(log) => log(&request),
         None => {
-            if let Ok(mut seen) = st.seen.lock() {
+            if let Some(mut seen) = recorder(st) {
                 seen.push(request);
             }
         }
@@ -310,6 +348,49 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// The request log, when requests are recorded.
+fn recorder(st: &State) -> Option<std::sync::MutexGuard<'_, Vec<Seen>>> {
+    if !st.record.load(Ordering::SeqCst) {
+        return None;
+    }
+    st.seen.lock().ok()
+}
+
+/// A Cohere-style rerank answer: documents scored by how many of the query's words they
+/// contain (ties: earlier first), the best `top_n`.
+fn rerank(req: &Value) -> (u16, String) {
+    let (Some(query), Some(docs)) = (
+        req.get("query").and_then(Value::as_str),
+        req.get("documents").and_then(Value::as_array),
+    ) else {
+        let e = json!({"error": {"message": "`query` and `documents` are required"}});
+        return (400, e.to_string());
+    };
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    let mut scored: Vec<(usize, usize, String)> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let text = d.as_str().unwrap_or("").to_string();
+            let lower = text.to_lowercase();
+            let hits = words.iter().filter(|w| lower.contains(w.as_str())).count();
+            (i, hits, text)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let top_n = req
+        .get("top_n")
+        .and_then(Value::as_u64)
+        .map_or(docs.len(), |n| n as usize);
+    let results: Vec<Value> = (scored.into_iter().take(top_n))
+        .map(|(i, hits, text)| json!({"index": i, "relevance_score": hits as f64 / (words.len().max(1) as f64), "document": {"text": text}}))
+        .collect();
+    (
+        200,
+        json!({"id": "loopback", "results": results}).to_string(),
+    )
 }
 
 /// (status, body, rule name, stall).

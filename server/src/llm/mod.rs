@@ -5,7 +5,9 @@ pub mod cache;
 pub mod client;
 pub mod dspy;
 pub mod loopback;
+pub mod memorycode_dataset_prompts;
+pub mod memorycode_prompts;
 pub mod prompts;
 
 pub use cache::{Cache, CacheKey};
-pub use client::{Client, ClientConfig, Completion, EndpointKind, LlmError};
+pub use client::{ChatMessage, Client, ClientConfig, Completion, EndpointKind, LlmError, Sampling};

@@ -2,11 +2,14 @@
 //! four scores, exactly as the original computes them (memorycode-scoring.md §5-§6).
 
 pub mod data;
+pub mod dataset;
+pub mod generate;
 pub mod ledger;
 pub mod numpy;
 pub mod original;
 pub mod report;
 pub mod score;
+pub mod templates;
 
 pub use data::{Dialogue, ModelOutput, Pair, Session, SessionOutput};
 pub use report::Report;

@@ -7,6 +7,7 @@ mod conversation;
 mod document;
 mod evaluate;
 pub mod headless;
+mod memorycode_generate;
 mod outputs;
 mod pivots;
 mod progress;
@@ -56,6 +57,10 @@ pub const USAGE: &[(&str, &str)] = &[
     ),
     ("pivot.turn.submit", r#"{"uri": "file:///..."}"#),
     (
+        "pivot.memorycode.generate",
+        r#"{"model": M, "out": DIR, "baseUrl": URL or "loopback": SCRIPT, optional "modes", "topics", "apiKeyEnv", "rerankerUrl", "temperature"}"#,
+    ),
+    (
         "pivot.evaluate.convcode",
         r#"{"results": DIR, "model": M, optional "static", "refModel", "simulator", "excludeInitSolved"}"#,
     ),
@@ -65,8 +70,8 @@ pub const USAGE: &[(&str, &str)] = &[
     ),
 ];
 
-pub const COMMANDS: [&str; 19] = {
-    let mut out = [""; 19];
+pub const COMMANDS: [&str; USAGE.len()] = {
+    let mut out = [""; USAGE.len()];
     let mut i = 0;
     while i < USAGE.len() {
         out[i] = USAGE[i].0;
@@ -85,6 +90,7 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
             | "pivot.evaluate.convcode"
             | "pivot.tests.run"
             | "pivot.report.open"
+            | "pivot.memorycode.generate"
     );
     let _in_order = if independent {
         None
@@ -111,6 +117,9 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
         "pivot.turn.submit" => turn::submit(b, &args, token).await,
         "pivot.evaluate.convcode" => convcode::evaluate(b, &args, token).await,
         "pivot.report.open" => report::open(b, &args).await,
+        "pivot.memorycode.generate" => {
+            memorycode_generate::generate_for_conversation(b, &args, token).await
+        }
         other => Err(invalid_params(format!(
             "unknown command `{other}`; known commands: {}",
             COMMANDS.join(", ")

@@ -1,0 +1,189 @@
+//! `pivot.memorycode.generate`: the core's MemoryCode model-output generation for the open
+//! conversation (one dialogue), with `$/progress`; the answer names the output file, which
+//! `pivot.outputs.check` then scores.
+
+use super::progress::Progress;
+use super::Args;
+use crate::bench::memorycode::generate::{
+    generate, load_topics, model_dir_name, GenDialogue, GenerateOptions, Mode, DEFAULT_RERANK_MODEL,
+};
+use crate::llm::loopback::{LoopbackServer, Script};
+use crate::llm::{Cache, Client, ClientConfig, Sampling};
+use crate::lsp::convert::request_failed;
+use crate::lsp::server::Backend;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::ProgressToken;
+
+fn modes(args: &Args<'_>) -> Result<Vec<Mode>> {
+    let Some(v) = args.get("modes") else {
+        return Ok(vec![Mode::Instruction, Mode::Session, Mode::History]);
+    };
+    let list = v
+        .as_array()
+        .ok_or_else(|| args.error("`modes` must be a list of mode names"))?;
+    list.iter()
+        .map(|m| {
+            let name = m.as_str().unwrap_or("");
+            <Mode as clap::ValueEnum>::from_str(name, false).map_err(|_| {
+                args.error(&format!(
+                    "unknown mode {m}; one of instruction, session, history, instructions-chain, rag"
+                ))
+            })
+        })
+        .collect()
+}
+
+struct Request {
+    dialogue: PathBuf,
+    topics: PathBuf,
+    out: PathBuf,
+    model: String,
+    base_url: Option<String>,
+    loopback: Option<PathBuf>,
+    api_key_env: String,
+    reranker_url: Option<String>,
+    modes: Vec<Mode>,
+    temperature: Option<f64>,
+}
+
+pub async fn generate_for_conversation(
+    b: &Backend,
+    args: &Args<'_>,
+    token: Option<ProgressToken>,
+) -> Result<Value> {
+    let req = {
+        let ws = b.ws();
+        let dialogue = ws
+            .replay
+            .conversation()
+            .map(|c| c.path.clone())
+            .ok_or_else(|| {
+                args.error("no MemoryCode conversation is open; open its dialogue with pivot.conversation.open first")
+            })?;
+        let dataset = dialogue.parent().map(PathBuf::from).unwrap_or_default();
+        let topics = match args.opt_str("topics")? {
+            Some(t) => ws.resolve(t),
+            None => dataset.parent().unwrap_or(&dataset).join("topics.json"),
+        };
+        let base_url = args.opt_str("baseUrl")?.map(str::to_string);
+        let loopback = args.opt_str("loopback")?.map(|p| ws.resolve(p));
+        if base_url.is_none() && loopback.is_none() {
+            return Err(args.error("give `baseUrl` (an OpenAI-compatible endpoint) or `loopback` (a script for the bundled loopback model)"));
+        }
+        let temperature = match args.get("temperature") {
+            None => None,
+            Some(v) => Some(
+                v.as_f64()
+                    .ok_or_else(|| args.error("`temperature` must be a number"))?,
+            ),
+        };
+        Request {
+            dialogue,
+            topics,
+            out: ws.resolve(args.str("out")?),
+            model: args.str("model")?.to_string(),
+            base_url,
+            loopback,
+            api_key_env: args
+                .opt_str("apiKeyEnv")?
+                .unwrap_or("OPENAI_API_KEY")
+                .to_string(),
+            reranker_url: args.opt_str("rerankerUrl")?.map(str::to_string),
+            modes: modes(args)?,
+            temperature,
+        }
+    };
+    let name = req
+        .dialogue
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let progress = Progress::begin(
+        b,
+        token,
+        "memorycode-generate",
+        "MemoryCode generation",
+        format!("{} for {name}", req.model),
+    )
+    .await;
+    let result = tokio::task::spawn_blocking(move || run(req))
+        .await
+        .map_err(|e| request_failed(format!("generation failed: {e}")));
+    let end = match &result {
+        Ok(Ok(v)) => format!("{} requests, {} from the cache", v["requests"], v["cached"]),
+        _ => "failed".to_string(),
+    };
+    progress.end(end).await;
+    result?.map_err(|e| request_failed(format!("{e:#}")))
+}
+
+fn run(req: Request) -> anyhow::Result<Value> {
+    let dialogue = GenDialogue::load(&req.dialogue)?;
+    let topics = if req.modes.contains(&Mode::Instruction) {
+        Some(load_topics(&req.topics)?)
+    } else {
+        None
+    };
+    let server = match &req.loopback {
+        Some(s) => {
+            let server = LoopbackServer::start(Script::load(s)?)?;
+            server.set_recording(false);
+            Some(server)
+        }
+        None => None,
+    };
+    let base = match &server {
+        Some(s) => s.base_url(),
+        None => req.base_url.clone().unwrap_or_default(),
+    };
+    let mut cfg = ClientConfig::new(base.clone(), req.model.clone());
+    cfg.api_key = std::env::var(&req.api_key_env)
+        .ok()
+        .filter(|k| !k.is_empty());
+    cfg.cache = Some(Cache::new(req.out.join(".cache")));
+    let client = Client::new(cfg.clone())?;
+    let reranker = match (&req.reranker_url, &server) {
+        (Some(u), _) => Some(u.clone()),
+        (None, Some(_)) => Some(base),
+        (None, None) => None,
+    }
+    .map(|url| {
+        let mut c = cfg.clone();
+        c.base_url = url;
+        c.model = DEFAULT_RERANK_MODEL.to_string();
+        Client::new(c)
+    })
+    .transpose()?;
+    let model_name = model_dir_name(&req.model).to_string();
+    let opts = GenerateOptions {
+        out: req.out.clone(),
+        model_name: model_name.clone(),
+        modes: req.modes.clone(),
+        sampling: Sampling {
+            temperature: req.temperature,
+            top_p: None,
+        },
+        workers: 4,
+    };
+    let report = generate(
+        &client,
+        reranker.as_ref(),
+        topics.as_deref(),
+        std::slice::from_ref(&dialogue),
+        &opts,
+        &|_, _| {},
+    )?;
+    let output = req
+        .out
+        .join(&model_name)
+        .join(format!("output_{}.json", dialogue.id));
+    Ok(json!({
+        "output": output,
+        "requests": report.requests,
+        "cached": report.cached,
+        "written": report.written,
+        "failures": report.failures,
+    }))
+}
