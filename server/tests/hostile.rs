@@ -238,6 +238,47 @@ fn item05_many_pivots_times_many_functions_stay_bounded() {
     c.shutdown_after_noise();
 }
 
+/// The same, when every pivot passes: each of the 20,000 distinct rules matches every
+/// function name, so nothing is shown but every (rule, name) pair must still be decided.
+#[test]
+fn item05_many_passing_pivots_times_many_functions_stay_bounded() {
+    let root = tempfile::tempdir().unwrap();
+    let mut toml = String::new();
+    for i in 0..20_000 {
+        toml.push_str(&format!(
+            "[[pivot]]\nid = \"p{i}\"\n[[pivot.version]]\nsession = 0\nkind = \"function\"\nrule = \"f|x{i}_\"\n"
+        ));
+    }
+    // One rule that fails on one function: the answer is complete, not cut short.
+    toml.push_str(
+        "[[pivot]]\nid = \"odd\"\n[[pivot.version]]\nsession = 0\nkind = \"function\"\nrule = \"f\\\\d*[02468]$\"\n",
+    );
+    std::fs::write(root.path().join("pivots.toml"), toml).unwrap();
+    let src: String = (0..2_000)
+        .map(|i| format!("def f{i}(a):\n    return a\n"))
+        .collect();
+    let t = Instant::now();
+    let mut c = Client::start(root.path());
+    let uri = file_uri(&root.path().join("many.py"));
+    c.open(&uri, &src);
+    let diags = c.diagnostics(&uri);
+    let took = t.elapsed();
+    eprintln!("20,001 pivots (all but one passing) x 2,000 functions: {took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let odd: Vec<&str> = diags
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(odd.len(), 1_000, "the odd-numbered functions only: {odd:?}");
+    assert!(odd
+        .iter()
+        .all(|m| m.starts_with("`f") && m.contains("does not match")));
+    assert!(odd[0].starts_with("`f1` does not match"), "{}", odd[0]);
+    assert_alive(&mut c);
+    assert!(peak_rss_mb(c.pid()) < 1024, "{} MB", peak_rss_mb(c.pid()));
+    c.shutdown_after_noise();
+}
+
 #[test]
 fn item06_a_20_mb_file_opens_and_edits_quickly_and_a_1_gb_file_is_refused() {
     let root = tempfile::tempdir().unwrap();
