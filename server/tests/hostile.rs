@@ -96,6 +96,51 @@ fn item02_fifo_and_dev_zero_give_errors_at_once() {
     c.shutdown_after_noise();
 }
 
+/// Opening reads its file without the session command lock: a plain command sent after
+/// an open of a large file is answered before the open is.
+#[test]
+fn item02_opening_and_checking_outputs_do_not_block_other_commands() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::start(root.path());
+    // About 48 MB of small JSON objects: valid JSON, slow to parse, not a dialogue.
+    let big = root.path().join("dialogue_1.json");
+    let mut text = String::with_capacity(50 << 20);
+    text.push('[');
+    for i in 0..6_000_000 {
+        text.push_str(if i == 0 { "{\"a\":1}" } else { ",{\"a\":1}" });
+    }
+    text.push(']');
+    std::fs::write(&big, text).unwrap();
+    for (cmd, open_id, info_id) in [
+        ("pivot.conversation.open", 9001, 9002),
+        ("pivot.outputs.check", 9003, 9004),
+    ] {
+        c.send(
+            &json!({"jsonrpc": "2.0", "id": open_id, "method": "workspace/executeCommand",
+            "params": {"command": cmd, "arguments": [{"path": big}]}}),
+        );
+        c.send(
+            &json!({"jsonrpc": "2.0", "id": info_id, "method": "workspace/executeCommand",
+            "params": {"command": "pivot.conversation.info", "arguments": []}}),
+        );
+        c.response(info_id).expect("conversation.info");
+        assert!(
+            !c.has_response(open_id),
+            "{cmd} of a 48 MB file was answered before a later conversation.info"
+        );
+        let e = c.response(open_id).expect_err("not a dialogue");
+        assert!(!e["message"].as_str().unwrap().is_empty(), "{e}");
+        if cmd == "pivot.conversation.open" {
+            // outputs.check needs an open conversation: open a real one.
+            let d = fixture("fixtures/memorycode/dataset/dialogue_1.json");
+            c.command("pivot.conversation.open", json!({"path": d}))
+                .expect("open");
+        }
+    }
+    assert_alive(&mut c);
+    c.shutdown_after_noise();
+}
+
 #[test]
 fn item03_a_state_file_naming_a_fifo_or_dev_zero_does_not_stop_initialize() {
     for target in ["fifo", "/dev/zero"] {
