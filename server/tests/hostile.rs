@@ -141,6 +141,63 @@ fn item02_opening_and_checking_outputs_do_not_block_other_commands() {
     c.shutdown_after_noise();
 }
 
+/// `$/cancelRequest` on `pivot.evaluate.convcode` stops the scoring on the server, not
+/// only the answer: the scoring, held up in its turn-0 compile check by a slow interpreter,
+/// ends at its next step and the server says so.
+#[test]
+fn item02_a_cancelled_convcode_evaluation_stops_scoring() {
+    let root = tempfile::tempdir().unwrap();
+    let st = Command::new("cp")
+        .arg("-r")
+        .arg(fixture("fixtures/lsp/convcode"))
+        .arg(root.path().join("results"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let started = root.path().join("python-started");
+    let slow = root.path().join("slow-python");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/sh\necho >> '{}'\nsleep 2\nexec python3 \"$@\"\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = Client::start_with_options(root.path(), json!({"pivot": {"python": slow}}));
+    let results = root.path().join("results");
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 9101, "method": "workspace/executeCommand",
+        "params": {"command": "pivot.evaluate.convcode",
+                   "arguments": [{"results": results, "model": "fixture/coder"}],
+                   "workDoneToken": "ev"}}),
+    );
+    let t = Instant::now();
+    while !started.exists() {
+        if t.elapsed() > Duration::from_secs(20) || c.has_response(9101) {
+            panic!("the compile check never ran: {:?}", c.response(9101));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c.notify("$/cancelRequest", json!({"id": 9101}));
+    let e = c.response(9101).expect_err("cancelled");
+    assert_eq!(e["code"], -32800, "{e}");
+    loop {
+        let m = c.expect("window/logMessage");
+        if m["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled, scoring stopped")
+        {
+            break;
+        }
+    }
+    assert_alive(&mut c);
+    c.shutdown_after_noise();
+}
+
 #[test]
 fn item03_a_state_file_naming_a_fifo_or_dev_zero_does_not_stop_initialize() {
     for target in ["fifo", "/dev/zero"] {
