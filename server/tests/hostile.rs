@@ -96,14 +96,18 @@ fn item02_fifo_and_dev_zero_give_errors_at_once() {
     c.shutdown_after_noise();
 }
 
-/// Opening reads its file without the session command lock: a plain command sent after
-/// an open of a large file is answered before the open is.
+/// Checking outputs reads and scores its file without the session command lock: a plain
+/// command sent after a check of a large file is answered before the check is. (Opening a
+/// conversation keeps the lock while it reads: commands sent after it act on what it opens.)
 #[test]
-fn item02_opening_and_checking_outputs_do_not_block_other_commands() {
+fn item02_checking_outputs_does_not_block_other_commands() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::start(root.path());
-    // About 48 MB of small JSON objects: valid JSON, slow to parse, not a dialogue.
-    let big = root.path().join("dialogue_1.json");
+    let d = fixture("fixtures/memorycode/dataset/dialogue_1.json");
+    c.command("pivot.conversation.open", json!({"path": d}))
+        .expect("open");
+    // About 48 MB of small JSON objects: valid JSON, slow to parse, not an output file.
+    let big = root.path().join("output_1.json");
     let mut text = String::with_capacity(50 << 20);
     text.push('[');
     for i in 0..6_000_000 {
@@ -111,39 +115,26 @@ fn item02_opening_and_checking_outputs_do_not_block_other_commands() {
     }
     text.push(']');
     std::fs::write(&big, text).unwrap();
-    for (cmd, open_id, info_id) in [
-        ("pivot.conversation.open", 9001, 9002),
-        ("pivot.outputs.check", 9003, 9004),
-    ] {
-        c.send(
-            &json!({"jsonrpc": "2.0", "id": open_id, "method": "workspace/executeCommand",
-            "params": {"command": cmd, "arguments": [{"path": big}]}}),
-        );
-        c.send(
-            &json!({"jsonrpc": "2.0", "id": info_id, "method": "workspace/executeCommand",
-            "params": {"command": "pivot.conversation.info", "arguments": []}}),
-        );
-        c.response(info_id).expect("conversation.info");
-        assert!(
-            !c.has_response(open_id),
-            "{cmd} of a 48 MB file was answered before a later conversation.info"
-        );
-        let e = c.response(open_id).expect_err("not a dialogue");
-        assert!(!e["message"].as_str().unwrap().is_empty(), "{e}");
-        if cmd == "pivot.conversation.open" {
-            // outputs.check needs an open conversation: open a real one.
-            let d = fixture("fixtures/memorycode/dataset/dialogue_1.json");
-            c.command("pivot.conversation.open", json!({"path": d}))
-                .expect("open");
-        }
-    }
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 9003, "method": "workspace/executeCommand",
+        "params": {"command": "pivot.outputs.check", "arguments": [{"path": big}]}}),
+    );
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 9004, "method": "workspace/executeCommand",
+        "params": {"command": "pivot.session.next", "arguments": []}}),
+    );
+    let next = c.response(9004).expect("session.next");
+    assert_eq!(next["index"], 1, "{next}");
+    assert!(
+        !c.has_response(9003),
+        "outputs.check of a 48 MB file was answered before a later session.next"
+    );
+    let e = c.response(9003).expect_err("not an output file");
+    assert!(!e["message"].as_str().unwrap().is_empty(), "{e}");
     assert_alive(&mut c);
     c.shutdown_after_noise();
 }
 
-/// `$/cancelRequest` on `pivot.evaluate.convcode` stops the scoring on the server, not
-/// only the answer: the scoring, held up in its turn-0 compile check by a slow interpreter,
-/// ends at its next step and the server says so.
 #[test]
 fn item02_a_cancelled_convcode_evaluation_stops_scoring() {
     let root = tempfile::tempdir().unwrap();

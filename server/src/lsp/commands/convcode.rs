@@ -70,8 +70,6 @@ pub async fn open(b: &Backend, args: &Args<'_>) -> Result<Value> {
     .await
     .map_err(|e| request_failed(format!("opening the results folder failed: {e}")))?;
     let (conv, warnings) = opened.map_err(|e| request_failed(format!("{e:#}")))?;
-    // Read without the command lock (a slow folder blocks no other command); applied in order.
-    let _in_order = b.command_lock.lock().await;
     b.ws().replay.open_source(Source::ConvCode(conv));
     b.after_change(Notify::Always).await;
     let mut info = b.ws().info();

@@ -29,8 +29,6 @@ pub async fn open(b: &Backend, args: &Args<'_>) -> Result<Value> {
         .map_err(|e| request_failed(format!("opening {} failed: {e}", path.display())))?
     };
     let (conv, warnings) = loaded.map_err(|e| request_failed(format!("{e:#}")))?;
-    // Read without the command lock (a slow file blocks no other command); applied in order.
-    let _in_order = b.command_lock.lock().await;
     b.ws().replay.open(conv);
     b.after_change(Notify::Always).await;
     let mut info = b.ws().info();

@@ -73,14 +73,12 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
     let args = Args::new(&p.command, &p.arguments)?;
     let token = p.work_done_progress_params.work_done_token;
     // Long runs over explicit inputs do not wait for (or block) the session commands;
-    // opening and checking outputs read their files first and take the lock only to apply
-    // what they read.
+    // checking outputs takes the lock only to see the conversation (outputs.rs).
     let independent = matches!(
         p.command.as_str(),
         "pivot.evaluate.memorycode"
             | "pivot.evaluate.convcode"
             | "pivot.tests.run"
-            | "pivot.conversation.open"
             | "pivot.outputs.check"
     );
     let _in_order = if independent {

@@ -382,37 +382,44 @@ impl PivotGroups {
 }
 
 impl KindPivots {
-    /// The distinct rules (indices into `rules`) that some of `names` does not match.
+    /// The distinct rules (indices into `rules`) that some of `names` does not match, in
+    /// order. Costs nothing per rule when a set matches all its rules (the usual case).
     fn failing(&self, names: &[&str]) -> Vec<usize> {
-        let mut fails = vec![false; self.rules.len()];
+        let mut fails = Vec::new();
         if self.sets.is_empty() {
             for (r, (rule, _)) in self.rules.iter().enumerate() {
-                fails[r] = !names.iter().all(|name| rule.matches(name));
+                if !names.iter().all(|name| rule.matches(name)) {
+                    fails.push(r);
+                }
             }
+            return fails;
         }
         for (s, set) in self.sets.iter().enumerate() {
             let first = s * SET_SIZE;
             let rules = &self.rules[first..(first + SET_SIZE).min(self.rules.len())];
             for name in names {
                 match set {
-                    // Usually every rule matches: known without looking at each.
                     Some(set) => {
                         let m = set.matches(name);
                         if !m.matched_all() {
-                            for j in 0..rules.len() {
-                                fails[first + j] |= !m.matched(j);
-                            }
+                            fails.extend(
+                                (0..rules.len())
+                                    .filter(|&j| !m.matched(j))
+                                    .map(|j| first + j),
+                            );
                         }
                     }
-                    None => {
-                        for (j, (rule, _)) in rules.iter().enumerate() {
-                            fails[first + j] |= !rule.matches(name);
-                        }
-                    }
+                    None => fails.extend(
+                        (rules.iter().enumerate())
+                            .filter(|(_, (rule, _))| !rule.matches(name))
+                            .map(|(j, _)| first + j),
+                    ),
                 }
             }
         }
-        (0..fails.len()).filter(|&r| fails[r]).collect()
+        fails.sort_unstable();
+        fails.dedup();
+        fails
     }
 }
 
