@@ -96,6 +96,99 @@ fn item02_fifo_and_dev_zero_give_errors_at_once() {
     c.shutdown_after_noise();
 }
 
+/// Checking outputs reads and scores its file without the session command lock: a plain
+/// command sent after a check of a large file is answered before the check is. (Opening a
+/// conversation keeps the lock while it reads: commands sent after it act on what it opens.)
+#[test]
+fn item02_checking_outputs_does_not_block_other_commands() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::start(root.path());
+    let d = fixture("fixtures/memorycode/dataset/dialogue_1.json");
+    c.command("pivot.conversation.open", json!({"path": d}))
+        .expect("open");
+    // About 48 MB of small JSON objects: valid JSON, slow to parse, not an output file.
+    let big = root.path().join("output_1.json");
+    let mut text = String::with_capacity(50 << 20);
+    text.push('[');
+    for i in 0..6_000_000 {
+        text.push_str(if i == 0 { "{\"a\":1}" } else { ",{\"a\":1}" });
+    }
+    text.push(']');
+    std::fs::write(&big, text).unwrap();
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 9003, "method": "workspace/executeCommand",
+        "params": {"command": "pivot.outputs.check", "arguments": [{"path": big}]}}),
+    );
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 9004, "method": "workspace/executeCommand",
+        "params": {"command": "pivot.session.next", "arguments": []}}),
+    );
+    let next = c.response(9004).expect("session.next");
+    assert_eq!(next["index"], 1, "{next}");
+    assert!(
+        !c.has_response(9003),
+        "outputs.check of a 48 MB file was answered before a later session.next"
+    );
+    let e = c.response(9003).expect_err("not an output file");
+    assert!(!e["message"].as_str().unwrap().is_empty(), "{e}");
+    assert_alive(&mut c);
+    c.shutdown_after_noise();
+}
+
+#[test]
+fn item02_a_cancelled_convcode_evaluation_stops_scoring() {
+    let root = tempfile::tempdir().unwrap();
+    let st = Command::new("cp")
+        .arg("-r")
+        .arg(fixture("fixtures/lsp/convcode"))
+        .arg(root.path().join("results"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let started = root.path().join("python-started");
+    let slow = root.path().join("slow-python");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/sh\necho >> '{}'\nsleep 2\nexec python3 \"$@\"\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = Client::start_with_options(root.path(), json!({"pivot": {"python": slow}}));
+    let results = root.path().join("results");
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 9101, "method": "workspace/executeCommand",
+        "params": {"command": "pivot.evaluate.convcode",
+                   "arguments": [{"results": results, "model": "fixture/coder"}],
+                   "workDoneToken": "ev"}}),
+    );
+    let t = Instant::now();
+    while !started.exists() {
+        if t.elapsed() > Duration::from_secs(20) || c.has_response(9101) {
+            panic!("the compile check never ran: {:?}", c.response(9101));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c.notify("$/cancelRequest", json!({"id": 9101}));
+    let e = c.response(9101).expect_err("cancelled");
+    assert_eq!(e["code"], -32800, "{e}");
+    loop {
+        let m = c.expect("window/logMessage");
+        if m["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled, scoring stopped")
+        {
+            break;
+        }
+    }
+    assert_alive(&mut c);
+    c.shutdown_after_noise();
+}
+
 #[test]
 fn item03_a_state_file_naming_a_fifo_or_dev_zero_does_not_stop_initialize() {
     for target in ["fifo", "/dev/zero"] {
@@ -233,6 +326,47 @@ fn item05_many_pivots_times_many_functions_stay_bounded() {
             .any(|d| d["message"].as_str().unwrap().contains("not shown")),
         "a notice says findings were capped"
     );
+    assert_alive(&mut c);
+    assert!(peak_rss_mb(c.pid()) < 1024, "{} MB", peak_rss_mb(c.pid()));
+    c.shutdown_after_noise();
+}
+
+/// The same, when every pivot passes: each of the 20,000 distinct rules matches every
+/// function name, so nothing is shown but every (rule, name) pair must still be decided.
+#[test]
+fn item05_many_passing_pivots_times_many_functions_stay_bounded() {
+    let root = tempfile::tempdir().unwrap();
+    let mut toml = String::new();
+    for i in 0..20_000 {
+        toml.push_str(&format!(
+            "[[pivot]]\nid = \"p{i}\"\n[[pivot.version]]\nsession = 0\nkind = \"function\"\nrule = \"f|x{i}_\"\n"
+        ));
+    }
+    // One rule that fails on one function: the answer is complete, not cut short.
+    toml.push_str(
+        "[[pivot]]\nid = \"odd\"\n[[pivot.version]]\nsession = 0\nkind = \"function\"\nrule = \"f\\\\d*[02468]$\"\n",
+    );
+    std::fs::write(root.path().join("pivots.toml"), toml).unwrap();
+    let src: String = (0..2_000)
+        .map(|i| format!("def f{i}(a):\n    return a\n"))
+        .collect();
+    let t = Instant::now();
+    let mut c = Client::start(root.path());
+    let uri = file_uri(&root.path().join("many.py"));
+    c.open(&uri, &src);
+    let diags = c.diagnostics(&uri);
+    let took = t.elapsed();
+    eprintln!("20,001 pivots (all but one passing) x 2,000 functions: {took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let odd: Vec<&str> = diags
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(odd.len(), 1_000, "the odd-numbered functions only: {odd:?}");
+    assert!(odd
+        .iter()
+        .all(|m| m.starts_with("`f") && m.contains("does not match")));
+    assert!(odd[0].starts_with("`f1` does not match"), "{}", odd[0]);
     assert_alive(&mut c);
     assert!(peak_rss_mb(c.pid()) < 1024, "{} MB", peak_rss_mb(c.pid()));
     c.shutdown_after_noise();

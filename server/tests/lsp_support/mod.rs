@@ -195,6 +195,14 @@ impl Client {
         }
     }
 
+    /// Whether the response to `id` has arrived (and is queued), without waiting.
+    pub fn has_response(&mut self, id: i64) -> bool {
+        while let Ok(v) = self.rx.try_recv() {
+            self.queue.push_back(v);
+        }
+        (self.queue.iter()).any(|v| v.get("method").is_none() && v["id"] == json!(id))
+    }
+
     pub fn command(&mut self, name: &str, args: Value) -> Result<Value, Value> {
         let arguments = if args.is_null() {
             json!([])

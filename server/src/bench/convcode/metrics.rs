@@ -106,13 +106,28 @@ pub fn score_with(
     compiles: Option<CompileCheck>,
     opts: ScoreOptions,
 ) -> Result<Scores> {
+    score_until(req, compiles, opts, &|| false)
+}
+
+/// What `score_with` answers when `stop` says to stop.
+pub const STOPPED: &str = "the evaluation was stopped";
+
+/// `score_with`, asking `stop` before each configuration (and before the turn-0 compile
+/// check): once it answers true, the scoring ends with the error `STOPPED`. The server
+/// stops a cancelled evaluation this way.
+pub fn score_until(
+    req: &ScoreRequest,
+    compiles: Option<CompileCheck>,
+    opts: ScoreOptions,
+    stop: &dyn Fn() -> bool,
+) -> Result<Scores> {
     match &req.reference {
         None if opts.exclude_init_solved => bail!(
             "excluding the tasks solved at turn 0 applies to ConvCodeBench (static) scores only, \
              as in the original"
         ),
-        None => score_live(req, compiles),
-        Some(r) => score_static(req, r, opts),
+        None => score_live(req, compiles, stop),
+        Some(r) => score_static(req, r, opts, stop),
     }
 }
 
@@ -164,7 +179,11 @@ fn note_extra_tasks(init: &EvalFile, turns: &[EvalFile], notes: &mut Vec<String>
     }
 }
 
-fn score_live(req: &ScoreRequest, compiles: Option<CompileCheck>) -> Result<Scores> {
+fn score_live(
+    req: &ScoreRequest,
+    compiles: Option<CompileCheck>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Scores> {
     let layout = &req.layout;
     let model = &req.model;
     let (init_samples, which) = layout.turn0_samples_found(model);
@@ -176,6 +195,9 @@ fn score_live(req: &ScoreRequest, compiles: Option<CompileCheck>) -> Result<Scor
     let mut turn0_checked = false;
 
     for config in Config::all() {
+        if stop() {
+            bail!(STOPPED);
+        }
         let paths = (1..=MAX_TURNS).map(|t| eval_path(&layout.live_log(model, config, t)));
         let turns = load_turns(paths, &mut notes);
         note_extra_tasks(&init, &turns, &mut notes);
@@ -315,7 +337,12 @@ fn live_column(list: &[&EvalFile], init: &EvalFile) -> Result<(Vec<f64>, f64, f6
     Ok((pass, mrr, recall))
 }
 
-fn score_static(req: &ScoreRequest, reference: &str, opts: ScoreOptions) -> Result<Scores> {
+fn score_static(
+    req: &ScoreRequest,
+    reference: &str,
+    opts: ScoreOptions,
+    stop: &dyn Fn() -> bool,
+) -> Result<Scores> {
     let layout = &req.layout;
     let model = &req.model;
     let (init_samples, which) = layout.turn0_samples_found(model);
@@ -344,6 +371,9 @@ fn score_static(req: &ScoreRequest, reference: &str, opts: ScoreOptions) -> Resu
     }
     let mut columns = Vec::new();
     for config in Config::static_reported() {
+        if stop() {
+            bail!(STOPPED);
+        }
         // T's turn-i file first, then R's live turn-i file; a missing R file ends the list after
         // T's file was taken, so R's turn 10 is never needed (as in the original).
         let mut targets = vec![&init];

@@ -14,8 +14,10 @@ use crate::lsp::server::{Backend, Notify};
 use crate::lsp::workspace::convcode_conv::ConvCodeConversation;
 use crate::lsp::workspace::replay::Source;
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::ProgressToken;
+use tower_lsp_server::ls_types::{MessageType, ProgressToken};
 
 /// Whether `pivot.conversation.open`'s arguments name a ConvCodeWorld task.
 pub fn wants_convcode(args: &Args<'_>) -> bool {
@@ -99,6 +101,7 @@ pub async fn evaluate(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>
             results.display()
         )));
     }
+    let model_name = model.clone();
     let req = metrics::ScoreRequest {
         layout: Layout::new(&results, simulator),
         model: model.clone(),
@@ -117,8 +120,17 @@ pub async fn evaluate(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>
         format!("scoring {model}"),
     )
     .await;
+    // `$/cancelRequest` drops this request's future, and with it `_stop_on_drop`: the
+    // scoring, on a blocking thread that outlives the future, sees `stop` and ends early.
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_on_drop = StopOnDrop(stop.clone());
+    let client = b.client.clone();
     let scored = tokio::task::spawn_blocking(move || {
+        let stopped = || stop.load(Ordering::SeqCst);
         let check = |codes: &[&str]| -> anyhow::Result<Vec<bool>> {
+            if stopped() {
+                anyhow::bail!(metrics::STOPPED);
+            }
             Ok(compilation_many(&python, codes)?
                 .into_iter()
                 .map(|f| f == NO_SYNTAX_ERRORS)
@@ -127,7 +139,14 @@ pub async fn evaluate(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>
         let opts = metrics::ScoreOptions {
             exclude_init_solved: exclude,
         };
-        metrics::score_with(&req, Some(&check), opts)
+        let scored = metrics::score_until(&req, Some(&check), opts, &stopped);
+        if stopped() {
+            // Nobody waits for the answer any more: say that the work ended.
+            let msg =
+                format!("pivot.evaluate.convcode of {model_name}: cancelled, scoring stopped");
+            tokio::runtime::Handle::current().block_on(client.log_message(MessageType::INFO, msg));
+        }
+        scored
     })
     .await
     .map_err(|e| anyhow::anyhow!("the evaluation failed: {e}"))
@@ -152,4 +171,13 @@ pub async fn evaluate(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>
         "json": scores,
         "notes": scores.notes,
     }))
+}
+
+/// Sets its flag when dropped: a cancelled request's future is dropped, not resumed.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }

@@ -83,7 +83,8 @@ pub const COMMANDS: [&str; USAGE.len()] = {
 pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
     let args = Args::new(&p.command, &p.arguments)?;
     let token = p.work_done_progress_params.work_done_token;
-    // Long runs over explicit inputs do not wait for (or block) the session commands.
+    // Long runs over explicit inputs do not wait for (or block) the session commands;
+    // checking outputs takes the lock only to see the conversation (outputs.rs).
     let independent = matches!(
         p.command.as_str(),
         "pivot.evaluate.memorycode"
@@ -91,6 +92,7 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
             | "pivot.tests.run"
             | "pivot.report.open"
             | "pivot.memorycode.generate"
+            | "pivot.outputs.check"
     );
     let _in_order = if independent {
         None

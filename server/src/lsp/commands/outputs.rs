@@ -9,7 +9,10 @@ use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
 
 pub async fn check(b: &Backend, args: &Args<'_>) -> Result<Value> {
+    // In order with the session commands for the conversation it checks against; the
+    // output file is read and scored after the lock is released, blocking no command.
     let (path, conv) = {
+        let _in_order = b.command_lock.lock().await;
         let ws = b.ws();
         let path = ws.resolve(args.str("path")?);
         let conv = ws
