@@ -90,6 +90,9 @@ echo "== editors/vscode: npm ci, compile, bundle, package"
   npm ci --no-audit --no-fund --loglevel=error
   npm run -s compile
   npm run -s bundle -- --log-level=warning
+  # The LICENSE is copied from the checkout's root (as `npm run package` does): a clean clone
+  # has none here.
+  cp "$repo/LICENSE" LICENSE
   npx vsce package --no-dependencies --allow-missing-repository -o pivot-lsp.vsix >/dev/null
   contents=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' pivot-lsp.vsix)
   for want in extension/dist/extension.js extension/LICENSE.txt; do

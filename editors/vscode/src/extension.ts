@@ -49,6 +49,7 @@ import {
   Evaluation,
   evaluationMarkdown,
   Info,
+  ReportOpened,
   initializationOptions,
   OutputsCheck,
   outputsMarkdown,
@@ -448,6 +449,25 @@ const handlers: Record<string, (...a: unknown[]) => Promise<unknown>> = {
     if (r) await showMarkdown('convcodeworld-evaluation', convEvaluationMarkdown(r, results, model));
     return r;
   },
+  [PaletteCommand.openReport]: async (p?: unknown) => {
+    // From code: a list of paths (or one); from the palette: score JSON files picked.
+    let inputs = Array.isArray(p) ? p.filter((x): x is string => typeof x === 'string') : typeof p === 'string' ? [p] : [];
+    if (inputs.length === 0) {
+      const picked = await vscode.window.showOpenDialog({
+        title: 'Score JSON files (pivot-lsp score ... --format json)',
+        canSelectFiles: true,
+        canSelectFolders: false,
+        canSelectMany: true,
+        filters: { 'Score JSON': ['json'] },
+        defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri,
+      });
+      inputs = (picked ?? []).map((u) => u.fsPath);
+    }
+    if (inputs.length === 0) return;
+    const r = await withServerProgress<ReportOpened>('Building the report', false, ServerCommand.reportOpen, args.reportOpen(inputs));
+    if (r) showReport(r.path);
+    return r;
+  },
   [PaletteCommand.closeConversation]: () => run<Info>(ServerCommand.conversationClose, args.none()),
   [PaletteCommand.conversationInfo]: async () => {
     const info = await currentInfo();
@@ -522,6 +542,28 @@ const handlers: Record<string, (...a: unknown[]) => Promise<unknown>> = {
     return r;
   },
 };
+
+let reportPanel: vscode.WebviewPanel | undefined;
+
+/** The server's HTML report in a webview (one panel, reused). It is self-contained and its
+ *  charts are inline SVG, so no scripts and no local resources are allowed. */
+function showReport(file: string): void {
+  let html: string;
+  try {
+    html = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Pivot LSP: cannot read the report ${file}: ${message(e)}`);
+    return;
+  }
+  if (!reportPanel) {
+    reportPanel = vscode.window.createWebviewPanel('pivotReport', 'Pivot Report', vscode.ViewColumn.Active,
+      { enableScripts: false, localResourceRoots: [] });
+    reportPanel.onDidDispose(() => { reportPanel = undefined; });
+  } else {
+    reportPanel.reveal(vscode.ViewColumn.Active);
+  }
+  reportPanel.webview.html = html;
+}
 
 async function step(command: string, end: string): Promise<Info | undefined> {
   const info = await run<Info>(command, args.none());

@@ -21,6 +21,7 @@ export const ServerCommand = {
   turnFeedback: 'pivot.turn.feedback',
   turnSubmit: 'pivot.turn.submit',
   evaluateConvcode: 'pivot.evaluate.convcode',
+  reportOpen: 'pivot.report.open',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -53,6 +54,7 @@ export const PaletteCommand = {
   requestFeedback: 'pivot.requestFeedback',
   submitTurn: 'pivot.submitTurn',
   evaluateConvCode: 'pivot.evaluateConvCode',
+  openReport: 'pivot.openReport',
   restartServer: 'pivot.restartServer',
   refreshView: 'pivot.refreshView',
 } as const;
@@ -78,6 +80,7 @@ export const PALETTE_TO_SERVER: Record<string, ServerCommandName | null> = {
   [PaletteCommand.requestFeedback]: ServerCommand.turnFeedback,
   [PaletteCommand.submitTurn]: ServerCommand.turnSubmit,
   [PaletteCommand.evaluateConvCode]: ServerCommand.evaluateConvcode,
+  [PaletteCommand.openReport]: ServerCommand.reportOpen,
   [PaletteCommand.restartServer]: null,
   [PaletteCommand.refreshView]: null,
 };
@@ -107,8 +110,15 @@ export const args = {
   evaluateConvcode: (results: string, model: string, refModel?: string): CommandArgs => [
     refModel ? { results, model, static: true, refModel } : { results, model },
   ],
+  reportOpen: (inputs: string[], title?: string): CommandArgs => [title ? { inputs, title } : { inputs }],
   none: (): CommandArgs => [],
 };
+
+/** `pivot.report.open`'s reply: where the HTML report was written. */
+export interface ReportOpened {
+  path: string;
+  inputs: number;
+}
 
 // ---------------------------------------------------------------------------------------
 // Results (the JSON the server returns).

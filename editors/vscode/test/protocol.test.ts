@@ -32,6 +32,7 @@ import {
   Info,
   initializationOptions,
   OutputsCheck,
+  ReportOpened,
   outputsMarkdown,
   ProgressTracker,
   ServerCommand,
@@ -290,6 +291,22 @@ describe('pivot-lsp over stdio, as the VS Code extension uses it', { skip: haveS
     assert.deepEqual(r.scores, cli.dialogues['1']);
     assert.ok(r.answers.length > 0);
     assert.match(outputsMarkdown(r), /^# Model outputs: output_1\.json/);
+    await c.quiet();
+  });
+
+  test('open a report: the server writes .pivot/report.html embedding the score files given', async () => {
+    const json = execFileSync(bin, ['score', 'memorycode', '--dataset', dataset, '--outputs', outputs, '--format', 'json', '--model-name', 'report-model'], { encoding: 'utf8' });
+    const scores = path.join(root, 'scores.json');
+    fs.writeFileSync(scores, json);
+    const r = await c.run<ReportOpened>(ServerCommand.reportOpen, args.reportOpen([scores], 'A title'));
+    assert.equal(r.path, path.join(root, '.pivot', 'report.html'));
+    assert.equal(r.inputs, 1);
+    const html = fs.readFileSync(r.path, 'utf8');
+    assert.ok(html.includes('A title') && html.includes('report-model'), 'the title and model name are in the page');
+    const data = /<script type="application\/json" id="pivot-report-data">([\s\S]*?)<\/script>/.exec(html);
+    assert.ok(data, 'the embedded data');
+    assert.deepEqual(JSON.parse(data[1]), [JSON.parse(json)]);
+    await assert.rejects(c.run(ServerCommand.reportOpen, args.reportOpen([path.join(root, 'demo.py')])), /demo\.py/);
     await c.quiet();
   });
 

@@ -158,7 +158,7 @@ guarded(function()
 
   pivot.setup({ cmd = { bin, 'serve' }, python = 'python3', sandbox = 'bwrap',
     endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
-  for _, name in ipairs({ 'PivotOpen', 'PivotNext', 'PivotPrev', 'PivotGoto', 'PivotActive', 'PivotTranscript', 'PivotCheckOutputs' }) do
+  for _, name in ipairs({ 'PivotOpen', 'PivotNext', 'PivotPrev', 'PivotGoto', 'PivotActive', 'PivotTranscript', 'PivotCheckOutputs', 'PivotReport' }) do
     check('user command :' .. name .. ' exists', vim.fn.exists(':' .. name) == 2)
   end
 
@@ -316,6 +316,39 @@ guarded(function()
   end) and text:find('| metric | score |\n|---|---|', 1, true) ~= nil and text:find('\n| instruction | %d') ~= nil, text)
   check('no evaluation left running', pivot.running == nil)
   vim.cmd('only')
+
+  -- :PivotReport: the server writes .pivot/report.html from score files; the plugin hands it
+  -- to the system opener (vim.ui.open on 0.10+, xdg-open before), here a stub xdg-open on PATH
+  -- that records its argument.
+  local stub_dir, opened_log = ws .. '/stub-bin', ws .. '/opened.log'
+  vim.fn.mkdir(stub_dir, 'p')
+  vim.fn.writefile({ '#!/bin/sh', 'printf "%s\\n" "$1" >> ' .. vim.fn.shellescape(opened_log) }, stub_dir .. '/xdg-open')
+  vim.fn.setfperm(stub_dir .. '/xdg-open', 'rwxr-xr-x')
+  vim.env.PATH = stub_dir .. ':' .. vim.env.PATH
+  local scores = {}
+  for _, name in ipairs({ 'demo-model', 'second-model' }) do
+    local json = vim.fn.system({ bin, 'score', 'memorycode', '--per-session', '--format', 'json',
+      '--dataset', repo .. '/fixtures/memorycode/dataset', '--outputs', repo .. '/fixtures/memorycode/outputs/demo-model',
+      '--model-name', name })
+    check('score memorycode --format json for ' .. name, vim.v.shell_error == 0, json)
+    vim.fn.writefile(vim.split(json, '\n'), ws .. '/' .. name .. '.json')
+    table.insert(scores, name .. '.json')
+  end
+  local report = ws .. '/.pivot/report.html'
+  vim.cmd('PivotReport ' .. table.concat(scores, ' '))
+  check(':PivotReport opens .pivot/report.html with the system opener', wait_for(function()
+    return vim.fn.filereadable(opened_log) == 1 and vim.trim(table.concat(vim.fn.readfile(opened_log), '\n')) == report
+  end), vim.fn.filereadable(opened_log) == 1 and table.concat(vim.fn.readfile(opened_log), '\n') or 'nothing opened')
+  local html = vim.fn.filereadable(report) == 1 and table.concat(vim.fn.readfile(report), '\n') or ''
+  check('the report names both models and embeds their scores',
+    html:find('second-model', 1, true) ~= nil and html:find('demo-model', 1, true) ~= nil
+      and html:find('id="pivot-report-data"', 1, true) ~= nil, #html .. ' bytes')
+  notes = {}
+  vim.cmd('PivotReport ' .. ws .. '/demo.py')
+  check(':PivotReport of a file that is not a score file: an error naming it', wait_for(function()
+    return #notes > 0
+  end) and notes[1].level == vim.log.levels.ERROR and notes[1].msg:find('demo.py', 1, true) ~= nil, vim.inspect(notes))
+  notes = {}
   vim.cmd('PivotClose')
   check('the statusline is empty again after :PivotClose', wait_for(function()
     return pivot.statusline() == ''

@@ -352,6 +352,24 @@ async function main() {
     await screenshot('convcode-tables');
     await closeEditors();
 
+    // A report of a score file picked in the dialog: the server's HTML page in a webview.
+    const scores = path.join(ws, 'webview-model.json');
+    fs.writeFileSync(scores, execFileSync(server, ['score', 'memorycode', '--per-session', '--format', 'json', '--model-name', 'webview-model',
+      '--dataset', path.join(repo, 'fixtures/memorycode/dataset'), '--outputs', path.join(repo, 'fixtures/memorycode/outputs/demo-model')]));
+    await palette('Pivot: Open Report...');
+    await pickPath(scores);
+    await until('the report webview shows the model and its charts', async () => {
+      if (!fs.existsSync(path.join(ws, '.pivot', 'report.html'))) return false;
+      for (const fr of page.frames()) {
+        const charts = await fr.locator('svg').count().catch(() => 0);
+        const t = charts > 0 ? await fr.locator('body').innerText().catch(() => '') : '';
+        if (t.includes('webview-model')) return true;
+      }
+      return false;
+    });
+    await screenshot('report-webview');
+    await closeEditors();
+
     // A server that cannot start: one notification with its stderr reason, status "failed".
     const broken = path.join(tmp, 'broken-server');
     fs.writeFileSync(broken, '#!/bin/sh\necho "error: the model cache at /nowhere is unreadable" >&2\nexit 2\n', { mode: 0o755 });

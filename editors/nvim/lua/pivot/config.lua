@@ -16,6 +16,9 @@ M.defaults = {
   -- OpenAI-compatible endpoint of the feedback simulator (novice / expert feedback), passed
   -- as initializationOptions.pivot.endpoint; the key from api_key, else $api_key_env.
   endpoint = { base_url = nil, model = nil, api_key = nil, api_key_env = 'OPENAI_API_KEY' },
+  -- How :PivotReport shows the HTML file: a function(path), else vim.ui.open (0.10+), else
+  -- xdg-open.
+  open = nil,
 }
 
 M.options = vim.deepcopy(M.defaults)

@@ -321,7 +321,38 @@ local function abs(path)
   return vim.fn.fnamemodify(vim.fn.expand(path), ':p')
 end
 
+--- Shows a file with the system opener: config `open`, else vim.ui.open (0.10+), else xdg-open.
+function M.open_external(path)
+  local opener = config.options.open
+  if type(opener) == 'function' then
+    return opener(path)
+  end
+  if vim.ui.open then
+    local _, err = vim.ui.open(path)
+    if err then
+      notify('cannot open ' .. path .. ': ' .. err, vim.log.levels.ERROR)
+    end
+    return
+  end
+  if vim.fn.executable('xdg-open') ~= 1 then
+    notify('the report is at ' .. path .. ' (no xdg-open to show it)', vim.log.levels.WARN)
+    return
+  end
+  vim.fn.jobstart({ 'xdg-open', path }, { detach = true })
+end
+
 M.commands = {
+  PivotReport = {
+    server = 'pivot.report.open',
+    nargs = '+', complete = 'file', desc = 'HTML report of score JSON files: PivotReport {scores.json...} (opens .pivot/report.html)',
+    fn = function(o)
+      local inputs = vim.tbl_map(abs, vim.split(vim.trim(o.args), '%s+'))
+      M.exec('pivot.report.open', { inputs = inputs }, function(r)
+        notify('report of ' .. r.inputs .. ' score file(s): ' .. r.path)
+        M.open_external(r.path)
+      end, { name = 'PivotReport' })
+    end,
+  },
   PivotOpen = {
     server = 'pivot.conversation.open',
     nargs = 1, complete = 'file', desc = 'Open a MemoryCode dialogue (dialogue_N.json)',
