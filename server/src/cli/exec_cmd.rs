@@ -70,6 +70,12 @@ pub struct RunOpts {
     /// system's and the interpreter's folders otherwise).
     #[arg(long = "bind-ro", value_name = "DIR")]
     pub bind_ro: Vec<PathBuf>,
+    /// On BigCodeBench tasks, fix the evaluator's quirks instead of reproducing them: its
+    /// guard refuses os.kill on processes the task did not start through subprocess (a
+    /// correct `with Pool():` times out) and its stdin raises OSError (here EOFError).
+    /// Default: reproduce them, so pass rates match BigCodeBench's.
+    #[arg(long)]
+    pub fix_quirks: bool,
 }
 
 impl RunOpts {
@@ -83,6 +89,7 @@ impl RunOpts {
             sandbox: self.sandbox.mode(),
             pass_env: self.pass_env.clone(),
             bind_ro: self.bind_ro.clone(),
+            fix_quirks: self.fix_quirks,
             ..RunnerConfig::default()
         };
         if let Some(j) = self.jobs {
