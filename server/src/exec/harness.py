@@ -935,9 +935,69 @@ def install_seccomp():
     return None
 
 
+PRELOADED = set()
+
+
+def preload(lines, root, keep):
+    """Imports, in the zygote, the modules a task's own import lines name (the problem's
+    `code_prompt`, never model code), so that every later fork starts with them loaded.
+    Only plain import statements are honoured; a module that fails to import is left to the
+    task, which then reports the error itself."""
+    import ast
+    import importlib
+    import warnings
+
+    names = []
+    for line in lines:
+        try:
+            tree = ast.parse(line)
+        except SyntaxError:
+            continue
+        if len(tree.body) != 1:
+            continue
+        node = tree.body[0]
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            names += [node.module + "." + a.name for a in node.names if a.name != "*"]
+    for name in names:
+        if name in PRELOADED:
+            continue
+        PRELOADED.add(name)
+        if name.split(".")[0] == "matplotlib" and "matplotlib" not in PRELOADED:
+            PRELOADED.add("matplotlib")
+            # A config and font cache shared by every task, warmed here once, then read-only.
+            mpl = os.path.join(root, ".matplotlib")
+            os.makedirs(mpl, exist_ok=True)
+            keep.append(mpl)
+            os.environ["MPLCONFIGDIR"] = mpl
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if name.split(".")[0] == "matplotlib":
+                    import matplotlib
+
+                    matplotlib.use("Agg")
+                    import matplotlib.pyplot  # noqa: F401 - builds the font cache
+                importlib.import_module(name)
+        except BaseException:  # noqa: B036 - a broken import is the task's to report
+            pass
+    if "MPLCONFIGDIR" in os.environ:
+        for base, dirs, files in os.walk(os.environ["MPLCONFIGDIR"]):
+            for n in dirs + files:
+                os.chmod(os.path.join(base, n), 0o755 if n in dirs else 0o644)
+        os.chmod(os.environ["MPLCONFIGDIR"], 0o755)
+
+
 def mode_zygote(root, uid, gid, wipe, keep):
     global PROTO_FD, WIPE
     WIPE = wipe
+    # Before any pre-import: BLAS starts no thread pools (threads do not survive fork), and
+    # matplotlib picks no interactive backend.
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[k] = "1"
+    os.environ["MPLBACKEND"] = "Agg"
     PROTO_FD = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # stray prints must not corrupt the protocol
@@ -989,6 +1049,8 @@ def mode_zygote(root, uid, gid, wipe, keep):
             proto_send({"error": "bad request"})
             continue
         try:
+            if req.get("preload"):
+                preload(req["preload"], root, keep)
             reply = run_task(req, root, drop, keep)
         except Exception as e:  # a harness bug must not take the zygote down
             reply = {"status": "fail", "details": [["ALL", "harness error: %s" % e]], "note": ""}

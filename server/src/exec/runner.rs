@@ -157,6 +157,15 @@ pub(crate) fn time_bounds(limit: Duration, problem: &Problem) -> (Option<Duratio
     }
 }
 
+/// The import statements of a problem's `code_prompt` (BigCodeBench's `libs`, as code): the
+/// only lines the zygote runs, before any model code and never the model's own.
+fn import_lines(code_prompt: &str) -> Vec<&str> {
+    code_prompt
+        .lines()
+        .filter(|l| l.starts_with("import ") || l.starts_with("from "))
+        .collect()
+}
+
 /// Extra time the Rust side waits beyond a task's timeout before declaring its zygote hung.
 const WATCHDOG_GRACE: Duration = Duration::from_secs(15);
 const STARTUP: Duration = Duration::from_secs(60);
@@ -367,6 +376,7 @@ impl Runner {
             cpu: timeout.as_secs() + 2,
             alarm: alarm.map(|a| a.as_secs_f64()),
             quirks: problem.is_bigcodebench() && !self.config.fix_quirks,
+            preload: import_lines(&problem.code_prompt),
             memory: limits.memory_mb << 20,
             fsize: limits.file_size_mb << 20,
             nproc: limits.nproc,

@@ -31,6 +31,9 @@ pub(crate) struct Request<'a> {
     /// Reproduce BigCodeBench's guard: a stdin that raises OSError, os.kill refused on
     /// processes the task did not start through subprocess.
     pub quirks: bool,
+    /// The problem's own import lines: the zygote imports them once before forking, so
+    /// the scientific stack is loaded once per worker, not once per task.
+    pub preload: Vec<&'a str>,
 }
 
 #[derive(Debug, Deserialize)]
