@@ -148,9 +148,8 @@ pub struct ForkVerdict {
 
 /// BigCodeBench's evaluator (the fork at `fork_dir`) on `tasks` (problem, solution): its
 /// `untrusted_check` with `evaluate.py`'s defaults (min_time_limit 0.1, gt_time_limit 2.0)
-/// in a `ProcessPoolExecutor(n_workers)`, as `evaluate.py` runs it, in one `python` process
-/// (start-up included). `EVALPLUS_TIMEOUT_PER_TASK` is given as a number (the evaluator
-/// compares the variable's string with a number), and `evaluate.py`'s 120 s "stuck checker"
+/// in `n_workers` evaluator processes (start-up included), each taking every n-th task.
+/// `EVALPLUS_TIMEOUT_PER_TASK` is given as a number (the evaluator compares the variable's string with a number), and `evaluate.py`'s 120 s "stuck checker"
 /// thread is not started.
 pub fn run_bigcodebench(
     python: &Path,
@@ -160,17 +159,14 @@ pub fn run_bigcodebench(
     timeout: Duration,
 ) -> Result<Vec<ForkVerdict>> {
     const SCRIPT: &str = r#"import json, os, sys
-from concurrent.futures import ProcessPoolExecutor
-tasks_file, workers, limit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+tasks_file, worker, workers, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 real_getenv = os.getenv
 os.getenv = lambda k, d=None: limit if k == 'EVALPLUS_TIMEOUT_PER_TASK' else real_getenv(k, d)
 from bigcodebench.eval import untrusted_check
-def check(t):
+out = []
+for t in json.load(open(tasks_file))[worker::workers]:
     stat, details = untrusted_check(t['solution'], t['test'], t['entry_point'], 0.1, 2.0)
-    return {'task_id': t['task_id'], 'status': stat, 'details': {k: str(v) for k, v in details.items()}}
-tasks = json.load(open(tasks_file))
-ex = ProcessPoolExecutor(max_workers=workers)
-out = list(ex.map(check, tasks))
+    out.append({'task_id': t['task_id'], 'status': stat, 'details': {k: str(v) for k, v in details.items()}})
 sys.stdout.write('\n' + json.dumps(out) + '\n')
 sys.stdout.flush()
 # Its Manager processes outlive the checks (the original script kills them by name).
@@ -196,25 +192,43 @@ os._exit(0)
         std::path::absolute(python).with_context(|| format!("resolving {}", python.display()))?;
     let fork_dir = std::path::absolute(fork_dir)
         .with_context(|| format!("resolving {}", fork_dir.display()))?;
-    let out = Command::new(&python)
-        .args(["-c", SCRIPT])
-        .arg(&file)
-        .arg(n_workers.to_string())
-        .arg(timeout.as_secs_f64().to_string())
-        .env("PYTHONPATH", &fork_dir)
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("starting {}", python.display()))?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "BigCodeBench's evaluator ({}) failed: {}",
-            fork_dir.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+    // One evaluator process per worker, each taking every n-th task (evaluate.py's
+    // ProcessPoolExecutor does not finish inside this driver).
+    let n = n_workers.max(1);
+    let mut children = Vec::with_capacity(n);
+    for k in 0..n {
+        let child = Command::new(&python)
+            .args(["-c", SCRIPT])
+            .arg(&file)
+            .arg(k.to_string())
+            .arg(n.to_string())
+            .arg(timeout.as_secs_f64().to_string())
+            .env("PYTHONPATH", &fork_dir)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", python.display()))?;
+        children.push(child);
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let last = text.lines().last().unwrap_or("");
-    serde_json::from_str(last)
-        .with_context(|| format!("BigCodeBench's evaluator printed no verdicts: {text}"))
+    let mut verdicts = Vec::new();
+    for child in children {
+        let out = child
+            .wait_with_output()
+            .context("waiting for BigCodeBench's evaluator")?;
+        if !out.status.success() {
+            anyhow::bail!(
+                "BigCodeBench's evaluator ({}) failed: {}",
+                fork_dir.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let last = text.lines().last().unwrap_or("");
+        let part: Vec<ForkVerdict> = serde_json::from_str(last)
+            .with_context(|| format!("BigCodeBench's evaluator printed no verdicts: {text}"))?;
+        verdicts.extend(part);
+    }
+    Ok(verdicts)
 }
