@@ -149,8 +149,8 @@ pub struct ForkVerdict {
 /// BigCodeBench's evaluator (the fork at `fork_dir`) on `tasks` (problem, solution): its
 /// `untrusted_check` with `evaluate.py`'s defaults (min_time_limit 0.1, gt_time_limit 2.0)
 /// in `n_workers` evaluator processes (start-up included), each taking every n-th task.
-/// `EVALPLUS_TIMEOUT_PER_TASK` is given as a number (the evaluator compares the variable's string with a number), and `evaluate.py`'s 120 s "stuck checker"
-/// thread is not started.
+/// `EVALPLUS_TIMEOUT_PER_TASK` is given as a number (the evaluator compares the variable's
+/// string with a number), and `evaluate.py`'s 120 s "stuck checker" thread is not started.
 pub fn run_bigcodebench(
     python: &Path,
     fork_dir: &Path,
