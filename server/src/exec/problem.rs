@@ -30,6 +30,13 @@ impl Problem {
     pub fn canonical_code(&self) -> String {
         format!("{}{}", self.code_prompt, self.canonical_solution)
     }
+
+    /// Whether BigCodeBench's evaluator semantics apply (its alarm, its guard's quirks).
+    /// HumanEval problems are converted to this shape but keep HumanEval's semantics; they
+    /// are the ones whose id says so.
+    pub fn is_bigcodebench(&self) -> bool {
+        !self.task_id.starts_with("HumanEval/")
+    }
 }
 
 /// Where problems come from: `humaneval` (found through the interpreter) or a file.

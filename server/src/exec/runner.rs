@@ -119,6 +119,9 @@ pub struct RunnerConfig {
     /// The user and group tasks run as when the runner is root (default nobody/nogroup).
     pub task_uid: u32,
     pub task_gid: u32,
+    /// Fix what BigCodeBench's evaluator gets wrong instead of reproducing it (README:
+    /// deliberate differences): a real `os.kill`, a stdin at end of file (EOFError).
+    pub fix_quirks: bool,
 }
 
 impl Default for RunnerConfig {
@@ -135,8 +138,32 @@ impl Default for RunnerConfig {
             bind_ro: Vec::new(),
             task_uid: 65534,
             task_gid: 65534,
+            fix_quirks: false,
         }
     }
+}
+
+/// The alarm around the test run and the hard bound (the kill) of one task. A BigCodeBench
+/// task gets the evaluator's bounds: `untrusted_check` arms `time_limit(t + 1)` around the
+/// test suite, where `t` is the per-task limit (`EVALPLUS_TIMEOUT_PER_TASK`, at least
+/// `max(min_time_limit, gt_time_limit)` = 2 s with `evaluate.py`'s defaults), and kills the
+/// process one second later (`p.join(timeout + 1)`). HumanEval tasks keep a bare kill at `t`.
+pub(crate) fn time_bounds(limit: Duration, problem: &Problem) -> (Option<Duration>, Duration) {
+    if problem.is_bigcodebench() {
+        let alarm = limit.max(Duration::from_secs(2)) + Duration::from_secs(1);
+        (Some(alarm), alarm + Duration::from_secs(1))
+    } else {
+        (None, limit)
+    }
+}
+
+/// The import statements of a problem's `code_prompt` (BigCodeBench's `libs`, as code): the
+/// only lines the zygote runs, before any model code and never the model's own.
+fn import_lines(code_prompt: &str) -> Vec<&str> {
+    code_prompt
+        .lines()
+        .filter(|l| l.starts_with("import ") || l.starts_with("from "))
+        .collect()
 }
 
 /// Extra time the Rust side waits beyond a task's timeout before declaring its zygote hung.
@@ -277,7 +304,7 @@ impl Runner {
     pub fn run_one(&self, problem: &Problem, solution: &str) -> EvalResult {
         let code = format!("{solution}\n{}", problem.test);
         let solution_lines = solution.matches('\n').count() + 1;
-        let (status, details, output) = self.run_code(&code, solution_lines, &problem.test);
+        let (status, details, output) = self.run_code(&code, solution_lines, problem);
         EvalResult {
             task_id: problem.task_id.clone(),
             solution: solution.to_string(),
@@ -337,15 +364,19 @@ impl Runner {
         &self,
         code: &str,
         solution_lines: usize,
-        test_source: &str,
+        problem: &Problem,
     ) -> (Status, Details, String) {
-        let timeout = self.config.timeout;
+        let test_source = problem.test.as_str();
+        let (alarm, timeout) = time_bounds(self.config.timeout, problem);
         let limits = &self.config.limits;
         let req = Request {
             id: self.next_id.fetch_add(1, Ordering::SeqCst),
             code,
             timeout: timeout.as_secs_f64(),
             cpu: timeout.as_secs() + 2,
+            alarm: alarm.map(|a| a.as_secs_f64()),
+            quirks: problem.is_bigcodebench() && !self.config.fix_quirks,
+            preload: import_lines(&problem.code_prompt),
             memory: limits.memory_mb << 20,
             fsize: limits.file_size_mb << 20,
             nproc: limits.nproc,

@@ -26,6 +26,14 @@ pub(crate) struct Request<'a> {
     pub output_cap: u64,
     /// Lines of the solution at the top of `code`: the tests must be defined after them.
     pub solution_lines: usize,
+    /// BigCodeBench's alarm around the test run, seconds (None: only the hard `timeout`).
+    pub alarm: Option<f64>,
+    /// Reproduce BigCodeBench's guard: a stdin that raises OSError, os.kill refused on
+    /// processes the task did not start through subprocess.
+    pub quirks: bool,
+    /// The problem's own import lines: the zygote imports them once before forking, so
+    /// the scientific stack is loaded once per worker, not once per task.
+    pub preload: Vec<&'a str>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,199 @@
+//! BigCodeBench's evaluator semantics on BigCodeBench-format tasks of our own
+//! (fixtures/problems/bcb_semantics.jsonl): the alarm around the test run, multiprocessing,
+//! an empty working directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, Status};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn python() -> PathBuf {
+    PathBuf::from(std::env::var("PIVOT_PYTHON").unwrap_or_else(|_| "python3".into()))
+}
+
+fn problems() -> Vec<Problem> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/problems/bcb_semantics.jsonl");
+    load_problems(&ProblemSource::Path(path), &python()).expect("bcb_semantics.jsonl loads")
+}
+
+fn problem(id: &str) -> Problem {
+    problems().into_iter().find(|p| p.task_id == id).unwrap()
+}
+
+fn runner(timeout_s: u64) -> Runner {
+    Runner::new(RunnerConfig {
+        python: python(),
+        timeout: Duration::from_secs(timeout_s),
+        jobs: 1,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)")
+}
+
+#[test]
+fn exec_bcb_a_hanging_test_is_that_tests_timeout_error_and_the_task_fails() {
+    let _g = serial();
+    let p = problem("BcbFormat/hang");
+    let r = runner(1);
+    let res = r.run_one(&p, &p.canonical_code());
+    assert_eq!(res.status, Status::Fail, "{:?}", res.details);
+    let hang = res.details.get("test_b_hangs").unwrap_or("");
+    assert!(
+        hang.contains("bigcodebench.eval.utils.TimeoutException: Timed out!"),
+        "{:?}",
+        res.details
+    );
+    assert!(
+        hang.contains("in task_func"),
+        "the trace shows where it hung: {hang}"
+    );
+    // The other tests keep their own results: the wrong one fails, the rest pass.
+    assert!(res
+        .details
+        .get("test_d_wrong")
+        .unwrap_or("")
+        .contains("AssertionError"));
+    assert!(
+        res.details.get("test_a_fast").is_none(),
+        "{:?}",
+        res.details
+    );
+    assert!(
+        res.details.get("test_c_after").is_none(),
+        "{:?}",
+        res.details
+    );
+    assert_eq!(res.details.0.len(), 2, "{:?}", res.details);
+}
+
+#[test]
+fn exec_bcb_multiprocessing_and_an_empty_working_directory_pass() {
+    let _g = serial();
+    let r = runner(20);
+    for id in ["BcbFormat/pool", "BcbFormat/listdir"] {
+        let p = problem(id);
+        let res = r.run_one(&p, &p.canonical_code());
+        assert_eq!(
+            res.status,
+            Status::Pass,
+            "{id}: {:?} {}",
+            res.details,
+            res.output
+        );
+    }
+}
+
+fn quirks_runner(fix_quirks: bool) -> Runner {
+    Runner::new(RunnerConfig {
+        python: python(),
+        timeout: Duration::from_secs(1),
+        jobs: 1,
+        fix_quirks,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)")
+}
+
+#[test]
+fn exec_bcb_quirks_are_reproduced_by_default_and_fixed_on_request() {
+    let _g = serial();
+    let pool = problem("BcbFormat/terminate");
+    let stdin = problem("BcbFormat/stdin");
+    // BigCodeBench's guard refuses to kill a process not started through subprocess:
+    // join() waits for it until the alarm.
+    let faithful = quirks_runner(false);
+    let res = faithful.run_one(&pool, &pool.canonical_code());
+    assert_eq!(res.status, Status::Fail, "{:?}", res.details);
+    assert!(
+        res.details
+            .get("test_terminate")
+            .unwrap_or("")
+            .contains("TimeoutException"),
+        "{:?}",
+        res.details
+    );
+    // Its stdin raises OSError, not EOFError.
+    let res = faithful.run_one(&stdin, &stdin.canonical_code());
+    assert_eq!(res.status, Status::Fail, "{:?}", res.details);
+    assert!(
+        res.details
+            .get("test_eof")
+            .unwrap_or("")
+            .contains("OSError"),
+        "{:?}",
+        res.details
+    );
+    let fixed = quirks_runner(true);
+    for p in [&pool, &stdin] {
+        let res = fixed.run_one(p, &p.canonical_code());
+        assert_eq!(res.status, Status::Pass, "{}: {:?}", p.task_id, res.details);
+    }
+}
+
+/// The interpreter with numpy, pandas, matplotlib, scipy and scikit-learn (`scripts/test`
+/// creates it under target/ and sets PIVOT_BCB_PYTHON), or None, said with SKIP.
+fn scientific_python() -> Option<PathBuf> {
+    let Ok(py) = std::env::var("PIVOT_BCB_PYTHON") else {
+        eprintln!("SKIP: PIVOT_BCB_PYTHON is not set (scripts/test sets it to a venv with the scientific stack)");
+        return None;
+    };
+    let ok = std::process::Command::new(&py)
+        .args(["-c", "import numpy, pandas, matplotlib, scipy, sklearn"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("SKIP: {py} cannot import numpy, pandas, matplotlib, scipy and sklearn");
+        return None;
+    }
+    Some(PathBuf::from(py))
+}
+
+#[test]
+fn exec_bcb_scientific_stack_tasks_pass_and_a_hang_is_that_tests_error() {
+    let _g = serial();
+    let Some(py) = scientific_python() else {
+        return;
+    };
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/problems/bcb_scientific.jsonl");
+    let problems = load_problems(&ProblemSource::Path(path), &py).expect("loads");
+    let r = Runner::new(RunnerConfig {
+        python: py,
+        timeout: Duration::from_secs(20),
+        jobs: 2,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)");
+    let tasks: Vec<(&Problem, String)> = problems.iter().map(|p| (p, p.canonical_code())).collect();
+    let refs: Vec<(&Problem, &str)> = tasks.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let results = r.run_batch(&refs, |_, _| {});
+    for res in &results {
+        if res.task_id == "BcbSci/hang" {
+            assert_eq!(res.status, Status::Fail, "{:?}", res.details);
+            assert!(res
+                .details
+                .get("test_b_hangs")
+                .unwrap_or("")
+                .contains("TimeoutException: Timed out!"));
+            assert_eq!(res.details.0.len(), 1, "{:?}", res.details);
+        } else {
+            assert_eq!(
+                res.status,
+                Status::Pass,
+                "{}: {:?} {}",
+                res.task_id,
+                res.details,
+                res.output
+            );
+        }
+    }
+}
