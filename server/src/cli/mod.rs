@@ -14,6 +14,7 @@ mod convcode_cmd;
 mod doctor_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod merge_cmd;
 mod model_server_cmd;
 mod progress;
 mod report_cmd;
@@ -71,6 +72,7 @@ pub enum Command {
     /// their SHA-256. If any input is not a score file, nothing is written and every bad
     /// input is named.
     Report(report_cmd::ReportArgs),
+    Merge(merge_cmd::MergeArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -113,6 +115,7 @@ pub fn main() -> i32 {
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
         Some(Command::Check(a)) => check_cmd::run(a),
         Some(Command::Report(a)) => report_cmd::run(a),
+        Some(Command::Merge(a)) => merge_cmd::run(a),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),

@@ -3,6 +3,7 @@
 
 pub mod data;
 pub mod ledger;
+pub mod merge;
 pub mod original;
 pub mod report;
 pub mod score;
