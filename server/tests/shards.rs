@@ -237,3 +237,82 @@ fn humaneval_canonical_three_shards() {
     };
     assert_eq!(keys(&m), keys(&w));
 }
+
+/// The code blocks (```sh) of docs/clusters.md's section `heading`.
+fn doc_blocks(heading: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(repo().join("docs/clusters.md")).unwrap();
+    let section = doc.split("\n## ").find(|s| s.starts_with(heading)).unwrap();
+    section
+        .split("```sh\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn slurm_recipe_runs_as_three_array_tasks_and_merges() {
+    // What a script can check without Slurm: the array task script, run with the
+    // variables Slurm sets, three times; then the merge job's command.
+    let blocks = doc_blocks("Slurm array job");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data/outputs");
+    std::fs::create_dir_all(&data).unwrap();
+    let fixtures = repo().join("fixtures/memorycode");
+    std::os::unix::fs::symlink(fixtures.join("dataset"), dir.path().join("data/dataset")).unwrap();
+    std::os::unix::fs::symlink(fixtures.join("outputs/demo-model"), data.join("gpt-4o")).unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_pivot-lsp")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for k in 1..=3 {
+        let out = Command::new("bash")
+            .args(["-c", &blocks[0]])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("SLURM_ARRAY_TASK_ID", k.to_string())
+            .env("SLURM_ARRAY_TASK_COUNT", "3")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() || out.status.code() == Some(1),
+            "{out:?}"
+        );
+    }
+    // The dependent job's --wrap command.
+    let wrap = blocks[1]
+        .split("--wrap '")
+        .nth(1)
+        .unwrap()
+        .split('\'')
+        .next()
+        .unwrap();
+    let out = Command::new("bash")
+        .args(["-c", wrap])
+        .current_dir(dir.path())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "{out:?}"
+    );
+    let merged = std::fs::read_to_string(dir.path().join("scores.json")).unwrap();
+    let d = dir.path().join("data/dataset");
+    let o = data.join("gpt-4o");
+    let whole = stdout(
+        &[
+            "score",
+            "memorycode",
+            "--format",
+            "json",
+            "--dataset",
+            &d.to_string_lossy(),
+            "--outputs",
+            &o.to_string_lossy(),
+        ],
+        &[0, 1],
+    );
+    assert_same(&merged, &whole, 3);
+}
