@@ -1,3 +1,5 @@
 //! Benchmark data, scoring and metrics: MemoryCode and ConvCodeWorld.
 pub mod convcode;
+pub mod exec_shards;
 pub mod memorycode;
+pub mod shard;

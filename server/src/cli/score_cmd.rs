@@ -1,7 +1,7 @@
 //! `pivot-lsp score ...` and `pivot-lsp bench ...`: argument parsing and printing only.
 
 use super::Progress;
-use crate::bench::memorycode::score::{score_dirs, Detail};
+use crate::bench::memorycode::score::{score_dirs, score_dirs_shard, Detail};
 use anyhow::Result;
 use clap::ValueEnum;
 use std::path::PathBuf;
@@ -42,8 +42,13 @@ pub struct MemorycodeArgs {
     #[arg(long, value_name = "NAME")]
     pub model_name: Option<String>,
     /// Also write an HTML report of these scores (as `pivot-lsp report` does) to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "shard")]
     pub report: Option<PathBuf>,
+    /// Score only shard K of N (1-based; dialogues dealt round robin by sorted id) and
+    /// write JSON that `pivot-lsp merge` joins into the unsharded run's output (needs
+    /// --format json).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::bench::shard::Shard>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -139,12 +144,18 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     let outputs = a
         .outputs
         .unwrap_or_else(|| bundled("fixtures/memorycode/outputs/demo-model"));
-    let n = crate::bench::memorycode::data::dialogue_files(&dataset)?.len();
+    if a.shard.is_some() && a.format != Format::Json {
+        anyhow::bail!("--shard writes a shard for `pivot-lsp merge`: add --format json");
+    }
+    let files = crate::bench::memorycode::data::dialogue_files(&dataset)?;
+    let (files, _) = crate::bench::memorycode::data::one_file_per_id(files);
+    let ids: Vec<u32> = files.iter().map(|(id, _)| *id).collect();
+    let n = a.shard.map_or(ids.len(), |s| s.select(&ids).len());
     let progress = Progress::new(n as u64, "scoring");
     let mut report = if a.via_lsp {
-        super::check_via_lsp::score_via_lsp(&dataset, &outputs, &|| progress.inc(1))?
+        super::check_via_lsp::score_via_lsp(&dataset, &outputs, &|| progress.inc(1), a.shard)?
     } else {
-        score_dirs(&dataset, &outputs, Detail::ScoresOnly, &|| progress.inc(1))?.0
+        score_dirs_shard(&dataset, &outputs, &|| progress.inc(1), a.shard)?
     };
     progress.finish();
     if let Some(name) = a.model_name {
@@ -153,6 +164,11 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     if let Some(path) = &a.report {
         let json = report.to_json(true);
         super::report_cmd::write_one(&json, &format!("memorycode-{}.json", report.model), path)?;
+    }
+    if let Some(shard) = a.shard {
+        let json = crate::bench::memorycode::merge::shard_json(&report, shard, &ids);
+        println!("{}", serde_json::to_string_pretty(&json)?);
+        return Ok(if report.skipped.is_empty() { 0 } else { 1 });
     }
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json(true))?),

@@ -5,6 +5,7 @@ pub mod data;
 pub mod dataset;
 pub mod generate;
 pub mod ledger;
+pub mod merge;
 pub mod numpy;
 pub mod original;
 pub mod report;

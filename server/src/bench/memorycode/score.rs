@@ -262,6 +262,27 @@ pub fn score_dirs(
     r
 }
 
+/// `score_dirs` on one shard's dialogues (`score memorycode --shard K/N`).
+pub fn score_dirs_shard(
+    dataset: &Path,
+    outputs: &Path,
+    on_done: &(dyn Fn() + Sync),
+    shard: Option<crate::bench::shard::Shard>,
+) -> anyhow::Result<Report> {
+    let cache = ParseCache::default();
+    let scorer = |_: &Path, d: &Dialogue, o: &ModelOutput| score_dialogue_cached(d, o, &cache);
+    let r = score_dirs_part(
+        dataset,
+        outputs,
+        Detail::ScoresOnly,
+        on_done,
+        &scorer,
+        shard,
+    );
+    cache.drop_in_parallel();
+    Ok(r?.0)
+}
+
 /// `score_dirs` with each dialogue scored by `scorer` (files, skips, warnings and the
 /// report are handled here, the same for every scorer).
 pub fn score_dirs_with(
@@ -271,10 +292,27 @@ pub fn score_dirs_with(
     on_done: &(dyn Fn() + Sync),
     scorer: &DialogueScorer<'_>,
 ) -> anyhow::Result<(Report, Vec<DialogueResult>)> {
+    score_dirs_part(dataset, outputs, detail, on_done, scorer, None)
+}
+
+/// `score_dirs_with` on one shard's dialogues (by position in the sorted id list; see
+/// `bench::shard`), or on all of them with `None`.
+pub fn score_dirs_part(
+    dataset: &Path,
+    outputs: &Path,
+    detail: Detail,
+    on_done: &(dyn Fn() + Sync),
+    scorer: &DialogueScorer<'_>,
+    shard: Option<crate::bench::shard::Shard>,
+) -> anyhow::Result<(Report, Vec<DialogueResult>)> {
     if !outputs.is_dir() {
         anyhow::bail!("outputs folder {} does not exist", outputs.display());
     }
-    let (files, ignored) = super::data::one_file_per_id(dialogue_files(dataset)?);
+    let (mut files, mut ignored) = super::data::one_file_per_id(dialogue_files(dataset)?);
+    if let Some(s) = shard {
+        files = s.select(files);
+        ignored.retain(|(id, _)| files.iter().any(|(f, _)| f == id));
+    }
     let results: Vec<(u32, usize, Scored)> = files
         .par_iter()
         .map(|(id, path)| {
