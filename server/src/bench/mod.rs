@@ -2,4 +2,5 @@
 pub mod convcode;
 pub mod exec_shards;
 pub mod memorycode;
+pub mod pyjson;
 pub mod shard;

@@ -5,6 +5,7 @@
 //! space: the same bytes at the same offsets, so ranges only need their lines recounted.
 
 use super::span::{Pos, Span};
+use super::syntax::skip_string;
 
 /// `src` with each newline (and `\` continuation, and comment) inside brackets replaced by
 /// spaces, or None when there is none. Byte length and every other byte are unchanged.
@@ -52,31 +53,6 @@ fn blank(out: &mut [u8], from: usize, to: usize) {
     for c in &mut out[from..to] {
         *c = b' ';
     }
-}
-
-/// Index just past the string literal whose opening quote is at `i` (an unterminated
-/// one-line string ends at its line's end).
-fn skip_string(b: &[u8], i: usize) -> usize {
-    let q = b[i];
-    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
-    let mut j = if triple { i + 3 } else { i + 1 };
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 2,
-            c if c == q => {
-                if !triple {
-                    return j + 1;
-                }
-                if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
-                    return j + 3;
-                }
-                j += 1;
-            }
-            b'\n' if !triple => return j,
-            _ => j += 1,
-        }
-    }
-    b.len()
 }
 
 /// Recounts the lines and columns of spans over the original text from their bytes.

@@ -662,8 +662,9 @@ fn tab_error(span: Span) -> SyntaxError {
     }
 }
 
-/// Index just past the string literal whose opening quote is at `i`.
-fn skip_string(b: &[u8], i: usize) -> usize {
+/// Index just past the string literal whose opening quote is at `i` (an unterminated
+/// one-line string ends at its line's end).
+pub(crate) fn skip_string(b: &[u8], i: usize) -> usize {
     let q = b[i];
     let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
     let mut j = if triple { i + 3 } else { i + 1 };

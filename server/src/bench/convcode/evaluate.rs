@@ -30,19 +30,7 @@ pub fn bigcodebench_date() -> String {
 /// the same, and `ensure_ascii` escapes every character outside printable ASCII, which can
 /// only occur inside strings.
 pub fn python_json_indent2(v: &serde_json::Value) -> String {
-    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
-    let mut out = String::with_capacity(pretty.len());
-    for c in pretty.chars() {
-        if (c as u32) < 0x7f {
-            out.push(c);
-        } else {
-            let mut buf = [0u16; 2];
-            for unit in c.encode_utf16(&mut buf) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    out
+    crate::bench::pyjson::dump_indent(v, 2)
 }
 
 /// Write evaluation results the way BigCodeBench's evaluator does: exactly

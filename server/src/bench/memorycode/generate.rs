@@ -628,28 +628,7 @@ pub fn python_json(v: &Value) -> String {
 
 /// Python's `json.dump(obj, f, indent=N)` (see [`python_json`]).
 pub fn python_json_indent(v: &Value, indent: usize) -> String {
-    let spaces = vec![b' '; indent];
-    let mut buf = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(
-        &mut buf,
-        serde_json::ser::PrettyFormatter::with_indent(&spaces),
-    );
-    let pretty = match serde::Serialize::serialize(v, &mut ser) {
-        Ok(()) => String::from_utf8(buf).unwrap_or_default(),
-        Err(_) => String::new(),
-    };
-    let mut out = String::with_capacity(pretty.len());
-    for c in pretty.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut buf = [0u16; 2];
-            for unit in c.encode_utf16(&mut buf) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    out
+    crate::bench::pyjson::dump_indent(v, indent)
 }
 
 fn write_if_changed(path: &Path, v: &Value, report: &mut GenerateReport) -> Result<()> {
