@@ -292,6 +292,18 @@ async function main() {
     await screenshot('memorycode-after-reload');
     await closeEditors();
 
+    // Generate outputs for the open dialogue through the input boxes (model, endpoint: the
+    // loopback script, so no key; folder), with progress, then the outputs check it shows.
+    const generated = path.join(ws, 'generated');
+    await palette('Pivot: Generate MemoryCode Outputs');
+    await answer('loop-model', false);
+    await answer(path.join(repo, 'fixtures/memorycode/loopback.json'), false);
+    await answer(generated, false);
+    await until('generation writes loop-model/output_1.json and shows its outputs check', async () =>
+      fs.existsSync(path.join(generated, 'loop-model', 'output_1.json')) && (await framesText()).includes('Model outputs: output_1.json'), 60000);
+    await screenshot('memorycode-generated');
+    await closeEditors();
+
     // A ConvCodeWorld results folder: folder, task, player mode (one model, one configuration).
     await palette('Pivot: Open ConvCodeWorld Results Folder...');
     await pickPath(path.join(ws, 'results'), true);
