@@ -47,6 +47,8 @@ import {
   CommandArgs,
   DEFAULT_SETTINGS,
   Evaluation,
+  endpointArgs,
+  Generated,
   evaluationMarkdown,
   Info,
   ReportOpened,
@@ -533,6 +535,30 @@ const handlers: Record<string, (...a: unknown[]) => Promise<unknown>> = {
     const outputs = await pickFile("A model's outputs folder (output_N.json files)", true);
     if (!outputs) return;
     return evaluate(dataset, outputs);
+  },
+  [PaletteCommand.generateOutputs]: async () => {
+    // Model and endpoint default from the pivot.endpoint.* settings; the endpoint box also
+    // takes a loopback script (canned replies, no key), which the editor tests use.
+    const s = settings();
+    const model = await vscode.window.showInputBox({ title: 'Model name (as the endpoint knows it)', value: s.model });
+    if (!model) return;
+    const endpoint = await vscode.window.showInputBox({
+      title: 'Endpoint: an OpenAI-compatible base URL, or a loopback script (.json)',
+      value: s.baseUrl,
+      placeHolder: 'http://localhost:8000/v1  or  fixtures/memorycode/loopback.json',
+    });
+    if (!endpoint) return;
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '.';
+    const out = await vscode.window.showInputBox({ title: 'Write the outputs under (a folder per model)', value: path.join(root, 'outputs') });
+    if (!out) return;
+    const where = endpointArgs(endpoint);
+    const g = await withServerProgress<Generated>(`Generating MemoryCode outputs (${model})`, false, ServerCommand.memorycodeGenerate,
+      args.generate({ model, out, ...where, apiKeyEnv: 'baseUrl' in where ? s.apiKeyEnv : undefined }));
+    if (!g) return;
+    // The verdicts for what was just generated, as Check Model Outputs shows them.
+    const r = await run<OutputsCheck>(ServerCommand.outputsCheck, args.outputs(g.output));
+    if (r) await showMarkdown(`outputs-${model}-${path.basename(g.output, '.json')}`, outputsMarkdown(r));
+    return g;
   },
   [PaletteCommand.inspectDocument]: async () => {
     const doc = vscode.window.activeTextEditor?.document;

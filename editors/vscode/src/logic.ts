@@ -16,6 +16,7 @@ export const ServerCommand = {
   pivotsReload: 'pivot.pivots.reload',
   outputsCheck: 'pivot.outputs.check',
   evaluateMemorycode: 'pivot.evaluate.memorycode',
+  memorycodeGenerate: 'pivot.memorycode.generate',
   documentInspect: 'pivot.document.inspect',
   testsRun: 'pivot.tests.run',
   turnFeedback: 'pivot.turn.feedback',
@@ -48,6 +49,7 @@ export const PaletteCommand = {
   reloadPivots: 'pivot.reloadPivots',
   checkOutputs: 'pivot.checkOutputs',
   evaluateMemoryCode: 'pivot.evaluateMemoryCode',
+  generateOutputs: 'pivot.generateOutputs',
   inspectDocument: 'pivot.inspectDocument',
   openResults: 'pivot.openResults',
   runTests: 'pivot.runTests',
@@ -74,6 +76,7 @@ export const PALETTE_TO_SERVER: Record<string, ServerCommandName | null> = {
   [PaletteCommand.reloadPivots]: ServerCommand.pivotsReload,
   [PaletteCommand.checkOutputs]: ServerCommand.outputsCheck,
   [PaletteCommand.evaluateMemoryCode]: ServerCommand.evaluateMemorycode,
+  [PaletteCommand.generateOutputs]: ServerCommand.memorycodeGenerate,
   [PaletteCommand.inspectDocument]: ServerCommand.documentInspect,
   [PaletteCommand.openResults]: ServerCommand.conversationOpen,
   [PaletteCommand.runTests]: ServerCommand.testsRun,
@@ -110,9 +113,39 @@ export const args = {
   evaluateConvcode: (results: string, model: string, refModel?: string): CommandArgs => [
     refModel ? { results, model, static: true, refModel } : { results, model },
   ],
+  /** `pivot.memorycode.generate`: a real endpoint (`baseUrl`) or, for tests and demos, a
+   *  loopback script (then no key is needed); empty optional fields are left out. */
+  generate: (g: GenerateChoice): CommandArgs => [
+    Object.fromEntries(Object.entries(g).filter(([, v]) => v !== undefined && v !== '')),
+  ],
   reportOpen: (inputs: string[], title?: string): CommandArgs => [title ? { inputs, title } : { inputs }],
   none: (): CommandArgs => [],
 };
+
+/** What `pivot.memorycode.generate` is asked for (its argument object). */
+export interface GenerateChoice {
+  model: string;
+  out: string;
+  baseUrl?: string;
+  loopback?: string;
+  apiKeyEnv?: string;
+  modes?: string[];
+}
+
+/** `pivot.memorycode.generate`'s reply (the fields the editors use). */
+export interface Generated {
+  output: string;
+  requests: number;
+  cached: number;
+  written: number;
+}
+
+/** The endpoint input box takes a URL (an OpenAI-compatible endpoint) or the path of a
+ *  loopback script (the bundled loopback model: no key, canned replies). */
+export function endpointArgs(endpoint: string): { baseUrl: string } | { loopback: string } {
+  const e = endpoint.trim();
+  return /^https?:\/\//i.test(e) ? { baseUrl: e } : { loopback: e };
+}
 
 /** `pivot.report.open`'s reply: where the HTML report was written. */
 export interface ReportOpened {

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
+  endpointArgs,
   Active,
   activePivotsMarkdown,
   applySessionChanged,
@@ -124,6 +125,14 @@ test('ConvCodeWorld folder choices: models, configurations in Table 1 order, tas
   assert.equal(CONFIGS.length, 9);
   assert.deepEqual(args.openResults({ path: '/r', task: 'HumanEval/2', config: 'CF', model: 'm', player: '' }), [{ path: '/r', task: 'HumanEval/2', config: 'CF', model: 'm' }]);
   assert.deepEqual(args.evaluateConvcode('/r', 'm', 'ref'), [{ results: '/r', model: 'm', static: true, refModel: 'ref' }]);
+});
+
+test('Generate MemoryCode Outputs: a URL is an endpoint, anything else a loopback script', () => {
+  assert.deepEqual(endpointArgs(' http://127.0.0.1:8000/v1 '), { baseUrl: 'http://127.0.0.1:8000/v1' });
+  assert.deepEqual(endpointArgs('HTTPS://api.example.org/v1'), { baseUrl: 'HTTPS://api.example.org/v1' });
+  assert.deepEqual(endpointArgs('fixtures/memorycode/loopback.json'), { loopback: 'fixtures/memorycode/loopback.json' });
+  assert.deepEqual(args.generate({ model: 'm', out: '/o', loopback: 'l.json', apiKeyEnv: undefined }), [{ model: 'm', out: '/o', loopback: 'l.json' }]);
+  assert.deepEqual(args.generate({ model: 'm', out: '/o', baseUrl: 'http://h/v1', apiKeyEnv: 'K' }), [{ model: 'm', out: '/o', baseUrl: 'http://h/v1', apiKeyEnv: 'K' }]);
 });
 
 test('feedback, submission and evaluation reports are readable markdown, not JSON', () => {

@@ -27,8 +27,10 @@ import {
   args,
   CommandArgs,
   DEFAULT_SETTINGS,
+  endpointArgs,
   Evaluation,
   evaluationMarkdown,
+  Generated,
   Info,
   initializationOptions,
   OutputsCheck,
@@ -334,6 +336,34 @@ describe('pivot-lsp over stdio, as the VS Code extension uses it', { skip: haveS
     for (const v of values) t.step(v);
     assert.equal(t.percentage, 100);
     assert.match(evaluationMarkdown(r, dataset, outputs), /3 dialogues scored, 0 skipped/);
+    await c.quiet();
+  });
+
+  test('generate MemoryCode outputs (loopback model) with $/progress, then check them', async () => {
+    const token = 'pivot-vscode-3';
+    const progress: any[] = [];
+    const sub = c.conn.onProgress(WorkDoneProgress.type, token, (v) => progress.push(v));
+    const out = path.join(root, 'generated');
+    const loopback = path.join(repo, 'fixtures', 'memorycode', 'loopback.json');
+    const g = await c.run<Generated>(ServerCommand.memorycodeGenerate, args.generate({ model: 'loop-model', out, ...endpointArgs(loopback) }), token);
+    assert.equal(path.basename(g.output), 'output_1.json');
+    assert.ok(fs.existsSync(g.output), `no ${g.output}`);
+    assert.ok(g.requests > 0, JSON.stringify(g));
+    const deadline = Date.now() + 20_000;
+    while (progress[progress.length - 1]?.kind !== 'end' && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    sub.dispose();
+    assert.equal(progress[0]?.kind, 'begin', JSON.stringify(progress));
+    assert.equal(progress[progress.length - 1].kind, 'end');
+    // What the palette command shows next: the verdicts, the same as the CLI scorer's.
+    const r = await c.run<OutputsCheck>(ServerCommand.outputsCheck, args.outputs(g.output));
+    // The CLI scores dialogue 1 alone (a dataset of just it: the others have no output here).
+    const one = path.join(root, 'dataset-1');
+    fs.mkdirSync(one, { recursive: true });
+    fs.copyFileSync(dialogue, path.join(one, 'dialogue_1.json'));
+    const cli = JSON.parse(execFileSync(bin, ['score', 'memorycode', '--dataset', one, '--outputs', path.dirname(g.output), '--format', 'json'], { encoding: 'utf8' }));
+    assert.deepEqual(r.scores, cli.dialogues['1']);
     await c.quiet();
   });
 

@@ -289,6 +289,21 @@ guarded(function()
     and text:find('\n| 2 | ', 1, true) ~= nil, text)
   vim.cmd('only')
 
+  -- :PivotGenerate asks model, endpoint (here the loopback script: no key) and folder with
+  -- vim.ui.input (answered by a stub), generates with progress, then shows the outputs check.
+  local answers = { 'loop-model', repo .. '/fixtures/memorycode/loopback.json', ws .. '/generated' }
+  local real_input = vim.ui.input
+  vim.ui.input = function(_, on_confirm) on_confirm(table.remove(answers, 1)) end
+  vim.cmd('PivotGenerate')
+  vim.ui.input = real_input
+  check(':PivotGenerate writes loop-model/output_1.json and shows its scores per session', wait_for(function()
+    text = scratch_with('pivot://generated-loop-model')
+    return text ~= nil
+  end) and vim.fn.filereadable(ws .. '/generated/loop-model/output_1.json') == 1
+    and text:find('| session | history score | instruction score | session score |', 1, true) ~= nil, text)
+  check('no generation left running', #answers == 0 and pivot.running == nil)
+  vim.cmd('only')
+
   -- The current buffer is still demo.py; a syntax error in another buffer is a diagnostic too.
   vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/broken.py'))
   local broken = vim.api.nvim_get_current_buf()

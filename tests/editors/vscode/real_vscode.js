@@ -126,6 +126,14 @@ async function answer(text, expectRow = true) {
   }
 }
 
+/** Answer the input box titled `title` (waited for: the palette's own box closes first). */
+async function answerBox(title, text) {
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).first().waitFor({ timeout: STEP });
+  const input = page.locator('.quick-input-widget input');
+  await input.fill(text);
+  await page.keyboard.press('Enter');
+}
+
 /**
  * The simple file dialog code-server shows for showOpenDialog: type the path; Enter accepts
  * a file, and enters a folder, which the OK button then accepts.
@@ -290,6 +298,20 @@ async function main() {
       async () => (await framesText()).includes('Session 1 of 3'), 60000);
     await until('and the status bar shows the restored session', async () => (await statusBar()).includes('session 1/3'));
     await screenshot('memorycode-after-reload');
+    await closeEditors();
+
+    // Generate outputs for the open dialogue through the input boxes (model, endpoint: the
+    // loopback script, so no key; folder), with progress, then the outputs check it shows.
+    // The MemoryCode layout: topics.json beside the dataset folder (here the workspace).
+    fs.copyFileSync(path.join(repo, 'fixtures/memorycode/topics.json'), path.join(tmp, 'topics.json'));
+    const generated = path.join(ws, 'generated');
+    await palette('Pivot: Generate MemoryCode Outputs');
+    await answerBox('Model name', 'loop-model');
+    await answerBox('Endpoint', path.join(repo, 'fixtures/memorycode/loopback.json'));
+    await answerBox('Write the outputs under', generated);
+    await until('generation writes loop-model/output_1.json and shows its outputs check', async () =>
+      fs.existsSync(path.join(generated, 'loop-model', 'output_1.json')) && (await framesText()).includes('Model outputs: output_1.json'), 60000);
+    await screenshot('memorycode-generated');
     await closeEditors();
 
     // A ConvCodeWorld results folder: folder, task, player mode (one model, one configuration).

@@ -435,6 +435,35 @@ M.commands = {
       end, { progress = 'MemoryCode evaluation', name = 'PivotEvaluate' })
     end,
   },
+  PivotGenerate = {
+    server = 'pivot.memorycode.generate',
+    nargs = 0, desc = 'Generate MemoryCode outputs for the open conversation (asks model, endpoint, folder)',
+    fn = function()
+      -- Model and endpoint default from setup's endpoint; the endpoint may also be a loopback
+      -- script (canned replies, no key). Then the outputs check of what was written.
+      local ep = config.options.endpoint or {}
+      vim.ui.input({ prompt = 'Model: ', default = ep.model or '' }, function(model)
+        if not model or model == '' then return end
+        vim.ui.input({ prompt = 'Endpoint (base URL or loopback script): ', default = ep.base_url or '' }, function(endpoint)
+          if not endpoint or endpoint == '' then return end
+          vim.ui.input({ prompt = 'Outputs folder: ', default = vim.fn.getcwd() .. '/outputs' }, function(out)
+            if not out or out == '' then return end
+            local arg = { model = model, out = abs(out) }
+            endpoint = vim.trim(endpoint)
+            if endpoint:match('^[hH][tT][tT][pP][sS]?://') then
+              arg.baseUrl = endpoint
+              arg.apiKeyEnv = ep.api_key_env
+            else
+              arg.loopback = abs(endpoint)
+            end
+            M.exec('pivot.memorycode.generate', arg, function(g)
+              M.exec('pivot.outputs.check', { path = g.output }, function(r) M.show('generated-' .. model, M.format_outputs(r)) end)
+            end, { progress = 'MemoryCode generation', name = 'PivotGenerate' })
+          end)
+        end)
+      end)
+    end,
+  },
   PivotInspect = {
     server = 'pivot.document.inspect',
     nargs = 0, desc = "The server's view of this buffer",
