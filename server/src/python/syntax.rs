@@ -583,17 +583,20 @@ pub fn tokenizer_error(src: &str) -> Option<SyntaxError> {
 /// The closing bracket at `at` against the open ones: pops its match, or says why not.
 fn closing_error(src: &str, open: &mut Vec<(u8, usize)>, at: usize) -> Option<SyntaxError> {
     let close = src.as_bytes()[at];
-    let span = Span::from_bytes(src, at, at + 1);
+    // Spans count lines from the start of the text: made only for an error, or a file of
+    // many brackets would be quadratic.
+    let span = || Span::from_bytes(src, at, at + 1);
     let Some((opening, from)) = open.pop() else {
         return Some(SyntaxError {
             message: format!("unmatched '{}'", close as char),
-            span,
+            span: span(),
         });
     };
     let matches = matches!((opening, close), (b'(', b')') | (b'[', b']') | (b'{', b'}'));
     if matches {
         return None;
     }
+    let span = span();
     let opened = Span::from_bytes(src, from, from + 1);
     let message = if opened.start.line == span.start.line {
         format!(
