@@ -57,6 +57,19 @@ pub fn merge(files: &[(String, Value)]) -> Result<Report> {
 fn add_shard(report: &mut Report, v: &Value) -> Result<()> {
     let missing = |what: &str| anyhow!("no valid {what:?}");
     report.model = v["model"].as_str().ok_or_else(|| missing("model"))?.into();
+    // The outputs folder's listing order decides numpy's per-session summation order; every
+    // shard read the same folder, so the first one's listing serves for all.
+    if report.row_order.is_empty() {
+        if let Some(list) = v.get("listdir_order").and_then(Value::as_array) {
+            report.row_order = list
+                .iter()
+                .filter_map(|id| match id {
+                    Value::String(s) => s.parse().ok(),
+                    other => other.as_u64().and_then(|n| u32::try_from(n).ok()),
+                })
+                .collect();
+        }
+    }
     let max = v["max_length"]
         .as_u64()
         .ok_or_else(|| missing("max_length"))?;
