@@ -149,10 +149,15 @@ impl Signature {
     /// The full prompt for the given input values (in `inputs` order; `None` = absent).
     pub fn render(&self, inputs: &[Option<&str>]) -> String {
         let values: Vec<Option<String>> = inputs.iter().map(|v| v.map(str::to_string)).collect();
+        self.assemble(&values)
+    }
+
+    /// Instructions, guidelines and the query part, stripped and joined as DSPy 2.4 joins them.
+    fn assemble(&self, values: &[Option<String>]) -> String {
         let parts = [
             self.instructions.clone(),
             self.guidelines(),
-            self.query(&values),
+            self.query(values),
         ];
         let joined = parts
             .iter()
@@ -170,18 +175,7 @@ impl Signature {
         if let Some(last) = values.last_mut() {
             *last = None;
         }
-        let parts = [
-            self.instructions.clone(),
-            self.guidelines(),
-            self.query(&values),
-        ];
-        let joined = parts
-            .iter()
-            .map(|p| py_strip(p))
-            .filter(|p| !p.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n\n---\n\n");
-        py_strip(&joined).to_string()
+        self.assemble(&values)
     }
 
     /// `Template.extract`: fill the fields from the first one without a value (`None`)

@@ -256,16 +256,7 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
                 json!({"error": {"message": "body must be a turn number"}}).to_string(),
             ),
         };
-        let mut out = stream;
-        let head = format!(
-            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            if status == 200 { "OK" } else { "Bad Request" },
-            text.len()
-        );
-        out.write_all(head.as_bytes())?;
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
-        return Ok(());
+        return Ok(reply_json(stream, status, &text)?);
     }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if path.ends_with("/rerank") {
@@ -280,16 +271,7 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
                 status,
             });
         }
-        let mut out = stream;
-        let head = format!(
-            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            if status == 200 { "OK" } else { "Bad Request" },
-            text.len()
-        );
-        out.write_all(head.as_bytes())?;
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
-        return Ok(());
+        return Ok(reply_json(stream, status, &text)?);
     }
     let endpoint = if path.ends_with("/chat/completions") {
         "chat"
@@ -467,6 +449,18 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
         json!({"id": "loopback", "object": "text_completion", "choices": [{"index": 0, "text": text, "finish_reason": "stop"}]})
     };
     (200, body.to_string())
+}
+
+/// One JSON reply on a connection that closes after it (the turn and rerank endpoints).
+fn reply_json(mut out: TcpStream, status: u16, text: &str) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        if status == 200 { "OK" } else { "Bad Request" },
+        text.len()
+    );
+    out.write_all(head.as_bytes())?;
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 #[cfg(test)]
