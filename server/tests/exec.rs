@@ -76,7 +76,9 @@ fn runner_in(mode: SandboxMode, timeout_s: u64, limits: Option<Limits>) -> Optio
         if let Some(l) = &limits {
             c.limits = l.clone();
         }
-        match Runner::new(c) {
+        // Warmed up: zygotes still starting (forking their uid probe) would show up in
+        // task_processes' count of strays.
+        match Runner::new(c).and_then(|r| r.warm_up().map(|_| r)) {
             Ok(r) => return Some(r),
             Err(e) => last = format!("{e:#}"),
         }

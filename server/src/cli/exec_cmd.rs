@@ -456,6 +456,7 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     bar.finish();
     let runner_time = start.elapsed();
     let sandbox = runner.sandbox();
+    let profile = runner.profile();
     drop(runner);
 
     let bar = Progress::new(tasks.len() as u64, "baseline");
@@ -485,6 +486,7 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         "speed-up: {:.1}x",
         baseline_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
     );
+    print_profile(&profile);
     if let Some(fork) = &a.bigcodebench {
         // BigCodeBench's evaluator on the same canonical solutions, same workers and limit.
         let jobs = runner_jobs(&a.run);
@@ -543,6 +545,39 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// Where the runner's time went: start-up, zygotes, and each task's phases (mean per task;
+/// the workers run at once, so the sums exceed the wall time).
+fn print_profile(p: &exec::runner::Profile) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let n = f64::from(p.tasks.max(1));
+    let inside = p.setup + p.task + p.teardown + p.preload;
+    println!(
+        "  runner start-up {:.0} ms (interpreter check, sandbox probe, first zygote); {} zygote start(s), {:.0} ms in all",
+        ms(p.startup),
+        p.zygotes,
+        ms(p.zygote_time)
+    );
+    println!(
+        "  per task (mean of {}): {:.2} ms round trip = zygote set-up {:.2} + task from fork to exit {:.2} + tear-down {:.2} + library pre-import {:.2} + protocol {:.2}",
+        p.tasks,
+        ms(p.round_trip) / n,
+        ms(p.setup) / n,
+        ms(p.task) / n,
+        ms(p.teardown) / n,
+        ms(p.preload) / n,
+        ms(p.round_trip.saturating_sub(inside)) / n
+    );
+    println!(
+        "  task CPU (user + system, load-independent): {:.2} ms per task; slowest from fork to exit: {}",
+        ms(p.task_cpu) / n,
+        p.slowest
+            .iter()
+            .map(|(id, d)| format!("{id} {:.0} ms", ms(*d)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 fn runner_jobs(run: &RunOpts) -> usize {

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -166,6 +166,56 @@ fn import_lines(code_prompt: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Where a runner's time went, summed over its tasks (`bench exec` prints it): the answer
+/// to "what would make it faster" without a profiler.
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    /// `Runner::new`: interpreter check, sandbox probe, first zygote.
+    pub startup: Duration,
+    /// Zygotes started (one per job, plus replacements after a task killed its own), and the
+    /// time spent waiting for them to come up.
+    pub zygotes: u32,
+    pub zygote_time: Duration,
+    pub tasks: u32,
+    /// Request sent to reply read, as the runner saw it.
+    pub round_trip: Duration,
+    /// Inside the zygote: the forked task from fork to end (start-up, solution, tests, exit).
+    pub task: Duration,
+    /// Inside the zygote: before the fork (folders, pipes, secret).
+    pub setup: Duration,
+    /// Inside the zygote: after the task ended (kill, reap, remove its folders).
+    pub teardown: Duration,
+    /// Inside the zygote: importing problems' libraries once (BigCodeBench's `libs`).
+    pub preload: Duration,
+    /// CPU time of the forked tasks (user + system, as the kernel counted it): unlike wall
+    /// time, it does not grow with the machine's load.
+    pub task_cpu: Duration,
+    /// The tasks that took longest from fork to exit, longest first.
+    pub slowest: Vec<(String, Duration)>,
+}
+
+/// How many of the slowest tasks a profile keeps.
+const SLOWEST: usize = 5;
+
+impl Profile {
+    fn add_reply(&mut self, task_id: &str, reply: &super::zygote::Reply, round_trip: Duration) {
+        let secs = |s: f64| Duration::try_from_secs_f64(s).unwrap_or_default();
+        self.tasks += 1;
+        self.round_trip += round_trip;
+        let elapsed = secs(reply.elapsed);
+        self.task += elapsed;
+        self.task_cpu += secs(reply.cpu);
+        if self.slowest.len() < SLOWEST || self.slowest.last().is_some_and(|s| s.1 < elapsed) {
+            self.slowest.push((task_id.to_string(), elapsed));
+            self.slowest.sort_by(|a, b| b.1.cmp(&a.1));
+            self.slowest.truncate(SLOWEST);
+        }
+        self.setup += secs(reply.setup);
+        self.teardown += secs(reply.teardown);
+        self.preload += secs(reply.preload);
+    }
+}
+
 /// Extra time the Rust side waits beyond a task's timeout before declaring its zygote hung.
 const WATCHDOG_GRACE: Duration = Duration::from_secs(15);
 const STARTUP: Duration = Duration::from_secs(60);
@@ -178,7 +228,10 @@ pub struct Runner {
     /// thread that spawned it, and batch worker threads come and go.
     spawner: Mutex<mpsc::Sender<mpsc::Sender<Result<Zygote>>>>,
     pool: Mutex<Vec<Zygote>>,
+    /// Zygotes started ahead of need whose greeting has not been read yet.
+    starting: Mutex<Vec<Zygote>>,
     next_id: AtomicU64,
+    profile: Mutex<Profile>,
     /// Why the seccomp filter (no new namespaces, no memfd) is not installed; empty when it is.
     seccomp: String,
     // Task directories live here; removed when the runner is dropped.
@@ -190,6 +243,7 @@ impl Runner {
     /// bubblewrap does not work, unless the configuration says `SandboxMode::None`), then
     /// starts one zygote to check that tasks will not run as root. More start on first use.
     pub fn new(mut config: RunnerConfig) -> Result<Runner> {
+        let started = Instant::now();
         config.jobs = config.jobs.max(1);
         config.limits.validate()?;
         for name in &config.pass_env {
@@ -213,9 +267,10 @@ impl Runner {
             task_gid: config.task_gid,
             env: sandbox::clean_env(interpreter.executable.parent(), &config.pass_env),
         };
+        // The first zygote is the sandbox's probe: when it fails, the probe runs to say why.
         let bwrap = match config.sandbox {
             SandboxMode::None => None,
-            SandboxMode::Bwrap => Some(sandbox::probe_bwrap(&interpreter, &layout)?),
+            SandboxMode::Bwrap => Some(sandbox::require_bwrap()?),
         };
         let scratch = tempfile::Builder::new()
             .prefix("pivot-exec-")
@@ -227,7 +282,7 @@ impl Runner {
             .name("pivot-exec-spawner".into())
             .spawn(move || {
                 for reply in requests {
-                    let _ = reply.send(Zygote::spawn(&launch, STARTUP));
+                    let _ = reply.send(Zygote::start(&launch));
                 }
             })
             .context("starting the zygote spawner thread")?;
@@ -241,15 +296,41 @@ impl Runner {
             interpreter,
             spawner: Mutex::new(spawner),
             pool: Mutex::new(Vec::new()),
+            starting: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
+            profile: Mutex::new(Profile::default()),
             seccomp: String::new(),
             _scratch: scratch,
         };
         // The first zygote says whether tasks can run unprivileged; it refuses otherwise.
-        let z = runner.take_zygote()?;
+        let z = match runner.take_zygote() {
+            Ok(z) => z,
+            Err(e) => {
+                if bwrap.is_some() {
+                    sandbox::probe_bwrap(&runner.interpreter, &layout)?;
+                }
+                return Err(e);
+            }
+        };
         let seccomp = z.ready.seccomp.clone();
         runner.give_back(z);
+        // The other workers' zygotes come up while the first tasks run.
+        for _ in 1..runner.config.jobs {
+            if let Ok(z) = runner.start_zygote() {
+                if let Ok(mut s) = runner.starting.lock() {
+                    s.push(z);
+                }
+            }
+        }
+        if let Ok(mut p) = runner.profile.lock() {
+            p.startup = started.elapsed();
+        }
         Ok(Runner { seccomp, ..runner })
+    }
+
+    /// The time spent so far, by phase.
+    pub fn profile(&self) -> Profile {
+        self.profile.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
     pub fn sandbox(&self) -> Sandbox {
@@ -389,10 +470,14 @@ impl Runner {
                 Ok(z) => z,
                 Err(e) => return internal_failure(format!("{e:#}")),
             };
+            let sent = Instant::now();
             match z.run(&req, timeout + WATCHDOG_GRACE) {
                 Err(_) => continue,
                 Ok(Outcome::Reply(reply)) => {
                     self.give_back(z);
+                    if let Ok(mut p) = self.profile.lock() {
+                        p.add_reply(&problem.task_id, &reply, sent.elapsed());
+                    }
                     let mut details = Details(reply.details);
                     let mut status = match reply.status.as_str() {
                         "pass" => Status::Pass,
@@ -459,12 +544,26 @@ impl Runner {
                         return Ok(z);
                     }
                 }
-                None => return self.spawn_zygote(),
+                None => {
+                    let started = Instant::now();
+                    let starting = self.starting.lock().ok().and_then(|mut s| s.pop());
+                    let z = match starting {
+                        Some(z) => z,
+                        None => self.start_zygote()?,
+                    }
+                    .ready(STARTUP);
+                    if let Ok(mut p) = self.profile.lock() {
+                        p.zygotes += 1;
+                        p.zygote_time += started.elapsed();
+                    }
+                    return z;
+                }
             }
         }
     }
 
-    fn spawn_zygote(&self) -> Result<Zygote> {
+    /// A zygote process started by the spawner thread, not yet greeted.
+    fn start_zygote(&self) -> Result<Zygote> {
         let (tx, rx) = mpsc::channel();
         self.spawner
             .lock()

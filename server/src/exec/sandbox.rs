@@ -108,9 +108,8 @@ pub(crate) fn find_bwrap() -> Option<PathBuf> {
     find_on_path("bwrap")
 }
 
-/// Checks that bwrap can build the real sandbox here (namespaces, binds, the interpreter
-/// starting inside it); the error says why not and how to fix it.
-pub(crate) fn probe_bwrap(interp: &Interpreter, layout: &Layout) -> Result<PathBuf> {
+/// The bwrap binary, or the error that says how to install it.
+pub(crate) fn require_bwrap() -> Result<PathBuf> {
     let Some(path) = find_bwrap() else {
         bail!(
             "bubblewrap (`bwrap`) is not installed, so model code cannot be isolated. Fix: \
@@ -118,6 +117,13 @@ pub(crate) fn probe_bwrap(interp: &Interpreter, layout: &Layout) -> Result<PathB
              `--sandbox none` to run it unconfined (not recommended)"
         );
     };
+    Ok(path)
+}
+
+/// Checks that bwrap can build the real sandbox here (namespaces, binds, the interpreter
+/// starting inside it); the error says why not and how to fix it.
+pub(crate) fn probe_bwrap(interp: &Interpreter, layout: &Layout) -> Result<PathBuf> {
+    let path = require_bwrap()?;
     let mut args = bwrap_args(interp, layout, &path);
     args.push(path_str(&interp.executable));
     args.extend(["-c".into(), "import unittest".into()]);
@@ -153,11 +159,15 @@ pub(crate) fn bwrap_version(path: &Path) -> Option<String> {
 }
 
 fn supports_disable_userns(bwrap: &Path) -> bool {
-    Command::new(bwrap)
-        .arg("--help")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("--disable-userns"))
-        .unwrap_or(false)
+    // Asked once per process: every runner start would otherwise pay for a `bwrap --help`.
+    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KNOWN.get_or_init(|| {
+        Command::new(bwrap)
+            .arg("--help")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("--disable-userns"))
+            .unwrap_or(false)
+    })
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {

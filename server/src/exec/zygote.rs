@@ -53,6 +53,20 @@ pub(crate) struct Reply {
     /// False when some process of the task could not be killed.
     #[serde(default = "yes")]
     pub clean: bool,
+    /// Seconds the zygote spent: from the fork to the task's end, before the fork (task
+    /// folders, pipes), after the end (kill, reap, clean up), importing the problem's
+    /// libraries first.
+    #[serde(default)]
+    pub elapsed: f64,
+    #[serde(default)]
+    pub setup: f64,
+    #[serde(default)]
+    pub teardown: f64,
+    #[serde(default)]
+    pub preload: f64,
+    /// CPU seconds of the task process (user + system).
+    #[serde(default)]
+    pub cpu: f64,
 }
 
 fn yes() -> bool {
@@ -94,10 +108,14 @@ pub(crate) struct Zygote {
     stderr_tail: Arc<Mutex<String>>,
     pub ready: Ready,
     dead: bool,
+    /// Its greeting was read (`ready` succeeded).
+    greeted: bool,
 }
 
 impl Zygote {
-    pub fn spawn(launch: &Launch, startup: Duration) -> Result<Zygote> {
+    /// Starts the process only; `ready` waits for its greeting. Zygotes start in a thread of
+    /// their own (see the runner) and several can come up at once this way.
+    pub fn start(launch: &Launch) -> Result<Zygote> {
         let mut child = Command::new(&launch.program)
             .args(&launch.args)
             .env_clear()
@@ -139,7 +157,7 @@ impl Zygote {
                 }
             }
         });
-        let mut z = Zygote {
+        let z = Zygote {
             child,
             stdin,
             lines,
@@ -151,23 +169,34 @@ impl Zygote {
                 error: None,
             },
             dead: false,
+            greeted: false,
         };
-        match z.lines.recv_timeout(startup) {
+        Ok(z)
+    }
+
+    /// Waits up to `startup` for the greeting of a zygote from `start` (at once when it
+    /// already came): an error when it did not start or refuses to run tasks.
+    pub fn ready(mut self, startup: Duration) -> Result<Zygote> {
+        if self.greeted {
+            return Ok(self);
+        }
+        match self.lines.recv_timeout(startup) {
             Ok(line) => {
-                z.ready = serde_json::from_str(&line)
+                self.ready = serde_json::from_str(&line)
                     .with_context(|| format!("unexpected zygote greeting: {line}"))?;
-                if let Some(e) = z.ready.error.take() {
-                    z.kill();
+                if let Some(e) = self.ready.error.take() {
+                    self.kill();
                     bail!("{e}");
                 }
-                Ok(z)
+                self.greeted = true;
+                Ok(self)
             }
             Err(_) => {
-                z.kill();
+                self.kill();
                 std::thread::sleep(Duration::from_millis(50));
                 bail!(
                     "the Python zygote did not start: {}",
-                    z.stderr_tail().trim()
+                    self.stderr_tail().trim()
                 )
             }
         }
