@@ -4,7 +4,7 @@
 use super::config::{eval_path, Config, Layout, MAX_TURNS};
 use super::evaluate::{evaluate_log, executed_solution};
 use super::executor::{run_jobs, BatchOutcome, Control, Job, Observer, TurnSpec};
-use super::order::dspy_visit;
+use super::order::visit;
 use super::records::{read_log, sample_line, Appender, Log};
 use super::turn::{Lm, TurnEnv};
 use super::turn0::{self, Turn0Files};
@@ -21,6 +21,9 @@ pub struct LiveOptions {
     pub fix_quirks: bool,
     /// Tasks refined at once.
     pub workers: usize,
+    /// For a shard: the whole job's task ids (problem order), whose visiting order the
+    /// shard keeps (`order::visit`).
+    pub whole: Option<Vec<String>>,
 }
 
 impl LiveOptions {
@@ -32,6 +35,7 @@ impl LiveOptions {
             turns: MAX_TURNS,
             fix_quirks: false,
             workers: 4,
+            whole: None,
         }
     }
 }
@@ -336,7 +340,7 @@ pub fn run_live(
             let done_ids = done.by_task();
             let prev_by = prev_log.by_task();
             // The original's order: DSPy's test split, shuffled with seed 0.
-            let jobs: Vec<Job> = dspy_visit(problems)
+            let jobs: Vec<Job> = visit(problems, opts.whole.as_deref())
                 .into_iter()
                 .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
                 .filter_map(|p| {

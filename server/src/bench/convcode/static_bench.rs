@@ -22,6 +22,8 @@ pub struct StaticOptions {
     pub turns: usize,
     pub fix_quirks: bool,
     pub workers: usize,
+    /// For a shard: the whole job's task ids (see `LiveOptions::whole`).
+    pub whole: Option<Vec<String>>,
 }
 
 impl StaticOptions {
@@ -34,6 +36,7 @@ impl StaticOptions {
             turns: MAX_TURNS,
             fix_quirks: false,
             workers: 4,
+            whole: None,
         }
     }
 }
@@ -87,7 +90,7 @@ pub fn run_static(
             let prev_by = prev_log.by_task();
             let mut skipped = 0usize;
             // The original's visiting order (order.rs).
-            let jobs: Vec<Job> = super::order::dspy_visit(problems)
+            let jobs: Vec<Job> = super::order::visit(problems, opts.whole.as_deref())
                 .into_iter()
                 .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
                 .filter_map(|p| {
