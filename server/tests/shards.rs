@@ -603,3 +603,80 @@ fn convcode_merge_refusals_named_one_by_one() {
     // And with everything in order, the merge goes through.
     convcode::ok(convcode::merge_results(&out, &d), "merge");
 }
+
+/// Copies a folder tree (files and folders only).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn check_three_shards_and_empty_shards_merge_to_the_unsharded_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    copy_tree(&repo().join("fixtures/check/workspace"), &ws);
+    let check = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(["check", "--format", "json", "--jobs", "1"])
+            .args(extra)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let whole = check(&[]);
+    let w: Value = serde_json::from_str(&whole).unwrap();
+    let paths = |v: &Value| {
+        let mut p: Vec<String> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect();
+        p.dedup();
+        p
+    };
+    assert!(paths(&w).len() > 2, "findings in several files: {whole}");
+    // 3 shards, and 9 shards of the workspace's 6 files (three empty).
+    for n in [3, 9] {
+        let files: Vec<String> = (1..=n)
+            .map(|k| {
+                let shard = format!("{k}/{n}");
+                let path = dir.path().join(format!("c{k}of{n}.json"));
+                std::fs::write(&path, check(&["--shard", &shard])).unwrap();
+                path.to_string_lossy().into_owned()
+            })
+            .collect();
+        // Each file's findings come from one shard only.
+        let mut seen: Vec<String> = Vec::new();
+        for f in &files {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            seen.extend(paths(&v));
+        }
+        seen.sort();
+        let mut want = paths(&w);
+        want.sort();
+        assert_eq!(seen, want);
+        assert_same(&merged(&files, &[0]), &whole, n);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["check", "--format", "sarif", "--shard", "1/2"])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add --format json"));
+}

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 /// Merge the outputs of sharded runs (`--shard K/N`) into the unsharded run's output.
 ///
-/// SHARD files are the JSON of `score memorycode --shard K/N --format json` or of
-/// `exec --shard K/N --format json`: the result is what one unsharded run prints
+/// SHARD files are the JSON of `score memorycode --shard K/N --format json`, of
+/// `exec --shard K/N --format json` or of `check --shard K/N --format json`: the result is what one unsharded run prints
 /// (MemoryCode aggregates recomputed from the per-dialogue scores; exec `eval` maps joined
-/// and the summary recomputed; its "date" is the latest shard's).
+/// and the summary recomputed; its "date" is the latest shard's; check findings joined in
+/// path order).
 ///
 /// With `--results OUT`, the SHARDs are the `--results` folders of `convcode run|bench
 /// --shard K/N`, joined into OUT in the original's layout: every file as an unsharded run
@@ -77,6 +78,11 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     if !problems.is_empty() {
         bail!("cannot merge:\n  {}", problems.join("\n  "));
     }
+    if !files.is_empty() && files.iter().all(|(_, v)| super::check_report::is_check(v)) {
+        let v = super::check_report::merge_json(&files)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
     let memorycode = files
         .iter()
         .filter(|(_, v)| crate::bench::memorycode::merge::is_memorycode(v))
@@ -117,8 +123,10 @@ pub fn run(a: MergeArgs) -> Result<i32> {
                 "a MemoryCode score"
             } else if crate::bench::exec_shards::is_exec(v) {
                 "exec results"
+            } else if super::check_report::is_check(v) {
+                "a check shard"
             } else {
-                "neither a MemoryCode score nor exec results"
+                "neither a MemoryCode score, exec results nor a check shard"
             };
             format!("{name}: {kind}")
         })
