@@ -396,15 +396,14 @@ mod convcode {
     /// Three configurations, one with verbal feedback from the simulator; 3 turns.
     pub const CONFIGS: &str = "CF_EF_FULL,CF_EF_UNIT_SNF,CF_SEF";
 
-    /// `pivot-lsp convcode CMD` into `results` (fixed eval dates), with `extra` flags.
+    /// `pivot-lsp convcode CMD` into `results` (fixed eval dates), with `extra` flags
+    /// (five tasks unless `extra` has a --limit).
     pub fn convcode(s: &Server, cmd: &str, results: &Path, extra: &[&str]) -> Output {
         let mut args = vec![
             "convcode",
             cmd,
             "--base-url",
             &s.url,
-            "--limit",
-            "5",
             "--turns",
             "3",
             "--config",
@@ -414,6 +413,9 @@ mod convcode {
             args.extend(["--model", "demo/ref"]);
         } else {
             args.extend(["--model", "demo/target", "--ref-model", "demo/ref"]);
+        }
+        if !extra.contains(&"--limit") {
+            args.extend(["--limit", "5"]);
         }
         args.extend(extra);
         Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
@@ -842,4 +844,41 @@ fn convcode_recipe_script_runs_three_shards_and_merges() {
     convcode::ok(convcode::convcode(&s, "run", &whole, &[]), "run");
     convcode::ok(convcode::convcode(&s, "bench", &whole, &[]), "bench");
     convcode::assert_same_tree(&dir.path().join("convcode-results"), &whole);
+}
+
+#[test]
+fn convcode_given_samples_one_and_two_shards() {
+    let Some(s) = convcode::server() else { return };
+    // Turn-0 samples given with --samples (more tasks than --limit, not in problem order):
+    // every shard copies the file whole, and the merge keeps it as it is.
+    let dir = tempfile::tempdir().unwrap();
+    let samples = dir.path().join("samples.jsonl");
+    let lines: Vec<String> = (0..5)
+        .rev()
+        .map(|i| {
+            format!("{{\"task_id\": \"HumanEval/{i}\", \"completion\": \"    return None\\n\"}}")
+        })
+        .collect();
+    std::fs::write(&samples, lines.join("\n") + "\n").unwrap();
+    let sm = samples.to_string_lossy().into_owned();
+    let flags = ["--samples", &sm, "--limit", "3"];
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &flags), "run");
+    for n in [1, 2] {
+        let dirs: Vec<PathBuf> = (1..=n)
+            .map(|k| {
+                let d = dir.path().join(format!("s{k}of{n}"));
+                let shard = format!("{k}/{n}");
+                let mut f = flags.to_vec();
+                f.extend(["--shard", &shard]);
+                convcode::ok(convcode::convcode(&s, "run", &d, &f), "shard");
+                d
+            })
+            .collect();
+        let out = dir.path().join(format!("merged{n}"));
+        convcode::ok(convcode::merge_results(&out, &dirs), "merge");
+        let (m, w) = (convcode::tree(&out), convcode::tree(&whole));
+        assert_eq!(m, w, "{n} shard(s) merged differ from the unsharded run");
+        assert!(w.iter().any(|f| f.0.ends_with("_ITER=3_eval_results.json")));
+    }
 }

@@ -262,16 +262,13 @@ fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
     Client::new(c)
 }
 
-/// The problems to run (this shard's, with `--shard`) and the whole job's ids.
+/// The job's problems (all of them: the loop takes its shard) and their ids.
 fn problems(common: &CommonArgs) -> Result<(Vec<Problem>, Vec<String>)> {
     let mut p = load_problems(&ProblemSource::parse(&common.problems), &common.python)?;
     if let Some(n) = common.limit {
         p.truncate(n);
     }
     let ids = p.iter().map(|p| p.task_id.clone()).collect();
-    if let Some(shard) = common.shard {
-        p = shard.select(p);
-    }
     Ok((p, ids))
 }
 
@@ -403,7 +400,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
-    opts.whole = common.shard.map(|_| ids.clone());
+    opts.shard = common.shard;
     let observer = CliObserver::new();
     let control = Control::new(common.stop_after);
     let res = run_live(
@@ -462,7 +459,6 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             samples: a.samples.as_deref(),
         },
     )?;
-    let whole = common.shard.map(|_| ids.clone());
     let runner = runner(common)?;
     let env = TurnEnv {
         coder: &coder,
@@ -484,7 +480,7 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
         let mut lo = LiveOptions::new(layout.clone(), &a.model.model, Vec::new());
         lo.turns = 0;
         lo.workers = common.workers.max(1);
-        lo.whole.clone_from(&whole);
+        lo.shard = common.shard;
         let source = match (&a.samples, &generator) {
             (Some(path), _) => Turn0::Samples(path),
             (None, Some(g)) => Turn0::Generate(g),
@@ -512,7 +508,7 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
     opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
-    opts.whole = whole;
+    opts.shard = common.shard;
     let res = run_static(&opts, &problems, &env, &runner, &control, &observer);
     observer.finish();
     let report = res?;

@@ -123,11 +123,14 @@ pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
                     .map(|b| (format!("{name}/{}", rel.display()), b))
             })
             .collect::<Result<_>>()?;
-        let same = copies.len() > 1 && copies.iter().all(|(_, b)| *b == copies[0].1);
-        let bytes = if same {
+        let same = copies.iter().all(|(_, b)| *b == copies[0].1);
+        let kind = kind(rel);
+        // A turn log held by one shard only still has its `log` quirk redone (below).
+        let copy = same && (copies.len() > 1 || !matches!(kind, Kind::Log { turn0: false }));
+        let bytes = if copy {
             copies[0].1.clone()
         } else {
-            match kind(rel) {
+            match kind {
                 Kind::Eval => merge_eval(&copies)?,
                 Kind::Log { turn0 } => {
                     let pos = if turn0 { &problem_pos } else { &visit_pos };
@@ -136,7 +139,6 @@ pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
                     bytes
                 }
                 Kind::Cache => copies[0].1.clone(),
-                Kind::Other if copies.len() == 1 => copies[0].1.clone(),
                 Kind::Other => bail!(
                     "cannot merge: {} and {} differ, and it is neither a turn log, an evaluation nor a cache entry",
                     copies[0].0,

@@ -22,8 +22,8 @@ pub struct StaticOptions {
     pub turns: usize,
     pub fix_quirks: bool,
     pub workers: usize,
-    /// For a shard: the whole job's task ids (see `LiveOptions::whole`).
-    pub whole: Option<Vec<String>>,
+    /// Run only this shard of the problems (see `LiveOptions::shard`).
+    pub shard: Option<crate::bench::shard::Shard>,
 }
 
 impl StaticOptions {
@@ -36,7 +36,7 @@ impl StaticOptions {
             turns: MAX_TURNS,
             fix_quirks: false,
             workers: 4,
-            whole: None,
+            shard: None,
         }
     }
 }
@@ -49,6 +49,8 @@ pub fn run_static(
     control: &Control,
     observer: &dyn Observer,
 ) -> Result<RunReport> {
+    let (problems, whole) = super::live::shard_of(problems, opts.shard);
+    let problems: &[Problem] = &problems;
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     let layout = &opts.layout;
     let r = opts.reference.as_str();
@@ -90,7 +92,7 @@ pub fn run_static(
             let prev_by = prev_log.by_task();
             let mut skipped = 0usize;
             // The original's visiting order (order.rs).
-            let jobs: Vec<Job> = super::order::visit(problems, opts.whole.as_deref())
+            let jobs: Vec<Job> = super::order::visit(problems, whole.as_deref())
                 .into_iter()
                 .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
                 .filter_map(|p| {
