@@ -397,18 +397,12 @@ mod convcode {
     pub const CONFIGS: &str = "CF_EF_FULL,CF_EF_UNIT_SNF,CF_SEF";
 
     /// `pivot-lsp convcode CMD` into `results` (fixed eval dates), with `extra` flags
-    /// (five tasks unless `extra` has a --limit).
+    /// (five tasks and `CONFIGS` unless `extra` has a --limit or a --config).
     pub fn convcode(s: &Server, cmd: &str, results: &Path, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "convcode",
-            cmd,
-            "--base-url",
-            &s.url,
-            "--turns",
-            "3",
-            "--config",
-            CONFIGS,
-        ];
+        let mut args = vec!["convcode", cmd, "--base-url", &s.url, "--turns", "3"];
+        if !extra.contains(&"--config") {
+            args.extend(["--config", CONFIGS]);
+        }
         if cmd == "run" {
             args.extend(["--model", "demo/ref"]);
         } else {
@@ -593,9 +587,17 @@ fn convcode_merge_refusals_named_one_by_one() {
     );
     refused(&[d[0].clone(), two], "different N");
     let other = dir.path().join("other");
-    let o = convcode::convcode(&s, "run", &other, &["--shard", "3/3", "--fix-quirks"]);
+    let o = convcode::convcode(
+        &s,
+        "run",
+        &other,
+        &["--shard", "3/3", "--config", "CF_EF_FULL,CF_SEF"],
+    );
     convcode::ok(o, "other");
-    refused(&[d[0].clone(), d[1].clone(), other], "different input");
+    refused(
+        &[d[0].clone(), d[1].clone(), other],
+        "different convcode run demo/ref: configs",
+    );
     // An unfinished shard: its marker says so (a run stopped part-way).
     let marker = d[2].join("pivot-shard.json");
     let text = std::fs::read_to_string(&marker).unwrap();

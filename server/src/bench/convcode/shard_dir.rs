@@ -194,14 +194,27 @@ pub fn refuse_unsharded(root: &Path) -> Result<()> {
 }
 
 /// The shard record of a folder for `bench::shard::check_set`: the input is the problems
-/// and every run's input; complete when every run is.
+/// and every run's settings, one key per setting (`"convcode run demo/ref: configs"`), so a
+/// refusal names the setting that differs; complete when every run is.
 pub fn shard_of(name: &str, m: &Marker) -> Result<ShardOf> {
-    let inputs: Vec<&Value> = m.runs.iter().map(|r| &r.input).collect();
+    let mut input = serde_json::Map::new();
+    input.insert("problems".into(), json!(m.problems));
+    input.insert("task_ids".into(), json!(m.task_ids));
+    for r in &m.runs {
+        let Some(fields) = r.input.as_object() else {
+            bail!("{name}: a run in its {MARKER} is not an object");
+        };
+        let str_of = |k: &str| fields.get(k).and_then(Value::as_str).unwrap_or("?");
+        let run = format!("{} {}", str_of("command"), str_of("model"));
+        for (k, v) in fields {
+            input.insert(format!("{run}: {k}"), v.clone());
+        }
+    }
     let complete = !m.runs.is_empty() && m.runs.iter().all(|r| r.complete);
     let record = json!({
         "k": m.k,
         "n": m.n,
-        "input": {"problems": m.problems, "task_ids": m.task_ids, "runs": inputs},
+        "input": input,
         "complete": complete,
     });
     read_record(name, Some(&record))
