@@ -364,3 +364,100 @@ fn merge_eval(copies: &[(String, Vec<u8>)]) -> Result<Vec<u8>> {
     doc.insert("eval".into(), Value::Object(eval));
     Ok(python_json_indent2(&Value::Object(doc)).into_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::convcode::turn::TurnRecord;
+
+    fn rec(task: &str, log: Option<&str>) -> String {
+        record_line(&TurnRecord {
+            task_id: task.into(),
+            solution: format!("# {task}"),
+            compilation_feedback: None,
+            execution_feedback: None,
+            user_feedback: None,
+            log: log.map(str::to_string),
+            iteration: 1,
+        })
+    }
+
+    fn file(lines: &[String]) -> Vec<u8> {
+        lines
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .into_bytes()
+    }
+
+    #[test]
+    fn records_in_the_whole_order_and_carried_logs_redone() {
+        let pos: HashMap<&str, usize> = [("a", 0), ("b", 1), ("c", 2), ("d", 3), ("e", 4)].into();
+        // Shard 1 made no call for b and d (the first shows "", the next repeats it);
+        // shard 2 called for a and c; e is null (quirk fixed), never a carried log.
+        let s1 = file(&[rec("b", Some("")), rec("d", Some(""))]);
+        let s2 = file(&[rec("a", Some("LA")), rec("c", Some("LC")), rec("e", None)]);
+        let (out, n) = merge_log(
+            &[("s1/x.jsonl".into(), s1), ("s2/x.jsonl".into(), s2)],
+            &pos,
+            true,
+        )
+        .unwrap();
+        assert_eq!(n, 5);
+        let want = file(&[
+            rec("a", Some("LA")),
+            rec("b", Some("LA")),
+            rec("c", Some("LC")),
+            rec("d", Some("LC")),
+            rec("e", None),
+        ]);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+        // The same task in two shards, or a task of another job: refused, named.
+        let dup = file(&[rec("a", Some("LA"))]);
+        let e = merge_log(
+            &[("s1/x".into(), dup.clone()), ("s2/x".into(), dup)],
+            &pos,
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("task a is in both s1/x and s2/x"),
+            "{e}"
+        );
+        let e = merge_log(&[("s1/x".into(), file(&[rec("z", None)]))], &pos, true).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("task z is not one of the job's problems"),
+            "{e}"
+        );
+        let e = merge_log(
+            &[("s1/x".into(), b"{\"task_id\": \"a\", \"so".to_vec())],
+            &pos,
+            true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("s1/x:1: not a JSON record"), "{e}");
+    }
+
+    #[test]
+    fn evaluations_joined_in_numeric_order_with_the_latest_date() {
+        let one = br#"{"date": "2024-01-01 10:05", "eval": {"H/10": [{"status": "pass"}]}}"#;
+        let two = br#"{"date": "2024-01-01 10:00", "eval": {"H/2": [{"status": "fail"}]}}"#;
+        let out = merge_eval(&[("a".into(), one.to_vec()), ("b".into(), two.to_vec())]).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["date"], "2024-01-01 10:05");
+        let keys: Vec<&String> = v["eval"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["H/2", "H/10"]);
+        let other = br#"{"date": "2024-01-01 10:00", "eval": {"H/10": [{"status": "fail"}]}}"#;
+        let e =
+            merge_eval(&[("a".into(), one.to_vec()), ("c".into(), other.to_vec())]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("H/10 is evaluated differently in a and c"),
+            "{e}"
+        );
+    }
+}

@@ -210,6 +210,10 @@ pub fn shard_of(name: &str, m: &Marker) -> Result<ShardOf> {
             input.insert(format!("{run}: {k}"), v.clone());
         }
     }
+    // And the runs whole (in a stable order), should one command have run with two settings.
+    let mut runs: Vec<String> = m.runs.iter().map(|r| r.input.to_string()).collect();
+    runs.sort();
+    input.insert("runs".into(), json!(runs));
     let complete = !m.runs.is_empty() && m.runs.iter().all(|r| r.complete);
     let record = json!({
         "k": m.k,
