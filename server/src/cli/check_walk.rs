@@ -47,6 +47,8 @@ pub struct Problem {
 pub struct Walked {
     pub files: Vec<SourceFile>,
     pub problems: Vec<Problem>,
+    /// Every file found (sorted relative paths), this shard's or not.
+    pub all: Vec<String>,
 }
 
 /// `path` relative to `root` with `/` separators, or as it is when outside the root.
@@ -70,7 +72,14 @@ fn is_python(p: &Path) -> bool {
 
 /// Walk `paths` (relative to `root`). A path that does not exist is an error (nothing is
 /// walked); everything else that goes wrong is a problem of one file.
-pub fn walk(root: &Path, paths: &[PathBuf], max_bytes: u64) -> Result<Walked> {
+/// The files under `paths`, sorted by relative path; with `shard`, only that shard's of
+/// the sorted list (dealt round robin), and only those are read.
+pub fn walk(
+    root: &Path,
+    paths: &[PathBuf],
+    max_bytes: u64,
+    shard: Option<crate::bench::shard::Shard>,
+) -> Result<Walked> {
     let mut abs: Vec<PathBuf> = Vec::new();
     for p in paths {
         let a = root.join(p);
@@ -112,6 +121,10 @@ pub fn walk(root: &Path, paths: &[PathBuf], max_bytes: u64) -> Result<Walked> {
     }
     found.sort();
     found.dedup_by(|a, b| a.0 == b.0);
+    let all: Vec<String> = found.iter().map(|f| f.0.clone()).collect();
+    if let Some(shard) = shard {
+        found = shard.select(found);
+    }
     let mut files = Vec::with_capacity(found.len());
     for (rel, path) in found {
         match read_source(&path, max_bytes) {
@@ -124,7 +137,11 @@ pub fn walk(root: &Path, paths: &[PathBuf], max_bytes: u64) -> Result<Walked> {
         }
     }
     problems.sort_by(|a, b| (&a.path, &a.problem).cmp(&(&b.path, &b.problem)));
-    Ok(Walked { files, problems })
+    Ok(Walked {
+        files,
+        problems,
+        all,
+    })
 }
 
 /// The file's text, or why it is not checked.

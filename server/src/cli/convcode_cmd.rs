@@ -6,6 +6,7 @@ use super::Progress;
 use crate::bench::convcode::config::{parse_configs, Config, Layout, DEFAULT_SIMULATOR};
 use crate::bench::convcode::executor::{Control, Observer};
 use crate::bench::convcode::live::{run_live, LiveOptions, RunReport, Turn0};
+use crate::bench::convcode::shard_dir::{self, RunInput};
 use crate::bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
 use crate::bench::convcode::static_bench::{run_static, StaticOptions};
 use crate::bench::convcode::turn::TurnEnv;
@@ -111,6 +112,12 @@ pub struct CommonArgs {
     /// order, eval-file shape.
     #[arg(long)]
     pub fix_quirks: bool,
+    /// Run only shard K of N (1-based; the problems after --limit dealt round robin in
+    /// problem order) into its own --results folder, which then holds `pivot-shard.json`
+    /// (which shard, of what job, finished or not). `pivot-lsp merge --results OUT DIR...`
+    /// joins the N folders into the unsharded run's tree. Re-running a shard resumes it.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::bench::shard::Shard>,
     /// Stop after writing this many records (to test resuming).
     #[arg(long, hide = true)]
     pub stop_after: Option<usize>,
@@ -255,12 +262,41 @@ fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
     Client::new(c)
 }
 
-fn problems(common: &CommonArgs) -> Result<Vec<Problem>> {
+/// The job's problems (all of them: the loop takes its shard) and their ids.
+fn problems(common: &CommonArgs) -> Result<(Vec<Problem>, Vec<String>)> {
     let mut p = load_problems(&ProblemSource::parse(&common.problems), &common.python)?;
     if let Some(n) = common.limit {
         p.truncate(n);
     }
-    Ok(p)
+    let ids = p.iter().map(|p| p.task_id.clone()).collect();
+    Ok((p, ids))
+}
+
+/// Opens this command's entry in a shard folder's marker (or refuses an unsharded run in a
+/// shard's folder); returns what `finish_shard` needs.
+fn begin_shard(
+    common: &CommonArgs,
+    ids: &[String],
+    input: RunInput,
+) -> Result<Option<serde_json::Value>> {
+    let Some(shard) = common.shard else {
+        shard_dir::refuse_unsharded(&common.results)?;
+        return Ok(None);
+    };
+    let input = input.to_json()?;
+    shard_dir::begin(&common.results, shard, &common.problems, ids, &input)?;
+    Ok(Some(input))
+}
+
+fn finish_shard(common: &CommonArgs, input: Option<serde_json::Value>) -> Result<()> {
+    if let (Some(shard), Some(input)) = (common.shard, input) {
+        shard_dir::finish(&common.results, &input)?;
+        eprintln!(
+            "shard {shard} complete in {}; join the shards with `pivot-lsp merge --results OUT DIR...`",
+            common.results.display()
+        );
+    }
+    Ok(())
 }
 
 fn runner(common: &CommonArgs) -> Result<Runner> {
@@ -334,7 +370,21 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     } else {
         None
     };
-    let problems = problems(common)?;
+    let (problems, ids) = problems(common)?;
+    let shard_input = begin_shard(
+        common,
+        &ids,
+        RunInput {
+            command: "convcode run",
+            model: &a.model.model,
+            reference: None,
+            simulator: &a.simulator_model,
+            configs: &configs,
+            turns: common.turns,
+            fix_quirks: common.fix_quirks,
+            samples: a.samples.as_deref(),
+        },
+    )?;
     let runner = runner(common)?;
     let env = TurnEnv {
         coder: &coder,
@@ -350,6 +400,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
+    opts.shard = common.shard;
     let observer = CliObserver::new();
     let control = Control::new(common.stop_after);
     let res = run_live(
@@ -376,6 +427,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
         );
         return Ok(3);
     }
+    finish_shard(common, shard_input)?;
     Ok(0)
 }
 
@@ -392,7 +444,21 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             .unwrap_or_else(|| common.results.join(".convcode-cache")),
     );
     let coder = client(&a.model, common, &cache)?;
-    let problems = problems(common)?;
+    let (problems, ids) = problems(common)?;
+    let shard_input = begin_shard(
+        common,
+        &ids,
+        RunInput {
+            command: "convcode bench",
+            model: &a.model.model,
+            reference: Some(&a.ref_model),
+            simulator: &a.simulator_model,
+            configs: &configs,
+            turns: common.turns,
+            fix_quirks: common.fix_quirks,
+            samples: a.samples.as_deref(),
+        },
+    )?;
     let runner = runner(common)?;
     let env = TurnEnv {
         coder: &coder,
@@ -414,6 +480,7 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
         let mut lo = LiveOptions::new(layout.clone(), &a.model.model, Vec::new());
         lo.turns = 0;
         lo.workers = common.workers.max(1);
+        lo.shard = common.shard;
         let source = match (&a.samples, &generator) {
             (Some(path), _) => Turn0::Samples(path),
             (None, Some(g)) => Turn0::Generate(g),
@@ -441,12 +508,17 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
     opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
+    opts.shard = common.shard;
     let res = run_static(&opts, &problems, &env, &runner, &control, &observer);
     observer.finish();
     let report = res?;
     print_report(&report, &opts.layout, &a.model.model);
     println!("results in {}", common.results.display());
-    Ok(if report.interrupted { 3 } else { 0 })
+    if report.interrupted {
+        return Ok(3);
+    }
+    finish_shard(common, shard_input)?;
+    Ok(0)
 }
 
 /// `pivot-lsp bench convcode`: wall time of the live loop (164 HumanEval tasks x 10 turns, one

@@ -7,27 +7,60 @@ use std::path::PathBuf;
 
 /// Merge the outputs of sharded runs (`--shard K/N`) into the unsharded run's output.
 ///
-/// SHARD files are the JSON of `score memorycode --shard K/N --format json` or of
-/// `exec --shard K/N --format json`: the result is what one unsharded run prints
+/// SHARD files are the JSON of `score memorycode --shard K/N --format json`, of
+/// `exec --shard K/N --format json` or of `check --shard K/N --format json`: the result is what one unsharded run prints
 /// (MemoryCode aggregates recomputed from the per-dialogue scores; exec `eval` maps joined
-/// and the summary recomputed; its "date" is the latest shard's). Nothing is printed
-/// unless every shard 1..N of the same input is there exactly once and finished: each
-/// problem is named.
+/// and the summary recomputed; its "date" is the latest shard's; check findings joined in
+/// path order).
+///
+/// With `--results OUT`, the SHARDs are the `--results` folders of `convcode run|bench
+/// --shard K/N`, joined into OUT in the original's layout: every file as an unsharded run
+/// writes it (records in its order, evaluation keys in its order, the latest "date"; the
+/// response caches joined; the shards' `pivot-shard.json` left out).
+///
+/// Nothing is written unless every shard 1..N of the same input is there exactly once and
+/// finished (and OUT is new or empty): each problem is named.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  for k in 1 2 3; do pivot-lsp score memorycode --shard $k/3 --format json > s$k.json; done\n  \
-pivot-lsp merge s1.json s2.json s3.json --format table"
+pivot-lsp merge s1.json s2.json s3.json --format table\n  \
+for k in 1 2 3; do pivot-lsp convcode run --model M --shard $k/3 --results r$k; done\n  \
+pivot-lsp merge --results convcode-results r1 r2 r3"
 )]
 pub struct MergeArgs {
-    /// Shard outputs (JSON), in any order.
+    /// Shard outputs (JSON files; with --results, results folders), in any order.
     #[arg(value_name = "SHARD", required = true)]
     pub shards: Vec<PathBuf>,
+    /// Join ConvCodeWorld / ConvCodeBench shard folders into this new or empty folder.
+    #[arg(long, value_name = "OUT")]
+    pub results: Option<PathBuf>,
     /// Output format (exec results: json, or a one-line summary for table / markdown).
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
 }
 
 pub fn run(a: MergeArgs) -> Result<i32> {
+    if let Some(out) = &a.results {
+        let m = crate::bench::convcode::merge::merge_results(&a.shards, out)?;
+        println!(
+            "merged {} shards into {}: {} files, {} log records",
+            m.shards,
+            out.display(),
+            m.files,
+            m.records
+        );
+        return Ok(0);
+    }
+    if let Some(d) = a
+        .shards
+        .iter()
+        .find(|p| crate::bench::convcode::merge::is_shard_dir(p))
+    {
+        bail!(
+            "{} is a shard's results folder: join folders with `pivot-lsp merge --results OUT DIR...`",
+            d.display()
+        );
+    }
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for path in &a.shards {
@@ -44,6 +77,11 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     }
     if !problems.is_empty() {
         bail!("cannot merge:\n  {}", problems.join("\n  "));
+    }
+    if !files.is_empty() && files.iter().all(|(_, v)| super::check_report::is_check(v)) {
+        let v = super::check_report::merge_json(&files)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
     }
     let memorycode = files
         .iter()
@@ -85,8 +123,10 @@ pub fn run(a: MergeArgs) -> Result<i32> {
                 "a MemoryCode score"
             } else if crate::bench::exec_shards::is_exec(v) {
                 "exec results"
+            } else if super::check_report::is_check(v) {
+                "a check shard"
             } else {
-                "neither a MemoryCode score nor exec results"
+                "neither a MemoryCode score, exec results nor a check shard"
             };
             format!("{name}: {kind}")
         })

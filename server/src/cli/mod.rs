@@ -76,7 +76,6 @@ pub enum Command {
     /// MemoryCode: model outputs, templates, prompts and conversations from an OpenAI-compatible endpoint.
     #[command(subcommand)]
     Memorycode(memorycode_cmd::MemorycodeCommand),
-    /// Merge the JSON outputs of `--shard K/N` runs into what one unsharded run prints.
     Merge(merge_cmd::MergeArgs),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]

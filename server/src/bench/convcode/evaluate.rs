@@ -21,9 +21,18 @@ pub fn executed_solution(problem: &Problem, solution: &str, turn0: bool) -> Stri
     }
 }
 
-/// `datetime.now().strftime("%Y-%m-%d %H:%M")`, the `date` BigCodeBench writes.
+/// `datetime.now().strftime("%Y-%m-%d %H:%M")`, the `date` BigCodeBench writes. With
+/// `SOURCE_DATE_EPOCH` (seconds) set, that time in UTC instead: reproducible files, so two
+/// runs (or shards and their merge) can be compared byte for byte.
 pub fn bigcodebench_date() -> String {
-    chrono::Local::now().format("%Y-%m-%d %H:%M").to_string()
+    let fixed = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0));
+    match fixed {
+        Some(t) => t.format("%Y-%m-%d %H:%M").to_string(),
+        None => chrono::Local::now().format("%Y-%m-%d %H:%M").to_string(),
+    }
 }
 
 /// Python's `json.dump(obj, f, indent=2)` text of a JSON value: serde_json's pretty layout is

@@ -4,10 +4,11 @@
 use super::config::{eval_path, Config, Layout, MAX_TURNS};
 use super::evaluate::{evaluate_log, executed_solution};
 use super::executor::{run_jobs, BatchOutcome, Control, Job, Observer, TurnSpec};
-use super::order::dspy_visit;
+use super::order::visit;
 use super::records::{read_log, sample_line, Appender, Log};
 use super::turn::{Lm, TurnEnv};
 use super::turn0::{self, Turn0Files};
+use crate::bench::shard::Shard;
 use crate::exec::{EvalResult, Problem, Runner};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -21,6 +22,10 @@ pub struct LiveOptions {
     pub fix_quirks: bool,
     /// Tasks refined at once.
     pub workers: usize,
+    /// Run only this shard of the problems (`--shard K/N`): dealt round robin in problem
+    /// order, visited in the whole job's order (`order::visit`); given turn-0 samples are
+    /// read against all the problems, so every shard installs the same turn-0 file.
+    pub shard: Option<Shard>,
 }
 
 impl LiveOptions {
@@ -32,6 +37,7 @@ impl LiveOptions {
             turns: MAX_TURNS,
             fix_quirks: false,
             workers: 4,
+            shard: None,
         }
     }
 }
@@ -263,6 +269,21 @@ pub(crate) fn check_outcome(out: &BatchOutcome, where_: &str, log: &Path) -> Res
     Ok(())
 }
 
+/// The problems a run works on (a shard's, with `shard`) and, for a shard, the whole
+/// job's ids in problem order (whose visiting order the shard keeps).
+pub(crate) fn shard_of(
+    problems: &[Problem],
+    shard: Option<Shard>,
+) -> (std::borrow::Cow<'_, [Problem]>, Option<Vec<String>>) {
+    match shard {
+        None => (problems.into(), None),
+        Some(s) => (
+            s.select(problems.iter().cloned()).into(),
+            Some(problems.iter().map(|p| p.task_id.clone()).collect()),
+        ),
+    }
+}
+
 /// The live loop over all configurations and turns.
 pub fn run_live(
     opts: &LiveOptions,
@@ -273,13 +294,17 @@ pub fn run_live(
     control: &Control,
     observer: &dyn Observer,
 ) -> Result<RunReport> {
+    let all_by_id: HashMap<&str, &Problem> =
+        problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
+    let (problems, whole) = shard_of(problems, opts.shard);
+    let problems: &[Problem] = &problems;
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     let mut report = RunReport::default();
     if opts.configs.iter().any(|c| c.verbal.is_some()) && env.simulator.is_none() {
         bail!("configurations with verbal feedback (SNF/SEF) need a simulator endpoint");
     }
     let turn0 = match source {
-        Turn0::Samples(path) => install_turn0(&opts.layout, &opts.model, Some(path), &by_id)?,
+        Turn0::Samples(path) => install_turn0(&opts.layout, &opts.model, Some(path), &all_by_id)?,
         Turn0::Generate(lm) => {
             let files = Turn0Files::new(&opts.layout, &opts.model);
             let out = turn0::generate(
@@ -336,7 +361,7 @@ pub fn run_live(
             let done_ids = done.by_task();
             let prev_by = prev_log.by_task();
             // The original's order: DSPy's test split, shuffled with seed 0.
-            let jobs: Vec<Job> = dspy_visit(problems)
+            let jobs: Vec<Job> = visit(problems, whole.as_deref())
                 .into_iter()
                 .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
                 .filter_map(|p| {

@@ -62,6 +62,32 @@ pub fn dspy_visit(problems: &[crate::exec::Problem]) -> Vec<&crate::exec::Proble
         .collect()
 }
 
+/// The task ids of `whole` (a whole job's ids in problem order) in DSPy's visiting order.
+pub fn dspy_visit_ids(whole: &[String]) -> Vec<&str> {
+    dspy_order(whole.len())
+        .into_iter()
+        .map(|i| whole[i].as_str())
+        .collect()
+}
+
+/// The order a run visits `problems` in. For a shard (`whole` = the whole job's ids in
+/// problem order) it is the whole job's order restricted to the shard's problems, so each
+/// shard's log is a subsequence of the unsharded run's log.
+pub fn visit<'a>(
+    problems: &'a [crate::exec::Problem],
+    whole: Option<&[String]>,
+) -> Vec<&'a crate::exec::Problem> {
+    let Some(whole) = whole else {
+        return dspy_visit(problems);
+    };
+    let by_id: std::collections::HashMap<&str, &crate::exec::Problem> =
+        problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
+    dspy_visit_ids(whole)
+        .into_iter()
+        .filter_map(|id| by_id.get(id).copied())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

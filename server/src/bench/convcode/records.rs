@@ -76,7 +76,7 @@ fn opt_str(v: &Value, key: &str) -> Option<String> {
     }
 }
 
-fn parse_record(v: &Value) -> Option<TurnRecord> {
+pub(crate) fn parse_record(v: &Value) -> Option<TurnRecord> {
     let task_id = v.get("task_id")?.as_str()?.to_string();
     let solution = v.get("solution")?.as_str()?.to_string();
     Some(TurnRecord {

@@ -22,6 +22,8 @@ pub struct StaticOptions {
     pub turns: usize,
     pub fix_quirks: bool,
     pub workers: usize,
+    /// Run only this shard of the problems (see `LiveOptions::shard`).
+    pub shard: Option<crate::bench::shard::Shard>,
 }
 
 impl StaticOptions {
@@ -34,6 +36,7 @@ impl StaticOptions {
             turns: MAX_TURNS,
             fix_quirks: false,
             workers: 4,
+            shard: None,
         }
     }
 }
@@ -46,6 +49,8 @@ pub fn run_static(
     control: &Control,
     observer: &dyn Observer,
 ) -> Result<RunReport> {
+    let (problems, whole) = super::live::shard_of(problems, opts.shard);
+    let problems: &[Problem] = &problems;
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     let layout = &opts.layout;
     let r = opts.reference.as_str();
@@ -87,7 +92,7 @@ pub fn run_static(
             let prev_by = prev_log.by_task();
             let mut skipped = 0usize;
             // The original's visiting order (order.rs).
-            let jobs: Vec<Job> = super::order::dspy_visit(problems)
+            let jobs: Vec<Job> = super::order::visit(problems, whole.as_deref())
                 .into_iter()
                 .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
                 .filter_map(|p| {
