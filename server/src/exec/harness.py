@@ -33,6 +33,7 @@ import types
 import unittest
 
 import linecache
+from operator import is_
 import resource
 import shutil
 
@@ -168,16 +169,21 @@ def guarded_modules():
 def take_snapshot():
     classes, modules = guarded_modules()
     snap = []
-    for c in classes:
-        snap.append((c, True, dict(vars(c))))
-    for m in modules:
-        snap.append((m, False, dict(vars(m))))
+    for obj, is_class in [(c, True) for c in classes] + [(m, False) for m in modules]:
+        saved = dict(vars(obj))
+        snap.append((obj, is_class, saved, tuple(saved), tuple(saved.values())))
     return snap
 
 
-def restore_snapshot(snap, vars=vars, setattr=setattr, delattr=delattr, list=list):
-    for obj, is_class, saved in snap:
+def restore_snapshot(
+    snap, vars=vars, setattr=setattr, delattr=delattr, list=list, len=len, all=all, map=map, is_=is_
+):
+    for obj, is_class, saved, keys, values in snap:
         d = vars(obj)
+        # Untouched (the usual case, checked in C): the same keys and values, by identity, in
+        # the same order. Identity only: model code's __eq__ is never called.
+        if len(d) == len(keys) and all(map(is_, d, keys)) and all(map(is_, d.values(), values)):
+            continue
         for k in list(d):
             if k not in saved:
                 try:
