@@ -207,7 +207,7 @@ impl Profile {
         self.task_cpu += secs(reply.cpu);
         if self.slowest.len() < SLOWEST || self.slowest.last().is_some_and(|s| s.1 < elapsed) {
             self.slowest.push((task_id.to_string(), elapsed));
-            self.slowest.sort_by(|a, b| b.1.cmp(&a.1));
+            self.slowest.sort_by_key(|s| std::cmp::Reverse(s.1));
             self.slowest.truncate(SLOWEST);
         }
         self.setup += secs(reply.setup);
