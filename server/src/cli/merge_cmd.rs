@@ -19,7 +19,8 @@ use std::path::PathBuf;
 /// response caches joined; the shards' `pivot-shard.json` left out).
 ///
 /// Nothing is written unless every shard 1..N of the same input is there exactly once and
-/// finished (and OUT is new or empty): each problem is named.
+/// finished (and OUT is new or empty): each problem is named. Joined check shards exit 1
+/// when there are findings, as `check` does.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  for k in 1 2 3; do pivot-lsp score memorycode --shard $k/3 --format json > s$k.json; done\n  \
@@ -81,7 +82,9 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     if !files.is_empty() && files.iter().all(|(_, v)| super::check_report::is_check(v)) {
         let v = super::check_report::merge_json(&files)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(0);
+        // As `check` itself: 1 when there are findings, so a merge job can gate a pipeline.
+        let found = v["findings"].as_array().is_some_and(|f| !f.is_empty());
+        return Ok(if found { 1 } else { 0 });
     }
     let memorycode = files
         .iter()
