@@ -1,6 +1,7 @@
 //! BigCodeBench's evaluator semantics on BigCodeBench-format tasks of our own
 //! (fixtures/problems/bcb_semantics.jsonl): the alarm around the test run, multiprocessing,
-//! an empty working directory.
+//! an empty working directory; and verdict parity with BigCodeBench's own evaluator on the 30
+//! scientific tasks of fixtures/problems/bcb_bench.jsonl.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -142,7 +143,7 @@ fn exec_bcb_quirks_are_reproduced_by_default_and_fixed_on_request() {
 /// creates it under target/ and sets PIVOT_BCB_PYTHON), or None, said with SKIP.
 fn scientific_python() -> Option<PathBuf> {
     let Ok(py) = std::env::var("PIVOT_BCB_PYTHON") else {
-        eprintln!("SKIP: PIVOT_BCB_PYTHON is not set (scripts/test sets it to a venv with the scientific stack)");
+        pivot_lsp::test_skip::skip("PIVOT_BCB_PYTHON is not set (scripts/test sets it to a venv with the scientific stack)");
         return None;
     };
     let ok = std::process::Command::new(&py)
@@ -151,7 +152,9 @@ fn scientific_python() -> Option<PathBuf> {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!("SKIP: {py} cannot import numpy, pandas, matplotlib, scipy and sklearn");
+        pivot_lsp::test_skip::skip(&format!(
+            "{py} cannot import numpy, pandas, matplotlib, scipy and sklearn"
+        ));
         return None;
     }
     Some(PathBuf::from(py))
@@ -193,6 +196,70 @@ fn exec_bcb_scientific_stack_tasks_pass_and_a_hang_is_that_tests_error() {
                 res.task_id,
                 res.details,
                 res.output
+            );
+        }
+    }
+}
+
+/// BigCodeBench's evaluator (the ConvCodeWorld fork in ../shared/originals) on the same
+/// solutions: every verdict must be the same. The 30 tasks of fixtures/problems/bcb_bench.jsonl,
+/// their canonical solutions and a wrong body (`return None`) each.
+#[test]
+fn exec_bcb_verdicts_equal_bigcodebench_evaluator_on_thirty_scientific_tasks() {
+    let _g = serial();
+    let Some(py) = scientific_python() else {
+        return;
+    };
+    let fork =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/originals/bigcodebench-fork");
+    if !fork.join("bigcodebench/eval/__init__.py").is_file() {
+        pivot_lsp::test_skip::skip("no BigCodeBench fork in ../shared/originals/bigcodebench-fork");
+        return;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/problems/bcb_bench.jsonl");
+    let problems = load_problems(&ProblemSource::Path(path), &py).expect("bcb_bench.jsonl loads");
+    assert_eq!(problems.len(), 30);
+    let mut solutions: Vec<(&Problem, String)> = Vec::new();
+    for p in &problems {
+        solutions.push((p, p.canonical_code()));
+        solutions.push((p, format!("{}    return None\n", p.code_prompt)));
+    }
+    let tasks: Vec<(&Problem, &str)> = solutions.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let timeout = Duration::from_secs(20);
+    let r = Runner::new(RunnerConfig {
+        python: py.clone(),
+        timeout,
+        jobs: 2,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)");
+    let ours = r.run_batch(&tasks, |_, _| {});
+    drop(r);
+    // The evaluator takes one solution per task id at a time: canonical, then wrong.
+    for (round, wanted) in [(0, "pass"), (1, "fail")] {
+        let part: Vec<(&Problem, &str)> = tasks.iter().skip(round).step_by(2).copied().collect();
+        let theirs = pivot_lsp::exec::baseline::run_bigcodebench(&py, &fork, &part, 2, timeout)
+            .expect("the evaluator runs");
+        assert_eq!(theirs.len(), 30);
+        for (i, t) in theirs.iter().enumerate() {
+            let mine = &ours[2 * problems
+                .iter()
+                .position(|p| p.task_id == t.task_id)
+                .unwrap()
+                + round];
+            assert_eq!(mine.task_id, t.task_id);
+            assert_eq!(
+                mine.status.to_string(),
+                t.status,
+                "{} ({i}): ours {:?}, BigCodeBench {:?}",
+                t.task_id,
+                mine.details,
+                t.details
+            );
+            assert_eq!(
+                t.status, wanted,
+                "{} (round {round}): {:?}",
+                t.task_id, t.details
             );
         }
     }
