@@ -1715,3 +1715,38 @@ fn commands_sent_back_to_back_apply_in_order() {
     }
     c.shutdown();
 }
+
+#[test]
+fn a_bracketed_line_indented_less_than_its_block_is_no_syntax_error_in_the_editor() {
+    // CPython ignores indentation inside brackets; tree-sitter reads `  2)` as a dedent.
+    // `check` and the scorer re-parse such a text with the bracketed lines joined; the
+    // editor's document must give the same verdict, on open and after edits.
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::start(root.path());
+    assert_eq!(c.session_changed(), (0, 1));
+    let text = "def compute():\n    x = (1 +\n  2)\n    return x\n\n\ndef other():\n    return 1\n";
+    let mut doc = Doc::open(&mut c, "joined.py", text);
+    assert_eq!(ranges(&c.diagnostics(&doc.uri)), vec![]);
+    // An edit elsewhere (the fast path's territory) and one on the bracketed line itself.
+    let at = doc.at("return 1");
+    doc.edit(
+        &mut c,
+        &[json!({"range": {"start": at, "end": at}, "newText": "y = 2\n    "})],
+    );
+    assert_eq!(ranges(&c.diagnostics(&doc.uri)), vec![]);
+    let at = doc.at("2)");
+    doc.edit(
+        &mut c,
+        &[json!({"range": {"start": at, "end": at}, "newText": "3 + "})],
+    );
+    assert_eq!(ranges(&c.diagnostics(&doc.uri)), vec![]);
+    // A real error is still one.
+    let at = doc.at("return x");
+    doc.edit(
+        &mut c,
+        &[json!({"range": {"start": at, "end": at}, "newText": "return ("})],
+    );
+    let d = ranges(&c.diagnostics(&doc.uri));
+    assert_eq!(d.len(), 1, "{d:?}");
+    c.shutdown();
+}

@@ -65,7 +65,7 @@ impl Module {
     /// The module of `src` read with the lines inside brackets joined (`joined.rs`), when
     /// that is what made tree-sitter fail: ranges are recounted over `src` and texts taken
     /// from it.
-    fn parse_joined(src: &str) -> Option<Module> {
+    pub fn parse_joined(src: &str) -> Option<Module> {
         let flat = joined::join_bracketed_lines(src)?;
         let tree = parse_tree(&flat, None);
         if tree.root_node().has_error() {

@@ -59,6 +59,18 @@ impl Analyzed {
         }
     }
 
+    /// `incremental`, unless tree-sitter's only trouble is a bracketed line indented less
+    /// than its block: then the module of the text with those lines joined, as
+    /// `Module::parse` gives it (no false syntax error in the editor either).
+    fn of(text: &str, analysis: Analysis, findings: FindingsCache) -> Analyzed {
+        if analysis.syntax_error.is_some() && !analysis.clean {
+            if let Some(m) = Module::parse_joined(text) {
+                return Analyzed::from_scratch(m);
+            }
+        }
+        Analyzed::incremental(analysis, findings)
+    }
+
     fn from_scratch(module: Module) -> Analyzed {
         Analyzed {
             analysis: None,
@@ -177,7 +189,7 @@ impl Document {
         }
         let tree = parse_tree(&text, None);
         let mut cache = ModuleCache::default();
-        let module = Analyzed::incremental(cache.analyze(&text, &tree), FindingsCache::default());
+        let module = Analyzed::of(&text, cache.analyze(&text, &tree), FindingsCache::default());
         Document {
             rope: Rope::from_str(&text),
             text,
@@ -286,7 +298,7 @@ impl Document {
                         a
                     }
                 };
-                self.module = Analyzed::incremental(analysis, self.module.take_cache());
+                self.module = Analyzed::of(&self.text, analysis, self.module.take_cache());
             }
             // The comparison: everything from scratch, no cache involved.
             Reparse::Full => {
@@ -356,7 +368,7 @@ impl Document {
         let tree = parse_tree(&self.text, None);
         let analysis = self.cache.analyze(&self.text, &tree);
         self.tree = OnceLock::from(tree);
-        self.module = Analyzed::incremental(analysis, self.module.take_cache());
+        self.module = Analyzed::of(&self.text, analysis, self.module.take_cache());
     }
 
     fn replace_all(&mut self, text: &str, tree: &mut Tree) {
