@@ -1388,6 +1388,8 @@ fn a_convcode_results_folder_opens_as_a_conversation_of_turns_and_is_scored() {
     );
     let r = r.unwrap();
     assert!(end.contains("configurations scored"), "{end}");
+    // The same JSON as `score convcode --format json` (and what `report` reads).
+    assert_eq!(r["json"]["benchmark"], "convcodeworld");
     let col = r["json"]["columns"]
         .as_array()
         .unwrap()

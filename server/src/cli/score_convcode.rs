@@ -98,7 +98,7 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
         exclude_init_solved: args.exclude_init_solved,
     };
     let scores = metrics::score_with(&req, Some(&check), opts)?;
-    let json = with_benchmark(&scores)?;
+    let json = scores.to_json()?;
     if let Some(path) = &args.report {
         let name = format!(
             "{}-{}.json",
@@ -120,19 +120,4 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
-}
-
-/// The scores' JSON with `"benchmark"` first: `convcodeworld` (live) or `convcodebench` (static).
-pub fn with_benchmark(scores: &metrics::Scores) -> anyhow::Result<serde_json::Value> {
-    let benchmark = match scores.mode {
-        metrics::Mode::Live => "convcodeworld",
-        metrics::Mode::Static => "convcodebench",
-    };
-    let mut out = serde_json::Map::new();
-    out.insert("benchmark".into(), benchmark.into());
-    match serde_json::to_value(scores)? {
-        serde_json::Value::Object(m) => out.extend(m),
-        other => anyhow::bail!("scores serialised as {other}, not an object"),
-    }
-    Ok(serde_json::Value::Object(out))
 }

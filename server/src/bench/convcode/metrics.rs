@@ -60,6 +60,24 @@ pub struct Scores {
     pub notes: Vec<String>,
 }
 
+impl Scores {
+    /// The scores' JSON with `"benchmark"` first: `convcodeworld` (live) or `convcodebench`
+    /// (static); what `score convcode --format json`, reports and the editor's command give.
+    pub fn to_json(&self) -> Result<serde_json::Value> {
+        let benchmark = match self.mode {
+            Mode::Live => "convcodeworld",
+            Mode::Static => "convcodebench",
+        };
+        let mut out = serde_json::Map::new();
+        out.insert("benchmark".into(), benchmark.into());
+        match serde_json::to_value(self)? {
+            serde_json::Value::Object(m) => out.extend(m),
+            other => bail!("scores serialised as {other}, not an object"),
+        }
+        Ok(serde_json::Value::Object(out))
+    }
+}
+
 /// Checks whether code compiles (`compile(code, 'tmp.py', 'exec')`); used for the original's
 /// assertion that all turn-0 code compiles before `w/ CF` repeats turn 0.
 pub type CompileCheck<'a> = &'a dyn Fn(&[&str]) -> Result<Vec<bool>>;

@@ -165,10 +165,13 @@ pub async fn evaluate(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>
             scores.columns.len()
         ))
         .await;
+    let scores_json = scores
+        .to_json()
+        .map_err(|e| request_failed(format!("{e:#}")))?;
     Ok(json!({
         "text": table::render_text(&scores),
         "markdown": table::render_markdown(&scores),
-        "json": scores,
+        "json": scores_json,
         "notes": scores.notes,
     }))
 }
