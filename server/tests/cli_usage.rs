@@ -2,7 +2,9 @@
 //! server, flags that belong together, argument validation with the valid values listed,
 //! help texts, what the commands say on stderr, and readable tables.
 
-use std::io::{BufRead, BufReader};
+mod demo_model_server;
+
+use demo_model_server::DemoServer;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -53,19 +55,8 @@ fn try_it_runs_the_live_loop_convcodebench_and_scores_in_a_named_folder() {
     let cwd = tempfile::tempdir().unwrap();
     let dir = cwd.path();
     let script = repo().join("fixtures/model-server/humaneval-demo.json");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
-        .args(["model-server", "--port", "0", "--quiet", "--script"])
-        .arg(&script)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    let url = url.trim().to_string();
+    let server = DemoServer::start(&script);
+    let url = server.url.clone();
     let configs = "CF_EF_FULL_SNF,CF_SEF";
     let common = ["--base-url", &url, "--limit", "5", "--config", configs];
 
@@ -182,8 +173,7 @@ fn try_it_runs_the_live_loop_convcodebench_and_scores_in_a_named_folder() {
             .any(|l| l.trim().is_empty() || l.ends_with(": ")),
         "{out}"
     );
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
 }
 
 #[test]

