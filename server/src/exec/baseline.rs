@@ -160,7 +160,7 @@ pub fn run_bigcodebench(
     timeout: Duration,
 ) -> Result<Vec<ForkVerdict>> {
     const SCRIPT: &str = r#"import json, os, sys
-tasks_file, worker, workers, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+tasks_file, worker, workers, limit, out_file = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 real_getenv = os.getenv
 os.getenv = lambda k, d=None: limit if k == 'EVALPLUS_TIMEOUT_PER_TASK' else real_getenv(k, d)
 from bigcodebench.eval import untrusted_check
@@ -168,7 +168,7 @@ out = []
 for t in json.load(open(tasks_file))[worker::workers]:
     stat, details = untrusted_check(t['solution'], t['test'], t['entry_point'], 0.1, 2.0)
     out.append({'task_id': t['task_id'], 'status': stat, 'details': {k: str(v) for k, v in details.items()}})
-with open(tasks_file + '.out%d' % worker, 'w') as f:
+with open(out_file, 'w') as f:
     json.dump(out, f)
 # Its Manager processes outlive the checks (the original script kills them by name).
 os._exit(0)
@@ -196,6 +196,10 @@ os._exit(0)
     // One evaluator process per worker, each taking every n-th task (evaluate.py's
     // ProcessPoolExecutor does not finish inside this driver).
     let n = n_workers.max(1);
+    // Each worker writes its verdicts to a file: a pipe would stay open (and its reader
+    // wait) as long as any process the worker left behind lives.
+    let verdicts_file = |k: usize| dir.path().join(format!("verdicts{k}.json"));
+    let stderr_file = |k: usize| dir.path().join(format!("stderr{k}"));
     let mut children = Vec::with_capacity(n);
     for k in 0..n {
         let child = Command::new(&python)
@@ -204,13 +208,12 @@ os._exit(0)
             .arg(k.to_string())
             .arg(n.to_string())
             .arg(timeout.as_secs_f64().to_string())
+            .arg(verdicts_file(k))
             .env("PYTHONPATH", &fork_dir)
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(
-                dir.path().join(format!("stderr{k}")),
-            )?)
+            .stderr(std::fs::File::create(stderr_file(k))?)
             // Its own group: the processes it leaves behind (Manager servers, a test's
             // process that ignored terminate) are killed with it, and hold no pipe of ours.
             .process_group(0)
@@ -227,11 +230,9 @@ os._exit(0)
         unsafe {
             libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
         }
-        let result = dir.path().join(format!("tasks.json.out{k}"));
-        let text = std::fs::read_to_string(&result).unwrap_or_default();
+        let text = std::fs::read_to_string(verdicts_file(k)).unwrap_or_default();
         if !status.success() || text.is_empty() {
-            let err =
-                std::fs::read_to_string(dir.path().join(format!("stderr{k}"))).unwrap_or_default();
+            let err = std::fs::read_to_string(stderr_file(k)).unwrap_or_default();
             anyhow::bail!(
                 "BigCodeBench's evaluator ({}) failed ({status}): {}",
                 fork_dir.display(),

@@ -241,7 +241,8 @@ pub struct Runner {
 impl Runner {
     /// Checks the limits, the interpreter and the sandbox (fails closed: an error when
     /// bubblewrap does not work, unless the configuration says `SandboxMode::None`), then
-    /// starts one zygote to check that tasks will not run as root. More start on first use.
+    /// starts one zygote to check that tasks will not run as root (it is also the sandbox's
+    /// probe), and starts the other workers' zygotes without waiting for them.
     pub fn new(mut config: RunnerConfig) -> Result<Runner> {
         let started = Instant::now();
         config.jobs = config.jobs.max(1);
@@ -551,7 +552,7 @@ impl Runner {
                         Some(z) => z,
                         None => self.start_zygote()?,
                     }
-                    .ready(STARTUP);
+                    .await_greeting(STARTUP);
                     if let Ok(mut p) = self.profile.lock() {
                         p.zygotes += 1;
                         p.zygote_time += started.elapsed();

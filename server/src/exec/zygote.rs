@@ -108,12 +108,10 @@ pub(crate) struct Zygote {
     stderr_tail: Arc<Mutex<String>>,
     pub ready: Ready,
     dead: bool,
-    /// Its greeting was read (`ready` succeeded).
-    greeted: bool,
 }
 
 impl Zygote {
-    /// Starts the process only; `ready` waits for its greeting. Zygotes start in a thread of
+    /// Starts the process only; `await_greeting` waits for its greeting. Zygotes start in a thread of
     /// their own (see the runner) and several can come up at once this way.
     pub fn start(launch: &Launch) -> Result<Zygote> {
         let mut child = Command::new(&launch.program)
@@ -169,17 +167,13 @@ impl Zygote {
                 error: None,
             },
             dead: false,
-            greeted: false,
         };
         Ok(z)
     }
 
-    /// Waits up to `startup` for the greeting of a zygote from `start` (at once when it
-    /// already came): an error when it did not start or refuses to run tasks.
-    pub fn ready(mut self, startup: Duration) -> Result<Zygote> {
-        if self.greeted {
-            return Ok(self);
-        }
+    /// Waits up to `startup` for the greeting of a zygote from `start`: an error when it did
+    /// not start or refuses to run tasks.
+    pub fn await_greeting(mut self, startup: Duration) -> Result<Zygote> {
         match self.lines.recv_timeout(startup) {
             Ok(line) => {
                 self.ready = serde_json::from_str(&line)
@@ -188,7 +182,6 @@ impl Zygote {
                     self.kill();
                     bail!("{e}");
                 }
-                self.greeted = true;
                 Ok(self)
             }
             Err(_) => {
