@@ -294,13 +294,10 @@ pub fn grouped_bars(
                 let labels = s.values.iter().enumerate().filter_map(|(c, v)| {
                     let v = v.filter(|v| v.is_finite())?;
                     let x = c as f64 - group / 2.0 + w * (i as f64 + 0.5);
-                    Some(Text::new(
+                    Some(value_label(
                         format!("{v:.dec$}"),
                         (x, v),
-                        (FONT, 13)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                        Pos::new(HPos::Center, VPos::Bottom),
                     ))
                 });
                 chart.draw_series(labels).map_err(e)?;
@@ -368,13 +365,10 @@ pub fn grouped_bars_h(
             if show_values {
                 let labels = s.values.iter().enumerate().filter_map(|(c, v)| {
                     let v = v.filter(|v| v.is_finite())?;
-                    Some(Text::new(
+                    Some(value_label(
                         format!(" {v:.dec$}"),
                         (v, y0(c) + h / 2.0),
-                        (FONT, 13)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Left, VPos::Center)),
+                        Pos::new(HPos::Left, VPos::Center),
                     ))
                 });
                 chart.draw_series(labels).map_err(e)?;
@@ -384,6 +378,11 @@ pub fn grouped_bars_h(
         root.present().map_err(e)?;
     }
     Ok(finish(svg, title))
+}
+
+/// A bar's value printed beside it (13 px, black), anchored at `at` by `anchor`.
+fn value_label<C>(text: String, at: C, anchor: Pos) -> Text<'static, C, String> {
+    Text::new(text, at, (FONT, 13).into_font().color(&BLACK).pos(anchor))
 }
 
 /// The category whose centre is at `v` (an integer), or nothing between categories.
