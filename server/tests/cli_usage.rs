@@ -420,7 +420,10 @@ fn a_long_command_logs_progress_with_time_left_when_stderr_is_a_file() {
         return;
     }
     assert!(out.status.success(), "{logged}");
-    let lines: Vec<&str> = logged.lines().filter(|l| l.starts_with("exec: ")).collect();
+    let lines: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.starts_with("exec: ") && l.contains("/6 "))
+        .collect();
     // Periodic lines with the count, the elapsed time and an estimate of the time left.
     assert!(
         lines
