@@ -731,13 +731,24 @@ fn model_server_refuses_a_taken_port_and_says_how_to_avoid_it() {
     for want in [format!("port {port}"), "taken".into(), "--port 0".into()] {
         assert!(err.contains(&want), "{want:?} not in {err}");
     }
-    // Without --port it picks a free port of its own.
-    let server = DemoServer::start(&script);
-    assert!(
-        server.url.starts_with("http://127.0.0.1:"),
-        "{}",
-        server.url
-    );
-    assert!(!server.url.contains(&format!(":{port}/")), "{}", server.url);
+    // Without --port it picks a free port of its own and prints its URL first.
+    let mut free = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["model-server", "--quiet", "--script"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(free.stdout.take().unwrap()),
+        &mut url,
+    )
+    .unwrap();
+    let _ = free.kill();
+    let _ = free.wait();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    assert!(!url.contains(&format!(":{port}/")), "{url}");
     drop(taken);
 }
