@@ -752,3 +752,50 @@ fn model_server_refuses_a_taken_port_and_says_how_to_avoid_it() {
     assert!(!url.contains(&format!(":{port}/")), "{url}");
     drop(taken);
 }
+
+#[test]
+fn the_test_command_names_its_steps_and_no_quiet_step_stays_silent() {
+    let script = std::fs::read_to_string(repo().join("scripts/test")).unwrap();
+    // cargo's own progress is kept: no `-q` on a cargo step.
+    for line in script
+        .lines()
+        .filter(|l| l.trim_start().starts_with("cargo "))
+    {
+        assert!(!line.contains(" -q"), "a silenced cargo step: {line}");
+    }
+    // Every command that can take minutes has its own step name (`echo "== ..."`) before
+    // it; the quiet installs run under the heartbeat, tested below.
+    let mut named = false;
+    let mut steps = 0;
+    for line in script.lines().map(str::trim_start) {
+        if line.starts_with("echo \"== ") {
+            named = true;
+        }
+        let long = ["cargo ", "heartbeat ", "bash editors/test.sh"]
+            .iter()
+            .any(|c| line.starts_with(c));
+        if long {
+            assert!(named, "a step without a name of its own before it: {line}");
+            named = false;
+            steps += 1;
+        }
+    }
+    assert!(steps >= 6, "{steps} steps found");
+    // The heartbeat itself: a quiet command that runs a while is said to be running, and
+    // its exit status is kept.
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            ". scripts/heartbeat.sh; heartbeat 'quiet step' bash -c 'sleep 3.5; exit 7'; echo rc=$?",
+        ])
+        .current_dir(repo())
+        .env("HEARTBEAT_SECONDS", "1")
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(
+        said.matches("quiet step: still running").count() >= 2,
+        "{said}"
+    );
+    assert!(said.trim_end().ends_with("rc=7"), "{said}");
+}

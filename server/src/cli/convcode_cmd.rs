@@ -139,7 +139,10 @@ pub struct RunArgs {
     /// Configuration(s): `all`, or comma-separated codes (CF, CF_EF_UNIT, ..., CF_EF_FULL_SEF).
     #[arg(long = "config", default_value = "all")]
     pub config: String,
-    /// Feedback simulator model (named in file names as `_by_{SIM}`).
+    /// Feedback simulator model: the model name sent to the simulator endpoint for novice
+    /// (SNF) and expert (SEF) feedback, and named in those configurations' file names as
+    /// `_by_{SIM}`. The default, gpt-4o, is the original's simulator, so its file names
+    /// carry `_by_gpt-4o` unless another is named here.
     #[arg(long, default_value = DEFAULT_SIMULATOR, value_name = "SIM")]
     pub simulator_model: String,
     /// Simulator base URL (default: the code model's).
@@ -162,7 +165,8 @@ pub struct BenchArgs {
     /// Reference model whose live logs and evaluations are replayed.
     #[arg(long, value_name = "R")]
     pub ref_model: String,
-    /// Simulator named in the reference's file names.
+    /// The simulator the reference run used, as named in its file names (`_by_{SIM}`; the
+    /// default, gpt-4o, is `convcode run`'s and the original's default).
     #[arg(long, default_value = DEFAULT_SIMULATOR, value_name = "SIM")]
     pub simulator_model: String,
     /// Configurations (default: the five ConvCodeBench reports).
@@ -366,7 +370,23 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
                 .or_else(|| a.model.api_key.clone()),
             endpoint: a.simulator_endpoint,
         };
-        Some(client(&sm, common, &cache)?)
+        let sim = client(&sm, common, &cache)?;
+        eprintln!(
+            "note: novice/expert feedback from the simulator model `{}` at {}{}; its files are named `..._by_{}...`",
+            a.simulator_model,
+            if common.offline {
+                "the response cache (--offline)"
+            } else {
+                sim.config().base_url.as_str()
+            },
+            if a.simulator_model == DEFAULT_SIMULATOR {
+                " (the default --simulator-model, the original's)"
+            } else {
+                ""
+            },
+            a.simulator_model
+        );
+        Some(sim)
     } else {
         None
     };
@@ -464,7 +484,7 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             _ => String::new(),
         };
         bail!(
-            "no complete reference run of {r} (simulator {sim}) in {dir}: ConvCodeBench replays it, and {n} of its files are missing:\n  {}{more}\nRun it first: pivot-lsp convcode run --model {r} --results {dir} --config {cfg} (with your endpoint); nothing was asked of {t}",
+            "no complete reference run of {r} (simulator {sim}) in {dir}: ConvCodeBench replays it, and {n} of its files are missing:\n  {}{more}\nRun it first: pivot-lsp convcode run --model {r} --results {dir} --config {cfg} (with your endpoint), or name the simulator it used with --simulator-model; nothing was asked of {t}",
             shown.join("\n  "),
             r = a.ref_model,
             sim = a.simulator_model,

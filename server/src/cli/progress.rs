@@ -167,7 +167,7 @@ fn line(what: &str, pos: u64, total: Option<u64>, elapsed: Duration, done: bool)
         None => format!("{what}: still running, {el} elapsed"),
         Some(t) if done => format!("{what}: {pos}/{t} done after {el}"),
         Some(t) => {
-            let pct = if t == 0 { 100 } else { pos * 100 / t };
+            let pct = (pos * 100).checked_div(t).unwrap_or(100);
             let eta = if pos == 0 || pos > t {
                 "time left not known yet".to_string()
             } else {

@@ -228,7 +228,9 @@ pub fn lines(
         let width = if xs.len() > 30 { 2 } else { 3 };
         // Markers of coincident series step apart by this much of one x unit.
         let dodge = 0.12f64.min(0.6 / series.len().max(1) as f64);
-        let mut marks: Vec<(usize, Vec<(f64, f64)>, bool)> = Vec::new();
+        // (series, marked points, whether the run is a lone point).
+        type Marks = (usize, Vec<(f64, f64)>, bool);
+        let mut marks: Vec<Marks> = Vec::new();
         for (i, s) in series.iter().enumerate() {
             let (rank, size) = place[i];
             let style = colour(i).stroke_width(width + 4 * (size - 1 - rank) as u32);
