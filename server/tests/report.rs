@@ -808,3 +808,75 @@ fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
         );
     }
 }
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_convcode_shard_folder_is_scored_and_shown_as_a_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("shard-2");
+    copy_tree(&root().join("fixtures/lsp/convcode"), &results);
+    // The marker `convcode run --shard 2/3` leaves in its folder.
+    let marker = json!({
+        "k": 2, "n": 3, "problems": "humaneval", "task_ids": ["HumanEval/0"],
+        "runs": [{"input": {"command": "convcode run"}, "complete": true}],
+    });
+    std::fs::write(results.join("pivot-shard.json"), marker.to_string()).unwrap();
+    let score = |format: &str| {
+        ok(
+            bin()
+                .args([
+                    "score",
+                    "convcode",
+                    "--model",
+                    "fixture/coder",
+                    "--format",
+                    format,
+                ])
+                .arg("--results")
+                .arg(&results)
+                .output()
+                .unwrap(),
+            "score convcode of a shard folder",
+        )
+    };
+    let v: Value = serde_json::from_slice(&score("json").stdout).unwrap();
+    assert_eq!(v["shard"], json!({"k": 2, "n": 3}));
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("holds shard 2 of 3")),
+        "{v}"
+    );
+    let table = String::from_utf8(score("table").stdout).unwrap();
+    assert!(
+        table.contains("note: ") && table.contains("holds shard 2 of 3"),
+        "{table}"
+    );
+    let input = dir.path().join("ccw-shard.json");
+    std::fs::write(&input, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let html = build_report(dir.path(), std::slice::from_ref(&input));
+    let (_, page) = split_data(&html);
+    assert!(
+        page.contains("is shard 2 of 3 of a sharded run"),
+        "no shard warning"
+    );
+    assert!(
+        page.contains("fixture/coder [shard 2/3]"),
+        "heading without the shard"
+    );
+    assert!(page.contains("pivot-lsp merge --results"));
+}
