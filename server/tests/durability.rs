@@ -345,7 +345,8 @@ fn endpoint_faults_end_in_the_fault_free_tree() {
             (i % 2 == 0).then(|| kinds[i / 2])
         } else {
             let r = rng.next_u64();
-            (r % 3 == 0 && plan[i - 1].is_none()).then(|| kinds[(r >> 8) as usize % kinds.len()])
+            (r.is_multiple_of(3) && plan[i - 1].is_none())
+                .then(|| kinds[(r >> 8) as usize % kinds.len()])
         };
         plan.push(fault);
     }

@@ -228,7 +228,7 @@ pub fn shard_of(name: &str, m: &Marker) -> Result<ShardOf> {
     if m.runs.is_empty() {
         bail!("{name}: shard {shard} is unfinished: no command has run in it yet; run the shard's commands with --shard {shard} --results {name}, then merge again");
     }
-    for r in m.runs.iter().filter(|r| !r.complete) {
+    if let Some(r) = m.runs.iter().find(|r| !r.complete) {
         let str_of = |k: &str| r.input.get(k).and_then(Value::as_str).unwrap_or("?");
         let run = format!("`{} --model {}`", str_of("command"), str_of("model"));
         match &r.failed {
