@@ -91,8 +91,34 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Replace `dest` with `bytes` atomically and durably: a temporary file beside it, written
-/// and flushed, renamed over it, the folder flushed. Creates the folder when missing.
+/// and flushed, renamed over it, the folder flushed. Creates the folder when missing. A
+/// destination that exists and is not a regular file (`/dev/stdout`, a FIFO) is written
+/// to as it is.
 pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
+    // Through a link to its file, as a plain write would (the rename would replace the link).
+    let resolved;
+    let dest = match std::fs::symlink_metadata(dest) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(dest) {
+            Ok(p) => {
+                resolved = p;
+                resolved.as_path()
+            }
+            Err(_) => dest,
+        },
+        _ => dest,
+    };
+    if let Ok(m) = std::fs::metadata(dest) {
+        if m.is_dir() {
+            bail!("cannot write {}: it is a folder", dest.display());
+        }
+        if !m.is_file() {
+            return OpenOptions::new()
+                .write(true)
+                .open(dest)
+                .and_then(|mut f| f.write_all(bytes))
+                .with_context(|| format!("cannot write {}", dest.display()));
+        }
+    }
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -315,6 +341,20 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("b.json")]);
+        // Through a link, the file it names is replaced.
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        write_atomic(&link, b"three").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"three");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        // A device is written to, never replaced.
+        write_atomic(Path::new("/dev/null"), b"x").unwrap();
+        assert!(Path::new("/dev/null").exists());
+        let e = write_atomic(dir.path(), b"x").unwrap_err();
+        assert!(format!("{e:#}").contains("it is a folder"), "{e:#}");
     }
 
     #[test]
