@@ -45,8 +45,7 @@ fn free_port() -> u16 {
 }
 
 fn short_host_name() -> String {
-    let out = Command::new("hostname").output().unwrap();
-    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let name = pivot_lsp::durable::host_name();
     name.split('.').next().unwrap_or("localhost").to_string()
 }
 

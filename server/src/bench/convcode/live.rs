@@ -179,7 +179,10 @@ pub(crate) fn log_and_eval(
     observer: &dyn Observer,
     report: &mut RunReport,
 ) -> Result<(Log, HashMap<String, EvalResult>)> {
-    let log = read_done(path, observer)?;
+    let log = read_log(path)?;
+    if let Some(n) = &log.repaired {
+        observer.note(n);
+    }
     let eval = eval_path(path);
     let existing = if eval.exists() {
         super::evaluate::load_eval(&eval).ok()

@@ -251,6 +251,27 @@ mod tests {
     }
 
     #[test]
+    fn a_task_twice_in_one_turn_is_refused_naming_both_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.jsonl");
+        let a = "{\"task_id\": \"a\", \"solution\": \"x\"}\n";
+        let b = "{\"task_id\": \"b\", \"solution\": \"y\"}\n";
+        std::fs::write(&p, format!("{a}{b}")).unwrap();
+        read_log(&p).unwrap().check_unique(&p).unwrap();
+        std::fs::write(&p, format!("{a}{b}\n{a}")).unwrap();
+        let e = read_log(&p)
+            .unwrap()
+            .check_unique(&p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("task a has a record at line 1 and another at line 4")
+                && e.contains("two runs"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn torn_last_line_is_cut_and_bad_middle_line_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("l.jsonl");
