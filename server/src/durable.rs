@@ -249,15 +249,16 @@ impl FolderLock {
                     bail!(
                         "{} is being written by another run ({}): two runs writing one folder \
                          would write its records twice. Wait for that run to end or stop it \
-                         (kill its process, or `scancel` its job); if it is gone (its node \
-                         failed), the lock is released and running the same command again \
-                         resumes the folder",
+                         (kill its process, or `scancel` its job), then run the same command \
+                         again: it resumes the folder. If that run is gone (its node failed) and \
+                         the lock stays, remove {} and run again",
                         dir.display(),
                         if holder.is_empty() {
                             "it has not said who it is yet"
                         } else {
                             holder
-                        }
+                        },
+                        path.display()
                     );
                 }
                 Err(std::fs::TryLockError::Error(e)) => {
