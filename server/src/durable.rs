@@ -215,8 +215,9 @@ pub fn sweep_stale_temps(root: &Path) -> Result<usize> {
 pub struct FolderLock {
     file: Option<File>,
     path: PathBuf,
-    /// The folder did not exist before: removed again on drop if the run left it empty.
-    created: bool,
+    /// The outermost of the folder and its parents that did not exist before: removed again
+    /// on drop, down from the folder, as far as the run left them empty.
+    created: Option<PathBuf>,
     /// The holder recorded by an earlier run that ended without releasing the folder (it
     /// was killed): "pid 123 on node7 since 2024-05-01 10:00:00 UTC: convcode run".
     pub interrupted: Option<String>,
@@ -228,7 +229,11 @@ impl FolderLock {
     /// Lock `dir` (created when missing) for `what` (the command, for the refusal another
     /// run prints). Refuses when another live process holds it.
     pub fn acquire(dir: &Path, what: &str) -> Result<FolderLock> {
-        let created = !dir.exists();
+        let created = dir
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .last()
+            .map(Path::to_path_buf);
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join(LOCK_FILE);
         // A holder may remove the file between our open and our lock: retry on a new file.
@@ -265,7 +270,7 @@ impl FolderLock {
                     return Ok(FolderLock {
                         file: None,
                         path,
-                        created: false,
+                        created: None,
                         interrupted: None,
                         warning: Some(format!(
                             "cannot lock {} ({e}): make sure no other run writes this folder at the same time",
@@ -316,10 +321,12 @@ impl Drop for FolderLock {
             // Removed while still locked, so no other run can take a file about to vanish.
             let _ = std::fs::remove_file(&self.path);
             drop(f);
-            if self.created {
-                // Only succeeds when nothing was written (a run refused before any write).
-                if let Some(dir) = self.path.parent() {
-                    let _ = std::fs::remove_dir(dir);
+            if let Some(top) = &self.created {
+                // Only empty folders go (a run that stopped before writing anything).
+                for dir in self.path.ancestors().skip(1) {
+                    if std::fs::remove_dir(dir).is_err() || dir == top {
+                        break;
+                    }
                 }
             }
         }
@@ -399,6 +406,14 @@ mod tests {
         );
         drop(lock);
         assert!(!dir.path().join(LOCK_FILE).exists(), "released on drop");
+        // Folders it made and nothing was written to are removed again, not the others.
+        let deep = dir.path().join("new/deeper");
+        drop(FolderLock::acquire(&deep, "x").unwrap());
+        assert!(!dir.path().join("new").exists());
+        let kept = FolderLock::acquire(&deep, "x").unwrap();
+        std::fs::write(deep.join("out.json"), "{}").unwrap();
+        drop(kept);
+        assert!(deep.join("out.json").exists());
         // A holder that died leaves its file unlocked: the next run takes it and says so.
         std::fs::write(
             dir.path().join(LOCK_FILE),

@@ -431,6 +431,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     let res = run_live_cmd(
         &a,
         &problems,
+        configs,
         &coder,
         simulator.as_ref(),
         generator.as_ref(),
@@ -445,12 +446,12 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
 fn run_live_cmd(
     a: &RunArgs,
     problems: &[Problem],
+    configs: Vec<Config>,
     coder: &Client,
     simulator: Option<&Client>,
     generator: Option<&Client>,
 ) -> Result<i32> {
     let common = &a.common;
-    let configs = parse_configs(&a.config)?;
     let runner = runner(common)?;
     let env = TurnEnv {
         coder,
