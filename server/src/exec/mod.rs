@@ -55,6 +55,7 @@
 pub mod baseline;
 pub mod doc_tests;
 pub mod doctor;
+pub mod evaluator;
 pub mod feedback;
 mod harness;
 mod humaneval;

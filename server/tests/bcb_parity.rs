@@ -1,0 +1,167 @@
+//! The real-BigCodeBench parity rig: the even-numbered tasks of ../shared/bigcodebench, their
+//! canonical solutions and wrong ones made from them (`bench::bcb_parity`), through `exec`'s
+//! runner and through BigCodeBench's evaluator (../shared/originals/bigcodebench-fork, run as
+//! in its Docker image), both in the environment `pivot-lsp env bigcodebench` built (under
+//! target/, built once and reused). Every verdict and every failing-test name must be the same.
+//!
+//! By default a seeded sample of the tasks (`PIVOT_BCB_PARITY_TASKS`, default 24;
+//! `PIVOT_BCB_PARITY_SEED`, default 28); `PIVOT_BCB_PARITY_TASKS=all` runs all 570 (about half
+//! an hour on two cores). Every run writes its listing (summary.json, disagreements.json,
+//! disagreements.tsv) under target/bcb-parity/ (`all/` or `sample-N-seed-S/`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pivot_lsp::bench::bcb_parity;
+use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation};
+use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target/tmp has a parent")
+        .to_path_buf()
+}
+
+/// The pinned environment's interpreter: `PIVOT_BCB_ENV_PYTHON`, or target/bcb-env built by
+/// `pivot-lsp env bigcodebench` (built here when missing). None, said with SKIP, when it
+/// cannot be built.
+fn env_python() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("PIVOT_BCB_ENV_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let dir = target_dir().join("bcb-env");
+    let python = dir.join("bin/python");
+    if dir.join("pivot-env.json").is_file() && python.exists() {
+        return Some(python);
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["env", "bigcodebench"])
+        .arg(&dir)
+        .output()
+        .expect("pivot-lsp runs");
+    if !out.status.success() {
+        pivot_lsp::test_skip::skip(&format!(
+            "the pinned BigCodeBench environment could not be built in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+        return None;
+    }
+    Some(python)
+}
+
+#[test]
+fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
+    let data = shared.join("bigcodebench/BigCodeBench-even.jsonl.gz");
+    let fork = shared.join("originals/bigcodebench-fork");
+    if !data.is_file() || !fork.join("bigcodebench/eval/__init__.py").is_file() {
+        pivot_lsp::test_skip::skip(
+            "no ../shared/bigcodebench/BigCodeBench-even.jsonl.gz or BigCodeBench fork in ../shared/originals",
+        );
+        return;
+    }
+    let Some(python) = env_python() else {
+        return;
+    };
+    let problems = load_problems(&ProblemSource::Path(data), &python).expect("the even half loads");
+    let wanted = std::env::var("PIVOT_BCB_PARITY_TASKS").unwrap_or_else(|_| "24".into());
+    let seed: u64 = std::env::var("PIVOT_BCB_PARITY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(28);
+    let timeout = Duration::from_secs_f64(
+        std::env::var("PIVOT_BCB_PARITY_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(30.0),
+    );
+    let (chosen, label, hang_every) = if wanted == "all" {
+        (problems.iter().collect::<Vec<_>>(), "all".to_string(), 20)
+    } else {
+        let n: usize = wanted
+            .parse()
+            .expect("PIVOT_BCB_PARITY_TASKS is a number or `all`");
+        (
+            bcb_parity::choose(&problems, n, seed),
+            format!("sample-{n}-seed-{seed}"),
+            4,
+        )
+    };
+    let samples = bcb_parity::samples(&chosen, hang_every);
+    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
+    let tasks: Vec<(&Problem, &str)> = samples
+        .iter()
+        .map(|s| (by_id[s.task_id.as_str()], s.solution.as_str()))
+        .collect();
+    eprintln!(
+        "bcb parity: {} samples of {} tasks, timeout {} s",
+        tasks.len(),
+        chosen.len(),
+        timeout.as_secs_f64()
+    );
+
+    let start = Instant::now();
+    let runner = Runner::new(RunnerConfig {
+        python: python.clone(),
+        timeout,
+        jobs: 2,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)");
+    let ours = runner.run_batch(&tasks, |_, _| {});
+    drop(runner);
+    let our_time = start.elapsed();
+
+    let start = Instant::now();
+    let cfg = EvaluatorConfig {
+        python: python.clone(),
+        fork,
+        workers: 2,
+        timeout,
+        isolation: Isolation::Docker,
+    };
+    let theirs = evaluator::run(&cfg, &tasks, &|_| {}).expect("BigCodeBench's evaluator runs");
+    let their_time = start.elapsed();
+
+    let c = bcb_parity::compare(&by_id, &samples, &ours, &theirs);
+    let dir = target_dir().join("bcb-parity").join(&label);
+    let meta = serde_json::json!({
+        "tasks": chosen.len(),
+        "seed": if wanted == "all" { None } else { Some(seed) },
+        "timeout_s": timeout.as_secs_f64(),
+        "workers": 2,
+        "python": python,
+        "exec_seconds": our_time.as_secs_f64(),
+        "evaluator_seconds": their_time.as_secs_f64(),
+        "evaluator_isolation": Isolation::Docker.to_string(),
+    });
+    bcb_parity::write_listing(&dir, &c, meta).expect("listing written");
+    eprintln!(
+        "bcb parity: {} of {} samples agree; exec {:.1} s, evaluator {:.1} s; listing in {}",
+        c.agree,
+        c.samples,
+        our_time.as_secs_f64(),
+        their_time.as_secs_f64(),
+        dir.display()
+    );
+    // The canonical solutions that pass under the evaluator are the ground truth the wrong
+    // ones are measured against: if none passed there, the environment is broken.
+    assert!(
+        c.by_kind.get("canonical").is_some(),
+        "no canonical samples were compared"
+    );
+    assert!(
+        c.disagreements.is_empty(),
+        "{} of {} samples differ from BigCodeBench's evaluator; by cause: {:?}; listing: {}",
+        c.disagreements.len(),
+        c.samples,
+        c.by_cause,
+        dir.display()
+    );
+}
