@@ -53,6 +53,7 @@
 //! The core never prints; progress goes through the callback.
 
 pub mod baseline;
+pub mod bcb_env;
 pub mod doc_tests;
 pub mod doctor;
 pub mod evaluator;
