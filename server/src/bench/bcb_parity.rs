@@ -380,6 +380,7 @@ mod tests {
             canonical_solution: "    return x + 1".into(),
             test: "import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(task_func(1), 2)\n".into(),
             entry_point: "task_func".into(),
+            complete_prompt: String::new(),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
 use crate::bench::convcode::static_bench::{run_static, StaticOptions};
 use crate::bench::convcode::turn::TurnEnv;
 use crate::bench::convcode::turn0;
-use crate::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+use crate::exec::{Problem, ProblemSource, Runner, RunnerConfig};
 use crate::llm::{Cache, Client, ClientConfig, EndpointKind};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -264,7 +264,11 @@ fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
 
 /// The job's problems (all of them: the loop takes its shard) and their ids.
 fn problems(common: &CommonArgs) -> Result<(Vec<Problem>, Vec<String>)> {
-    let mut p = load_problems(&ProblemSource::parse(&common.problems), &common.python)?;
+    let mut p = crate::exec::problem::load_problems_with(
+        &ProblemSource::parse(&common.problems),
+        &common.python,
+        &super::exec_cmd::hub_options(common.offline),
+    )?;
     if let Some(n) = common.limit {
         p.truncate(n);
     }

@@ -54,11 +54,13 @@
 
 pub mod baseline;
 pub mod bcb_env;
+pub mod dataset;
 pub mod doc_tests;
 pub mod doctor;
 pub mod evaluator;
 pub mod feedback;
 mod harness;
+pub mod hub;
 mod humaneval;
 pub mod problem;
 pub mod result;
