@@ -10,11 +10,12 @@
 //! disagreements.tsv) under target/bcb-parity/ (`all/` or `sample-N-seed-S/`).
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pivot_lsp::bench::bcb_parity;
-use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation};
+use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
 use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
 
 fn target_dir() -> PathBuf {
@@ -93,7 +94,10 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
             4,
         )
     };
-    let samples = bcb_parity::samples(&chosen, hang_every);
+    // Kind by kind (every canonical solution first), so that an interrupted run's listing
+    // already covers every task's canonical verdict.
+    let mut samples = bcb_parity::samples(&chosen, hang_every);
+    samples.sort_by_key(|s| s.kind);
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     let tasks: Vec<(&Problem, &str)> = samples
         .iter()
@@ -105,6 +109,8 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
         chosen.len(),
         timeout.as_secs_f64()
     );
+    let dir = target_dir().join("bcb-parity").join(&label);
+    std::fs::create_dir_all(&dir).unwrap();
 
     let start = Instant::now();
     let runner = Runner::new(RunnerConfig {
@@ -117,8 +123,20 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     let ours = runner.run_batch(&tasks, |_, _| {});
     drop(runner);
     let our_time = start.elapsed();
+    let ours_file: String = samples
+        .iter()
+        .zip(&ours)
+        .map(|(s, r)| {
+            serde_json::json!({"task_id": s.task_id, "kind": s.kind, "status": r.status.to_string(),
+                "details": r.details.0.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>()})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("exec.jsonl"), ours_file).unwrap();
 
-    let start = Instant::now();
+    // The evaluator in chunks, each chunk's verdicts appended to evaluator.jsonl (keyed by task,
+    // kind and the environment) and the listing rewritten after it: a rerun resumes.
     let cfg = EvaluatorConfig {
         python: python.clone(),
         fork,
@@ -126,24 +144,86 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
         timeout,
         isolation: Isolation::Docker,
     };
-    let theirs = evaluator::run(&cfg, &tasks, &|_| {}).expect("BigCodeBench's evaluator runs");
-    let their_time = start.elapsed();
-
-    let c = bcb_parity::compare(&by_id, &samples, &ours, &theirs);
-    let dir = target_dir().join("bcb-parity").join(&label);
-    let meta = serde_json::json!({
-        "tasks": chosen.len(),
-        "seed": if wanted == "all" { None } else { Some(seed) },
-        "timeout_s": timeout.as_secs_f64(),
-        "workers": 2,
-        "python": python,
-        "exec_seconds": our_time.as_secs_f64(),
-        "evaluator_seconds": their_time.as_secs_f64(),
-        "evaluator_isolation": Isolation::Docker.to_string(),
-    });
-    bcb_parity::write_listing(&dir, &c, meta).expect("listing written");
+    let env_key = format!("{}|{}", python.display(), timeout.as_secs_f64());
+    let store = dir.join("evaluator.jsonl");
+    let mut known: HashMap<(String, String), Verdict> = HashMap::new();
+    if let Ok(text) = std::fs::read_to_string(&store) {
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if v["env"] != env_key.as_str() {
+                continue;
+            }
+            if let Ok(verdict) = serde_json::from_value::<Verdict>(v["verdict"].clone()) {
+                let key = (
+                    v["task_id"].as_str().unwrap_or("").to_string(),
+                    v["kind"].as_str().unwrap_or("").to_string(),
+                );
+                known.insert(key, verdict);
+            }
+        }
+    }
+    let key = |s: &bcb_parity::Sample| (s.task_id.clone(), s.kind.name().to_string());
+    let todo: Vec<usize> = (0..samples.len())
+        .filter(|&i| !known.contains_key(&key(&samples[i])))
+        .collect();
     eprintln!(
-        "bcb parity: {} of {} samples agree; exec {:.1} s, evaluator {:.1} s; listing in {}",
+        "bcb parity: {} evaluator verdicts from earlier runs, {} to run",
+        samples.len() - todo.len(),
+        todo.len()
+    );
+    let start = Instant::now();
+    let write = |known: &HashMap<(String, String), Verdict>, their_time: f64| {
+        let done: Vec<usize> = (0..samples.len())
+            .filter(|&i| known.contains_key(&key(&samples[i])))
+            .collect();
+        let part: Vec<bcb_parity::Sample> = done.iter().map(|&i| samples[i].clone()).collect();
+        let our_part: Vec<_> = done.iter().map(|&i| ours[i].clone()).collect();
+        let their_part: Vec<Verdict> = done
+            .iter()
+            .map(|&i| known[&key(&samples[i])].clone())
+            .collect();
+        let c = bcb_parity::compare(&by_id, &part, &our_part, &their_part);
+        let meta = serde_json::json!({
+            "tasks": chosen.len(),
+            "samples_planned": samples.len(),
+            "samples_compared": part.len(),
+            "seed": if wanted == "all" { None } else { Some(seed) },
+            "timeout_s": timeout.as_secs_f64(),
+            "workers": 2,
+            "python": python,
+            "exec_seconds_all_samples": our_time.as_secs_f64(),
+            "evaluator_seconds_this_run": their_time,
+            "evaluator_isolation": Isolation::Docker.to_string(),
+        });
+        bcb_parity::write_listing(&dir, &c, meta).expect("listing written");
+        c
+    };
+    for chunk in todo.chunks(64) {
+        let part: Vec<(&Problem, &str)> = chunk.iter().map(|&i| tasks[i]).collect();
+        let theirs = evaluator::run(&cfg, &part, &|_| {}).expect("BigCodeBench's evaluator runs");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&store)
+            .unwrap();
+        for (&i, v) in chunk.iter().zip(theirs) {
+            let (t, k) = key(&samples[i]);
+            writeln!(
+                f,
+                "{}",
+                serde_json::json!({"env": env_key, "task_id": t, "kind": k, "verdict": v})
+            )
+            .unwrap();
+            known.insert((t, k), v);
+        }
+        write(&known, start.elapsed().as_secs_f64());
+    }
+    let their_time = start.elapsed();
+    let c = write(&known, their_time.as_secs_f64());
+    eprintln!(
+        "bcb parity: {} of {} samples agree; exec {:.1} s, evaluator {:.1} s (this run); listing in {}",
         c.agree,
         c.samples,
         our_time.as_secs_f64(),
