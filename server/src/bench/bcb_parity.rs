@@ -130,7 +130,7 @@ pub fn samples(problems: &[&Problem], hang_every: usize) -> Vec<Sample> {
 
 /// `n` problems chosen by `seed` (Mersenne Twister), in their original order; all when `n`
 /// is at least their number.
-pub fn choose<'a>(problems: &'a [Problem], n: usize, seed: u64) -> Vec<&'a Problem> {
+pub fn choose(problems: &[Problem], n: usize, seed: u64) -> Vec<&Problem> {
     if n >= problems.len() {
         return problems.iter().collect();
     }

