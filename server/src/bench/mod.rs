@@ -3,5 +3,6 @@ pub mod bcb_parity;
 pub mod convcode;
 pub mod exec_shards;
 pub mod memorycode;
+pub mod out_dir;
 pub mod pyjson;
 pub mod shard;
