@@ -17,13 +17,15 @@ matched against the rules in order, the first rule whose `contains` strings all 
 `not_contains` string does) answers, else `default`. No key is needed unless the script sets \
 `api_key`. The first line on stdout is the base URL to pass as --base-url; each request is \
 logged on stderr (and, with --log, as one JSON line in FILE). Runs until interrupted (Ctrl-C).\n\n\
-Script format: docs/model-server.md. A demo for the first five HumanEval tasks: \
-fixtures/model-server/humaneval-demo.json."
+Script format: docs/model-server.md. Without --script it serves the demo built into the \
+binary (fixtures/model-server/humaneval-demo.json), which answers the first five HumanEval \
+tasks: the ConvCodeWorld try-out of the README needs nothing else."
 )]
 pub struct ModelServerArgs {
-    /// Rules file (JSON): which answer for which prompt; see docs/model-server.md.
+    /// Rules file (JSON): which answer for which prompt; see docs/model-server.md
+    /// [default: the bundled HumanEval demo, fixtures/model-server/humaneval-demo.json]
     #[arg(long, value_name = "FILE")]
-    pub script: PathBuf,
+    pub script: Option<PathBuf>,
     /// Port on 127.0.0.1 to listen on; 0 picks a free port (printed on stdout).
     #[arg(long, default_value_t = 8089, value_name = "P")]
     pub port: u16,
@@ -56,7 +58,16 @@ fn stderr_line(n: usize, r: &Seen, quiet: bool) -> String {
 }
 
 pub fn run(a: ModelServerArgs) -> Result<i32> {
-    let script = Script::load(&a.script)?;
+    let (script, origin) = match &a.script {
+        Some(path) => (Script::load(path)?, path.display().to_string()),
+        None => (
+            Script::parse(
+                super::bundled::HUMANEVAL_DEMO_SCRIPT,
+                "the bundled HumanEval demo",
+            )?,
+            super::bundled::HUMANEVAL_DEMO_NAME.to_string(),
+        ),
+    };
     let rules = script.rules.len();
     let file = match &a.log {
         Some(p) => Some(Mutex::new(
@@ -91,10 +102,7 @@ pub fn run(a: ModelServerArgs) -> Result<i32> {
     let server = LoopbackServer::start_on(script, a.port, Some(log))?;
     println!("{}", server.base_url());
     std::io::stdout().flush().ok();
-    eprintln!(
-        "model-server: {rules} rules from {}; listening (Ctrl-C to stop)",
-        a.script.display()
-    );
+    eprintln!("model-server: {rules} rules from {origin}; listening (Ctrl-C to stop)");
     // The server runs on its own threads; this one only keeps the process alive.
     loop {
         std::thread::park();
