@@ -1,5 +1,6 @@
--- Headless Neovim test of editors/nvim against the real pivot-lsp binary.
---   PIVOT_LSP_BIN=target/debug/pivot-lsp PIVOT_REPO=$PWD \
+-- Headless Neovim test of editors/nvim against the real pivot-lsp binary, started through the
+-- plugin's default cmd (`pivot-lsp` on PATH; PIVOT_LSP_BIN must be what PATH finds).
+--   PATH=$PWD/target/debug:$PATH PIVOT_LSP_BIN=$PWD/target/debug/pivot-lsp PIVOT_REPO=$PWD \
 --     nvim --headless -u NONE -i NONE -n --cmd 'set rtp^=editors/nvim' -c 'luafile tests/editors/nvim/test_pivot.lua'
 -- Exercises the 0.11+ path (vim.lsp.config/enable) on Neovim 0.11+, the fallback before.
 -- Prints one line per check and a final "N passed, M failed"; exits non-zero on failure.
