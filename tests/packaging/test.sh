@@ -153,6 +153,25 @@ if command -v man >/dev/null 2>&1; then
 fi
 ok "man: pivot-lsp(1) on stdout, one page per command with --out"
 
+# Sources without .git (a tarball, an sdist), also unpacked inside another git checkout:
+# server/build.rs itself, compiled and run as cargo runs it, names no commit there.
+if command -v git >/dev/null && git -C "$repo" rev-parse HEAD >/dev/null 2>&1; then
+  rustc --edition 2021 -o "$work/build-script" server/build.rs
+  mkdir -p "$work/tarball" "$work/other-checkout/vendor"
+  git -C "$repo" archive HEAD server | tar -x -C "$work/tarball"
+  git -C "$work/other-checkout" init -q
+  git -C "$repo" archive HEAD server | tar -x -C "$work/other-checkout/vendor"
+  git -C "$work/other-checkout" -c user.email=ci@example.invalid -c user.name=ci commit -q --allow-empty -m other
+  for dir in "$work/tarball/server" "$work/other-checkout/vendor/server"; do
+    info=$(cd "$dir" && CARGO_MANIFEST_DIR=$dir "$work/build-script" | sed -n 's/^cargo:rustc-env=PIVOT_LSP_COMMIT_INFO=//p')
+    [ -z "$info" ] || fail "build.rs in sources without .git ($dir) named a commit: '$info'"
+  done
+  info=$(CARGO_MANIFEST_DIR=$work/tarball/server PIVOT_LSP_COMMIT=v0.1.0-src "$work/build-script" |
+    sed -n 's/^cargo:rustc-env=PIVOT_LSP_COMMIT_INFO=//p')
+  [ "$info" = " (v0.1.0-src)" ] || fail "build.rs with PIVOT_LSP_COMMIT: '$info'"
+  ok "--version from sources without .git: no commit (none taken from a surrounding checkout); PIVOT_LSP_COMMIT names one"
+fi
+
 # ---- 2. pre-commit -----------------------------------------------------------------------
 # A throwaway repository with a pivots.toml, a passing file and (for the failing run) one
 # that breaks the pivot.
@@ -194,6 +213,7 @@ for hook in pivot-check-system pivot-check; do
     echo "== pre-commit try-repo $hook (pip builds pivot-lsp in the hook's environment)"
   else
     hook_path=$user_path
+    start=
     echo "== pre-commit try-repo $hook"
   fi
   with_violation
@@ -203,7 +223,9 @@ for hook in pivot-check-system pivot-check; do
   set -e
   [ "$rc" -eq 1 ] || fail "$hook with a violation: exit code $rc (expected 1): $out"
   has "$out" "bad.py:1:5: [fn-prefix] \`total\` does not match" "$hook with a violation"
-  ok "$hook fails on the violation and names it${start:+ (the hook's environment built in $((SECONDS - start)) s)}"
+  built=
+  if [ -n "$start" ]; then built=" (the hook environment built in $((SECONDS - start)) s)"; fi
+  ok "$hook fails on the violation and names it$built"
   start=
   without_violation
   out=$(try_repo "$hook" "$hook_path") || fail "$hook without a violation: $out"
