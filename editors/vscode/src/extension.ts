@@ -311,8 +311,10 @@ async function refreshView(): Promise<void> {
   if (info) {
     status = { ...status, index: info.index, count: info.count, kind: info.kind, source: info.source, task: info.convcode?.task };
     updateStatus();
-    // From now on an empty view means "no conversation" (its welcome text says to open one),
-    // not "starting" (the text before the server's first answer, e.g. after a window reload).
+    // The view's welcome texts (package.json): "starting" until the server's first answer
+    // (e.g. after a window reload), "open a conversation" only when the server says none is
+    // open; an empty view while a conversation is being shown says nothing.
+    void vscode.commands.executeCommand('setContext', 'pivot.noConversation', info.kind === 'none');
     void vscode.commands.executeCommand('setContext', 'pivot.serverAnswered', true);
   }
   // The sessions at once, as the status bar shows them; then what each adds or updates.

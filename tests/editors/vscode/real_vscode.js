@@ -289,6 +289,9 @@ async function main() {
       async () => (await statusBar()).includes('pivot: no conversation'));
     await until('the server running is the one bundled in the .vsix (no setting, none on PATH)',
       async () => runningServers().some((p) => p.startsWith(extensions + path.sep) && p.endsWith(`${path.sep}server${path.sep}pivot-lsp`)));
+    await palette('Explorer: Focus on Pivot Sessions View');
+    await until('with no conversation open the Sessions view offers to open one',
+      async () => (await page.locator('.sidebar').innerText()).includes('Open a MemoryCode conversation'));
     await screenshot('activated');
 
     // A MemoryCode dialogue through the palette and the file dialog.
