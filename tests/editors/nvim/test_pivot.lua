@@ -119,6 +119,25 @@ guarded(function()
   out('nvim ' .. tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. '.' .. tostring(vim.version().patch)
     .. (has_011 and ' (vim.lsp.config/enable path)' or ' (fallback path: vim.lsp.start_client/start)'))
 
+  -- The README's lazy.nvim spec: valid Lua; its config puts editors/nvim on the runtimepath
+  -- and calls setup({}) (a stub here, so the real setups below start from scratch).
+  local readme = table.concat(vim.fn.readfile(repo .. '/README.md'), '\n')
+  local spec_text = readme:match('with lazy%.nvim\n\n  ```lua\n(.-)\n  ```')
+  local spec = spec_text and (loadstring or load)('return ' .. spec_text)()
+  check('the README has a lazy.nvim spec for Python buffers', type(spec) == 'table' and type(spec[1]) == 'string'
+    and spec.ft == 'python' and type(spec.config) == 'function', tostring(spec_text))
+  if type(spec) == 'table' and type(spec.config) == 'function' then
+    local real, given = package.loaded['pivot'], nil
+    package.loaded['pivot'] = { setup = function(o) given = o end }
+    local rtp = vim.o.runtimepath
+    spec.config({ dir = repo })
+    package.loaded['pivot'] = real
+    local added = vim.tbl_contains(vim.split(vim.o.runtimepath, ','), repo .. '/editors/nvim')
+    vim.o.runtimepath = rtp
+    check("the spec's config adds editors/nvim to the runtimepath and calls setup({})",
+      added and type(given) == 'table' and vim.tbl_isempty(given), vim.inspect(given))
+  end
+
   -- A fresh workspace: .pivot marks the root (the server keeps its state there).
   local ws = vim.fn.tempname()
   vim.fn.mkdir(ws .. '/.pivot', 'p')

@@ -252,8 +252,8 @@ async function main() {
       'extensions.autoCheckUpdates': false,
       'update.mode': 'none',
       'editor.codeLens': true,
-      // No pivot.serverPath: the server bundled in the .vsix.
-      'pivot.python': 'python3',
+      // No pivot.* setting but the feedback simulator's endpoint (ConvCodeWorld's expert
+      // feedback): the server is the one bundled in the .vsix, the interpreter its default.
       'pivot.endpoint.baseUrl': `http://127.0.0.1:${simPort}/v1`,
       'pivot.endpoint.model': 'loopback-sim',
     };
