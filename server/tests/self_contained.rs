@@ -88,11 +88,19 @@ fn model_server_without_a_script_serves_the_built_in_humaneval_demo() {
     s.read_to_string(&mut reply).unwrap();
     child.kill().unwrap();
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     child.wait().unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.contains("choices"), "{reply}");
-    assert!(err.contains("rules from the bundled HumanEval demo"), "{err}");
+    assert!(
+        err.contains("rules from the bundled HumanEval demo"),
+        "{err}"
+    );
     assert!(err.contains("#1 "), "the request is logged: {err}");
 }
 
@@ -103,14 +111,19 @@ fn version_names_the_commit_when_built_from_a_git_checkout() {
     let v = text(&out.stdout);
     let plain = format!("pivot-lsp {}", env!("CARGO_PKG_VERSION"));
     let head = Command::new("git")
-        .args(["-C", repo().to_str().unwrap(), "rev-parse", "--short=12", "HEAD"])
+        .args([
+            "-C",
+            repo().to_str().unwrap(),
+            "rev-parse",
+            "--short=12",
+            "HEAD",
+        ])
         .output()
         .ok()
         .filter(|o| o.status.success())
         .map(|o| text(&o.stdout).trim().to_string());
     match head {
-        // The binary may predate the newest commit only if cargo did not rebuild: it does
-        // (build.rs watches HEAD), so the hash is HEAD's.
+        // build.rs watches HEAD: the binary cargo built for this test names HEAD's commit.
         Some(hash) => assert!(v.starts_with(&format!("{plain} ({hash} ")), "{v}"),
         None => assert_eq!(v.trim(), plain),
     }
@@ -135,7 +148,11 @@ fn completions_for_each_shell_and_the_manual_pages() {
     }
     let bad = pivot(empty.path(), &["completions", "tcsh"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("possible values: bash"), "{}", text(&bad.stderr));
+    assert!(
+        text(&bad.stderr).contains("possible values: bash"),
+        "{}",
+        text(&bad.stderr)
+    );
 
     let page = pivot(empty.path(), &["man"]);
     assert!(page.status.success());
