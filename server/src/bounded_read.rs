@@ -6,6 +6,8 @@
 //!
 //! The limit is `PIVOT_MAX_FILE_BYTES` when set (a number of bytes), else 64 MiB: room for
 //! the 20 MB Python files the editor must open, and far below what would exhaust memory.
+//! Standard input (`extract -`, `feedback --code -`) is held to the same limit
+//! ([`read_stdin`]): it may be `/dev/zero` or a pipe that never ends.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
@@ -36,6 +38,27 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))
 }
 
+/// At most `limit()` bytes of standard input; more is an error, not a longer wait for memory.
+pub fn read_stdin() -> io::Result<Vec<u8>> {
+    read_stream(io::stdin().lock(), limit())
+}
+
+/// `read_stdin` as UTF-8 text.
+pub fn read_stdin_to_string() -> io::Result<String> {
+    String::from_utf8(read_stdin()?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))
+}
+
+/// Everything `r` gives, up to `limit` bytes.
+pub fn read_stream(r: impl Read, limit: u64) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    r.take(limit + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(too_large(out.len() as u64, limit, true));
+    }
+    Ok(out)
+}
+
 pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     // Checked before opening: opening a FIFO for reading blocks until a writer comes.
     check(&std::fs::metadata(path)?, limit)?;
@@ -50,32 +73,38 @@ pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 }
 
 fn read_open(file: File, limit: u64) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
     // One byte more than allowed tells a file that grew past the limit after the check.
-    file.take(limit + 1).read_to_end(&mut out)?;
-    if out.len() as u64 > limit {
-        return Err(too_large(out.len() as u64, limit, true));
+    read_stream(file, limit)
+}
+
+/// What a file type is, for messages: "a directory", "a FIFO (named pipe)", "a device"...
+pub fn kind_of(t: std::fs::FileType) -> &'static str {
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
     }
-    Ok(out)
 }
 
 fn check(meta: &std::fs::Metadata, limit: u64) -> io::Result<()> {
     let t = meta.file_type();
     if !t.is_file() {
-        let what = if t.is_dir() {
-            "a directory"
-        } else if t.is_fifo() {
-            "a FIFO (named pipe)"
-        } else if t.is_char_device() || t.is_block_device() {
-            "a device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{what}, not a regular file: only regular files are read"),
+            format!(
+                "{}, not a regular file: only regular files are read",
+                kind_of(t)
+            ),
         ));
     }
     if meta.len() > limit {

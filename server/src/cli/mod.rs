@@ -14,6 +14,7 @@ mod convcode_cmd;
 mod doctor_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod log_safe;
 mod memorycode_cmd;
 mod merge_cmd;
 mod model_server_cmd;
