@@ -107,6 +107,54 @@ pub fn json(s: String) -> String {
     }
 }
 
+/// A writer of JSON that writes `[` as `\u005b` where it follows `##` (which only a
+/// string can hold): `json` for JSON that is streamed rather than held.
+pub struct JsonWriter<W: std::io::Write> {
+    inner: W,
+    /// The last two bytes written.
+    last: [u8; 2],
+}
+
+impl<W: std::io::Write> JsonWriter<W> {
+    pub fn new(inner: W) -> JsonWriter<W> {
+        JsonWriter {
+            inner,
+            last: [0, 0],
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let before = |i: usize, back: usize| {
+            if i >= back {
+                buf[i - back]
+            } else {
+                self.last[2 - (back - i)]
+            }
+        };
+        let mut from = 0;
+        for i in memchr::memchr_iter(b'[', buf) {
+            if before(i, 1) == b'#' && before(i, 2) == b'#' {
+                self.inner.write_all(&buf[from..i])?;
+                self.inner.write_all(b"\\u005b")?;
+                from = i + 1;
+            }
+        }
+        self.inner.write_all(&buf[from..])?;
+        self.last = match buf.len() {
+            0 => self.last,
+            1 => [self.last[1], buf[0]],
+            n => [buf[n - 2], buf[n - 1]],
+        };
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +205,14 @@ mod tests {
         assert!(!forges_a_command(&j), "{j}");
         let back: serde_json::Value = serde_json::from_str(&j).unwrap();
         assert_eq!(back["p"], "##[error]x\n::e");
+        let mut streamed = Vec::new();
+        let v = serde_json::json!({"a": ["##[", "#", "#[x"], "b": "###[##["});
+        serde_json::to_writer_pretty(JsonWriter::new(&mut streamed), &v).unwrap();
+        let streamed = String::from_utf8(streamed).unwrap();
+        assert!(!forges_a_command(&streamed), "{streamed}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&streamed).unwrap(),
+            v
+        );
     }
 }
