@@ -112,7 +112,7 @@ pub fn named(root: &Path, p: &Path) -> std::result::Result<(PathBuf, PathBuf), S
         if !real.starts_with(root) {
             return Err(format!(
                 "not read: a symlink out of the checked folder (to {}); only files inside it are read",
-                real.display()
+                target_of(&real)
             ));
         }
         Ok((real, root.to_path_buf()))
@@ -178,6 +178,19 @@ fn not_walked(root: &Path, dir: &Path, why: String) -> Problem {
     }
 }
 
+/// A symlink's resolved target for a message: its path, and its kind when it is neither a
+/// regular file nor a folder ("/dev/zero, a device").
+fn target_of(real: &Path) -> String {
+    match std::fs::metadata(real) {
+        Ok(m) if !m.is_file() && !m.is_dir() => format!(
+            "{}, {}",
+            real.display(),
+            crate::bounded_read::kind_of(m.file_type())
+        ),
+        _ => real.display().to_string(),
+    }
+}
+
 /// What a symlink found in the walk leads to, when it must not be followed.
 fn refused_link(path: &Path, boundary: &Path) -> Option<String> {
     // A dangling link or a loop: left to the walker, which reports it.
@@ -185,7 +198,7 @@ fn refused_link(path: &Path, boundary: &Path) -> Option<String> {
     if !target.starts_with(boundary) {
         return Some(format!(
             "not followed: a symlink out of the checked folder (to {})",
-            target.display()
+            target_of(&target)
         ));
     }
     let t = std::fs::metadata(&target).ok()?.file_type();

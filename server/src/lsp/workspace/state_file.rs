@@ -224,6 +224,16 @@ fn open_lock_file(path: &Path) -> Result<std::fs::File> {
         )
     };
     if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.file_type().is_symlink() {
+            let to = match std::fs::metadata(path) {
+                Ok(t) => format!(
+                    "a symlink to {}",
+                    crate::bounded_read::kind_of(t.file_type())
+                ),
+                Err(_) => "a symlink".to_string(),
+            };
+            return Err(refuse(&to));
+        }
         if !m.file_type().is_file() {
             return Err(refuse(crate::bounded_read::kind_of(m.file_type())));
         }
