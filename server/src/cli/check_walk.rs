@@ -145,7 +145,7 @@ fn unsafe_ignore_files(dir: &Path, boundary: &Path) -> Option<String> {
             if !target.starts_with(boundary) {
                 return Some(format!(
                     "its {name} is a symlink out of the checked folder (to {})",
-                    target.display()
+                    target_of(&target)
                 ));
             }
             match std::fs::metadata(&target) {
@@ -191,25 +191,59 @@ fn target_of(real: &Path) -> String {
     }
 }
 
-/// What a symlink found in the walk leads to, when it must not be followed.
-fn refused_link(path: &Path, boundary: &Path) -> Option<String> {
-    // A dangling link or a loop: left to the walker, which reports it.
-    let target = std::fs::canonicalize(path).ok()?;
+/// What to do with a symlink met in the walk.
+enum Link {
+    /// A Python file inside the boundary: checked under the link's name.
+    File,
+    /// A folder inside the boundary (its real path): walked under the link's name.
+    Folder(PathBuf),
+    /// Not followed, with the reason; None when it is nothing the walk would use.
+    Refused(Option<String>),
+}
+
+/// Where the symlink `path` leads and whether it is followed. Only what the walk would
+/// use matters (folders and Python files); a link is never opened to find out, so nothing
+/// outside the boundary is opened, not even a folder.
+fn follow(root: &Path, path: &Path, boundary: &Path) -> Link {
+    let python = is_python(path);
+    let target = match std::fs::canonicalize(path) {
+        Ok(t) => t,
+        Err(e) if python || e.raw_os_error() == Some(libc::ELOOP) => {
+            return Link::Refused(Some(format!("cannot read: {}", io_reason(&e))))
+        }
+        Err(_) => return Link::Refused(None),
+    };
+    let Ok(meta) = std::fs::metadata(&target) else {
+        return Link::Refused(None);
+    };
+    if !python && !meta.is_dir() {
+        return Link::Refused(None);
+    }
     if !target.starts_with(boundary) {
-        return Some(format!(
+        return Link::Refused(Some(format!(
             "not followed: a symlink out of the checked folder (to {})",
             target_of(&target)
-        ));
+        )));
     }
-    let t = std::fs::metadata(&target).ok()?.file_type();
-    if t.is_file() || t.is_dir() {
-        return None;
+    if meta.is_file() {
+        return Link::File;
     }
-    Some(format!(
-        "not read: a symlink to {} ({})",
-        crate::bounded_read::kind_of(t),
-        target.display()
-    ))
+    if !meta.is_dir() {
+        return Link::Refused(Some(format!(
+            "not read: a symlink to {} ({})",
+            crate::bounded_read::kind_of(meta.file_type()),
+            target.display()
+        )));
+    }
+    // A folder that holds the link itself would be walked for ever.
+    let parent = path.parent().and_then(|p| std::fs::canonicalize(p).ok());
+    if parent.is_some_and(|p| p.starts_with(&target)) {
+        return Link::Refused(Some(format!(
+            "not walked: a symlink loop (it leads back to {})",
+            relative(root, &target)
+        )));
+    }
+    Link::Folder(target)
 }
 
 /// Walk `paths` (relative to `root`, which is canonical). A path that does not exist is an
@@ -217,6 +251,10 @@ fn refused_link(path: &Path, boundary: &Path) -> Option<String> {
 /// The files under `paths`, sorted by relative path; with `shard`, only that shard's of
 /// the sorted list (dealt round robin). Nothing is read here but directory listings and
 /// ignore files; the files are read when checked.
+///
+/// The walker does not follow symlinks itself (it would open a linked folder before any
+/// filter could refuse it): each link is resolved here ([`follow`]) and a folder inside
+/// the boundary is walked in turn under the link's name, each real folder once.
 pub fn walk(
     root: &Path,
     paths: &[PathBuf],
@@ -230,6 +268,8 @@ pub fn walk(
     let mut found: Vec<(String, PathBuf)> = Vec::new();
     let problems = Arc::new(Mutex::new(Vec::new()));
     let push = |p: Problem| problems.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    // (folder to walk as named, its real path, its boundary)
+    let mut folders: Vec<(PathBuf, PathBuf, PathBuf)> = Vec::new();
     for p in paths {
         let a = root.join(p);
         let (real, boundary) = match named(root, p) {
@@ -242,82 +282,82 @@ pub fn walk(
                 continue;
             }
         };
-        let meta = match std::fs::metadata(&real) {
-            Ok(m) => m,
-            Err(e) => {
-                push(Problem {
-                    path: relative(root, &a),
-                    problem: format!("cannot read: {}", io_reason(&e)),
-                });
-                continue;
-            }
-        };
-        if !meta.is_dir() {
+        match std::fs::metadata(&real) {
+            Ok(m) if m.is_dir() => folders.push((a, real, boundary)),
             // A file named explicitly is checked whatever its extension (and refused by
             // the reader when it is not a regular file).
-            found.push((relative(root, &a), a.clone()));
+            Ok(_) => found.push((relative(root, &a), a.clone())),
+            Err(e) => push(Problem {
+                path: relative(root, &a),
+                problem: format!("cannot read: {}", io_reason(&e)),
+            }),
+        }
+    }
+    let mut walked_real = std::collections::HashSet::new();
+    while let Some((start, real, boundary)) = folders.pop() {
+        if !walked_real.insert(real.clone()) {
             continue;
         }
         // The walker also reads the ignore files of the folders above the walked one, up to
         // the root (and above it: the checkout's surroundings, not the repository's).
-        let mut refused = None;
-        for dir in real.ancestors().take_while(|d| d.starts_with(&boundary)) {
-            if let Some(why) = unsafe_ignore_files(dir, &boundary) {
-                refused = Some(not_walked(root, dir, why));
-                break;
-            }
-        }
-        if let Some(problem) = refused {
-            push(problem);
+        let refused = real
+            .ancestors()
+            .take_while(|d| d.starts_with(&boundary))
+            .find_map(|dir| unsafe_ignore_files(dir, &boundary).map(|why| (dir, why)));
+        if let Some((dir, why)) = refused {
+            push(not_walked(root, dir, why));
             continue;
         }
-        let mut b = ignore::WalkBuilder::new(&a);
-        let (f_root, f_problems) = (root.to_path_buf(), Arc::clone(&problems));
+        let mut b = ignore::WalkBuilder::new(&start);
+        let (f_root, f_problems, f_boundary) =
+            (root.to_path_buf(), Arc::clone(&problems), boundary.clone());
         b.standard_filters(true)
             .require_git(false)
-            .follow_links(true)
+            .follow_links(false)
             .filter_entry(move |e| {
-                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                if is_dir
-                    && e.depth() > 0
-                    && e.file_name()
-                        .to_str()
-                        .is_some_and(|n| SKIPPED_DIRS.contains(&n) || n.ends_with(".egg-info"))
-                {
+                if !e.file_type().is_some_and(|t| t.is_dir()) || e.depth() == 0 {
+                    return true;
+                }
+                let name = e.file_name().to_str();
+                if name.is_some_and(|n| SKIPPED_DIRS.contains(&n) || n.ends_with(".egg-info")) {
                     return false;
                 }
-                let refuse = |problem: String| {
-                    f_problems
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(Problem {
-                            path: relative(&f_root, e.path()),
-                            problem,
-                        });
-                    false
-                };
-                // Only what would be walked or read matters: folders and Python files.
-                if e.path_is_symlink() && (is_dir || is_python(e.path())) {
-                    if let Some(why) = refused_link(e.path(), &boundary) {
-                        return refuse(why);
+                match unsafe_ignore_files(e.path(), &f_boundary) {
+                    None => true,
+                    Some(why) => {
+                        f_problems
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(not_walked(&f_root, e.path(), why));
+                        false
                     }
                 }
-                if is_dir {
-                    if let Some(why) = unsafe_ignore_files(e.path(), &boundary) {
-                        return refuse(format!("not walked: {why}"));
-                    }
-                }
-                true
             });
         for entry in b.build() {
-            match entry {
-                Ok(e) => {
-                    let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                    if !is_dir && is_python(e.path()) {
-                        found.push((relative(root, e.path()), e.path().to_path_buf()));
-                    }
+            let e = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    push(walk_problem(root, &e));
+                    continue;
                 }
-                Err(e) => push(walk_problem(root, &e)),
+            };
+            if e.depth() > 0 && e.path_is_symlink() {
+                match follow(root, e.path(), &boundary) {
+                    Link::File => found.push((relative(root, e.path()), e.path().to_path_buf())),
+                    Link::Folder(target) => {
+                        folders.push((e.path().to_path_buf(), target, boundary.clone()))
+                    }
+                    Link::Refused(Some(problem)) => push(Problem {
+                        path: relative(root, e.path()),
+                        problem,
+                    }),
+                    Link::Refused(None) => {}
+                }
+                continue;
+            }
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if !is_dir && is_python(e.path()) {
+                found.push((relative(root, e.path()), e.path().to_path_buf()));
             }
         }
     }
