@@ -163,7 +163,7 @@ fn unsafe_ignore_files(dir: &Path, boundary: &Path) -> Option<String> {
         }
         if meta.len() > IGNORE_FILE_LIMIT {
             return Some(format!(
-                "its {name} is {} bytes, over the {IGNORE_FILE_LIMIT} bytes read of an ignore file",
+                "its {name} is {} bytes, over the limit of {IGNORE_FILE_LIMIT} bytes for an ignore file",
                 meta.len()
             ));
         }
@@ -172,8 +172,12 @@ fn unsafe_ignore_files(dir: &Path, boundary: &Path) -> Option<String> {
 }
 
 fn not_walked(root: &Path, dir: &Path, why: String) -> Problem {
+    let path = match relative(root, dir) {
+        p if p.is_empty() => ".".to_string(),
+        p => p,
+    };
     Problem {
-        path: relative(root, dir),
+        path,
         problem: format!("not walked: {why}"),
     }
 }
