@@ -6,8 +6,10 @@
 //!
 //! The limit is `PIVOT_MAX_FILE_BYTES` when set (a number of bytes), else 64 MiB: room for
 //! the 20 MB Python files the editor must open, and far below what would exhaust memory.
+//! Standard input (`extract -`, `feedback --code -`) is held to the same limit
+//! ([`read_stdin`]): it may be `/dev/zero` or a pipe that never ends.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -36,6 +38,53 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))
 }
 
+/// At most `limit()` bytes of standard input; more is an error, not a longer wait for memory.
+pub fn read_stdin() -> io::Result<Vec<u8>> {
+    read_stream(io::stdin().lock(), limit(), None)
+}
+
+/// `read_stdin` as UTF-8 text.
+pub fn read_stdin_to_string() -> io::Result<String> {
+    String::from_utf8(read_stdin()?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8: {e}")))
+}
+
+/// Everything `r` gives, up to `limit` bytes (`expected`: the size it should have, when
+/// known, as a regular file's). Never more than `limit` + 1 bytes are read or held, so an endless stream costs
+/// about `limit` bytes of memory before it is refused.
+pub fn read_stream(mut r: impl Read, limit: u64, expected: Option<u64>) -> io::Result<Vec<u8>> {
+    let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    // Unknown size (a pipe): room for the limit is reserved, which costs address space
+    // only; growing by doubling would leave every smaller buffer resident in the allocator.
+    let first = match expected {
+        None => cap,
+        Some(n) => usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+            .min(cap),
+    };
+    let mut out: Vec<u8> = Vec::with_capacity(first);
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        // Never more than one byte past the limit: enough to know, and the buffer stays put.
+        let room = (cap - out.len()).min(chunk.len());
+        let n = match r.read(&mut chunk[..room]) {
+            Ok(0) => return Ok(out),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if out.len() + n > out.capacity() {
+            let grown = (out.capacity().max(chunk.len()) * 2).clamp(out.len() + n, cap);
+            out.reserve_exact(grown - out.len());
+        }
+        out.extend_from_slice(&chunk[..n]);
+        if out.len() as u64 > limit {
+            return Err(too_large(out.len() as u64, limit, true));
+        }
+    }
+}
+
 pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     // Checked before opening: opening a FIFO for reading blocks until a writer comes.
     check(&std::fs::metadata(path)?, limit)?;
@@ -46,36 +95,38 @@ pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     // Checked again on what was opened, in case the path changed in between.
     let meta = file.metadata()?;
     check(&meta, limit)?;
-    read_open(file, limit)
+    // Read to the end, not to the size: a file that grew past the limit is told too.
+    read_stream(file, limit, Some(meta.len()))
 }
 
-fn read_open(file: File, limit: u64) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    // One byte more than allowed tells a file that grew past the limit after the check.
-    file.take(limit + 1).read_to_end(&mut out)?;
-    if out.len() as u64 > limit {
-        return Err(too_large(out.len() as u64, limit, true));
+/// What a file type is, for messages: "a directory", "a FIFO (named pipe)", "a device"...
+pub fn kind_of(t: std::fs::FileType) -> &'static str {
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
     }
-    Ok(out)
 }
 
 fn check(meta: &std::fs::Metadata, limit: u64) -> io::Result<()> {
     let t = meta.file_type();
     if !t.is_file() {
-        let what = if t.is_dir() {
-            "a directory"
-        } else if t.is_fifo() {
-            "a FIFO (named pipe)"
-        } else if t.is_char_device() || t.is_block_device() {
-            "a device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{what}, not a regular file: only regular files are read"),
+            format!(
+                "{}, not a regular file: only regular files are read",
+                kind_of(t)
+            ),
         ));
     }
     if meta.len() > limit {
@@ -126,5 +177,23 @@ mod tests {
         let e = read_limited(Path::new("/dev/zero"), 10).unwrap_err();
         assert!(e.to_string().contains("device"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn streams_are_read_to_their_limit_and_no_further() {
+        let zero = std::fs::File::open("/dev/zero").unwrap();
+        let e = read_stream(zero, 1 << 20, None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        for n in [0usize, 1, 65_535, 65_536, 200_000, 1 << 20] {
+            let data: Vec<u8> = (0..n).map(|i| i as u8).collect();
+            assert_eq!(read_stream(&data[..], 1 << 20, None).unwrap(), data, "{n}");
+            assert_eq!(read_stream(&data[..], 1 << 20, Some(0)).unwrap(), data);
+            assert_eq!(
+                read_stream(&data[..], 1 << 20, Some(n as u64)).unwrap(),
+                data
+            );
+        }
+        let over = vec![1u8; (1 << 20) + 1];
+        assert!(read_stream(&over[..], 1 << 20, None).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! pivots.toml, side by side with `ruff check --select N --no-cache` (pep8-naming, the
 //! closest existing naming checker) on the same tree, in alternating runs.
 
-use super::check_walk::walk;
+use super::check_walk::{read_source, walk};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -166,13 +166,15 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     let toml = tmp.path().join("pivots.toml");
     std::fs::write(&toml, PIVOTS)?;
     let ruff = ruff_command(a.ruff.as_deref())?;
-    let walked = walk(&tree, &[PathBuf::from(".")], 10_000_000, None)?;
-    let (files, bytes) = (
-        walked.files.len(),
-        walked.files.iter().map(|f| f.text.len()).sum::<usize>(),
-    );
-    let lines: usize = walked.files.iter().map(|f| f.text.lines().count()).sum();
-    drop(walked);
+    let walked = walk(&tree, &[PathBuf::from(".")], None)?;
+    let texts: Vec<String> = walked
+        .files
+        .iter()
+        .filter_map(|f| read_source(&f.abs, 10_000_000).ok())
+        .collect();
+    let (files, bytes) = (texts.len(), texts.iter().map(String::len).sum::<usize>());
+    let lines: usize = texts.iter().map(|t| t.lines().count()).sum();
+    drop(texts);
 
     let exe = std::env::current_exe()?;
     let check = |tree: &Path| {

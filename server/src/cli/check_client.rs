@@ -31,7 +31,7 @@ pub fn uri_of(path: &Path) -> Result<String> {
 }
 
 impl LspClient {
-    /// Start this binary's language server and initialize it with `root`.
+    /// Start this binary's language server and initialize it with `root`, headless.
     pub fn start(root: &Path) -> Result<LspClient> {
         let exe = std::env::current_exe().context("cannot find the pivot-lsp binary")?;
         let mut child = Command::new(exe)
@@ -73,6 +73,9 @@ impl LspClient {
                 "capabilities": {
                     "textDocument": {"publishDiagnostics": {"versionSupport": true}}
                 },
+                // Neither the root's `.pivot/` state nor its `pivots.toml` is read at start-up:
+                // the pivot sources are only those `pivot/headless/setup` names.
+                "initializationOptions": {"pivot": {"headless": true}},
             }),
         )?;
         c.notify("initialized", json!({}))?;

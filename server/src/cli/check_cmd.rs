@@ -3,9 +3,10 @@
 //! check_drive.rs), so CI reports what the editor shows. This file parses the flags,
 //! reads the inputs and writes the outputs.
 
-use super::check_drive::drive;
+use super::check_drive::{drive, Checked};
 use super::check_report::{self as report, Finding, Inputs};
-use super::check_walk::{relative, walk, Problem};
+use super::check_walk::{named, relative, sort_problems, walk, Problem};
+use super::log_safe;
 use super::Progress;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
@@ -25,8 +26,15 @@ Pivots come from pivots.toml at the root (or --pivots), and from a MemoryCode co
 (--conversation) at --session (default: the latest session).\n\n\
 Exit codes: 0 no finding, 1 findings (0 with --exit-zero), 2 a usage or input error \
 (missing path, invalid pivots.toml, unreadable conversation). Files that cannot be checked \
-(unreadable, binary, too large, symlink loops) are reported on stderr and the rest are \
-checked.";
+(unreadable, binary, too large, symlink loops, FIFOs and devices) are reported on stderr and \
+the rest are checked.\n\n\
+The tree may come from a pull request: nothing is read from outside the current directory \
+through it. Symlinks that lead out of it (or to a device or FIFO) are reported and not \
+followed, and a pivots file, conversation or folder written as a path inside it must stay \
+inside it; a path written outside it (absolute, or with ..) is read as named. Every input \
+is read only if it is a regular file (at most --max-file-size for Python files, \
+PIVOT_MAX_FILE_BYTES, default 64 MiB, for the others). File names and texts are quoted or \
+escaped in every format so that none can forge a line of the report or a CI workflow command.";
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
@@ -84,8 +92,24 @@ pub enum CheckFormat {
 
 /// Input errors: exit 2 with the message.
 fn input_error(msg: String) -> Result<i32> {
-    eprintln!("error: {msg}");
+    eprintln!("error: {}", log_safe::text(&msg));
     Ok(2)
+}
+
+/// A pivots file, conversation or baseline named on the command line (relative to the
+/// root): its path, kept inside the root when written inside it (check_walk::named).
+fn named_input(root: &Path, p: &Path) -> std::result::Result<PathBuf, String> {
+    named(root, p)
+        .map(|(real, _)| real)
+        .map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// A named input's bytes, through the bounded reader.
+fn read_input(root: &Path, p: &Path) -> std::result::Result<(PathBuf, Vec<u8>), String> {
+    let real = named_input(root, p)?;
+    let bytes = crate::bounded_read::read(&real)
+        .map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
+    Ok((real, bytes))
 }
 
 pub fn run(a: CheckArgs) -> Result<i32> {
@@ -96,12 +120,15 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         return input_error("--max-file-size must be a positive number of MB".into());
     }
     let baseline = match &a.baseline {
-        Some(p) => match read_baseline(p) {
+        Some(p) => match read_baseline(&root, p) {
             Ok(b) => Some(b),
             Err(e) => return input_error(e),
         },
         None => None,
     };
+    // The pivots file: read here (bounded, inside the root) for its hash, and by the server
+    // from the same resolved path.
+    let default_pivots = Path::new("pivots.toml");
     let pivots_file = match &a.pivots {
         Some(p) if root.join(p).is_dir() => {
             return input_error(format!(
@@ -110,44 +137,41 @@ pub fn run(a: CheckArgs) -> Result<i32> {
                 p.join("pivots.toml").display()
             ))
         }
-        Some(p) if !root.join(p).exists() => {
+        Some(p) if std::fs::symlink_metadata(root.join(p)).is_err() => {
             return input_error(format!("--pivots {}: no such pivots file", p.display()))
         }
-        Some(p) if !root.join(p).is_file() => {
-            return input_error(format!(
-                "--pivots {}: not a regular file (a pivots file is TOML text)",
-                p.display()
-            ))
-        }
-        Some(p) => Some(root.join(p)),
-        None => Some(root.join("pivots.toml")).filter(|p| p.is_file()),
+        Some(p) => Some(p.as_path()),
+        None => Some(default_pivots).filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok()),
     };
-    let conversation_bytes = match &a.conversation {
-        Some(p) => match std::fs::read(root.join(p)) {
-            Ok(b) => Some(b),
-            Err(e) => return input_error(format!("{}: cannot read: {e}", p.display())),
-        },
-        None => None,
+    let pivots_file = match pivots_file.map(|p| read_input(&root, p)).transpose() {
+        Ok(f) => f,
+        Err(e) => return input_error(e),
+    };
+    let conversation = match a
+        .conversation
+        .as_deref()
+        .map(|p| read_input(&root, p))
+        .transpose()
+    {
+        Ok(c) => c,
+        Err(e) => return input_error(e),
     };
     if a.shard.is_some() && a.format != CheckFormat::Json {
         return input_error(
             "--shard writes a shard for `pivot-lsp merge`: add --format json (SARIF, text and GitHub output are not sharded; merge the JSON)".into(),
         );
     }
-    let walked = match walk(&root, &a.paths, (a.max_file_size * 1e6) as u64, a.shard) {
+    let walked = match walk(&root, &a.paths, a.shard) {
         Ok(w) => w,
         Err(e) => return input_error(format!("{e:#}")),
     };
-    for p in &walked.problems {
-        eprintln!("warning: {}: {}", p.path, p.problem);
-    }
 
     let mut setup = json!({});
-    if let Some(p) = &pivots_file {
+    if let Some((p, _)) = &pivots_file {
         setup["pivots"] = json!(p);
     }
-    if let Some(p) = &a.conversation {
-        setup["conversation"] = json!(root.join(p));
+    if let Some((p, _)) = &conversation {
+        setup["conversation"] = json!(p);
     }
     if let Some(k) = a.session {
         setup["session"] = json!(k);
@@ -159,7 +183,10 @@ pub fn run(a: CheckArgs) -> Result<i32> {
             .min(8)
     });
     let progress = Progress::new(walked.files.len() as u64, "checking");
-    let driven = drive(&root, &setup, &walked.files, jobs, &|| progress.inc(1));
+    let max_bytes = (a.max_file_size * 1e6) as u64;
+    let driven = drive(&root, &setup, &walked.files, jobs, max_bytes, &|| {
+        progress.inc(1)
+    });
     progress.finish();
     let driven = match driven {
         Ok(d) => d,
@@ -175,49 +202,68 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         .flatten()
         .filter_map(|e| e.as_str().map(str::to_string))
         .collect();
+    // Everything from the tree or the server is escaped for the log (log_safe.rs).
     for e in &setup_errors {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", log_safe::text(e));
     }
     // What the server showed (a corrupt state file...), unless said just above.
     for m in &driven.messages {
         if !setup_errors.iter().any(|e| m.contains(e.as_str())) {
-            eprintln!("warning: {m}");
+            eprintln!("warning: {}", log_safe::text(m));
         }
     }
     for w in driven.setup["warnings"].as_array().into_iter().flatten() {
-        eprintln!("warning: {}", w.as_str().unwrap_or_default());
+        eprintln!(
+            "warning: {}",
+            log_safe::text(w.as_str().unwrap_or_default())
+        );
     }
     let pivots = driven.setup["pivots"].clone();
     let session = driven.setup["index"].clone();
 
     let mut findings: Vec<Finding> = Vec::new();
-    for (f, diags) in walked.files.iter().zip(driven.diagnostics) {
-        findings.extend(report::file_findings(&f.rel, diags));
+    let mut problems = walked.problems;
+    let mut checked: Vec<(String, String)> = Vec::new();
+    for (f, result) in walked.files.iter().zip(driven.results) {
+        match result {
+            Checked::Published {
+                diagnostics,
+                sha256,
+            } => {
+                findings.extend(report::file_findings(&f.rel, diagnostics));
+                checked.push((f.rel.clone(), sha256));
+            }
+            Checked::NotChecked(problem) => problems.push(Problem {
+                path: f.rel.clone(),
+                problem,
+            }),
+        }
+    }
+    sort_problems(&mut problems);
+    for p in &problems {
+        eprintln!(
+            "warning: {}: {}",
+            log_safe::path(&p.path),
+            log_safe::text(&p.problem)
+        );
     }
     report::sort(&mut findings);
 
     if let Some(path) = &a.bundle {
         let inputs = Inputs {
-            files: walked
-                .files
-                .iter()
-                .map(|f| (f.rel.clone(), report::sha256_hex(f.text.as_bytes())))
-                .collect(),
-            pivots: pivots_file.as_ref().map(|p| {
-                (
-                    relative(&root, p),
-                    report::sha256_hex(&std::fs::read(p).unwrap_or_default()),
-                )
-            }),
+            files: checked.clone(),
+            pivots: pivots_file
+                .as_ref()
+                .map(|(p, b)| (relative(&root, p), report::sha256_hex(b))),
             conversation: a
                 .conversation
                 .as_ref()
-                .zip(conversation_bytes.as_ref())
-                .map(|(p, b)| (relative(&root, &root.join(p)), report::sha256_hex(b))),
+                .zip(conversation.as_ref())
+                .map(|(p, (_, b))| (relative(&root, &root.join(p)), report::sha256_hex(b))),
             session: session.clone(),
         };
-        let b = report::bundle(&inputs, &pivots, &findings, &walked.problems);
-        let mut bytes = serde_json::to_vec_pretty(&b)?;
+        let b = report::bundle(&inputs, &pivots, &findings, &problems);
+        let mut bytes = log_safe::json(serde_json::to_string_pretty(&b)?).into_bytes();
         bytes.push(b'\n');
         std::fs::write(path, bytes)
             .with_context(|| format!("cannot write the bundle {}", path.display()))?;
@@ -245,25 +291,18 @@ pub fn run(a: CheckArgs) -> Result<i32> {
                 shard,
                 &walked.all,
             );
-            serde_json::to_string_pretty(&v)? + "\n"
+            log_safe::json(serde_json::to_string_pretty(&v)?) + "\n"
         }
-        None => render(
-            a.format,
-            &root,
-            &session,
-            &pivots,
-            &findings,
-            &walked.problems,
-        )?,
+        None => render(a.format, &root, &session, &pivots, &findings, &problems)?,
     };
     write_output(a.output.as_deref(), &out)?;
     eprintln!(
         "{} file{} checked, {} finding{}{}",
-        walked.files.len(),
-        if walked.files.len() == 1 { "" } else { "s" },
+        checked.len(),
+        if checked.len() == 1 { "" } else { "s" },
         findings.len(),
         if findings.len() == 1 { "" } else { "s" },
-        match walked.problems.len() {
+        match problems.len() {
             0 => String::new(),
             n => format!(", {n} not checked (see the warnings above)"),
         }
@@ -290,7 +329,7 @@ fn render(
         CheckFormat::Github => report::github(findings),
         CheckFormat::Json => {
             let v = report::json_report(&root.display().to_string(), session, pivots, findings);
-            serde_json::to_string_pretty(&v)? + "\n"
+            log_safe::json(serde_json::to_string_pretty(&v)?) + "\n"
         }
         CheckFormat::Sarif => {
             let mut root_uri = super::check_client::uri_of(root)?;
@@ -298,7 +337,7 @@ fn render(
                 root_uri.push('/');
             }
             let v = report::sarif(&root_uri, pivots, findings, problems);
-            serde_json::to_string_pretty(&v)? + "\n"
+            log_safe::json(serde_json::to_string_pretty(&v)?) + "\n"
         }
     })
 }
@@ -316,10 +355,9 @@ fn write_output(path: Option<&Path>, text: &str) -> Result<()> {
     }
 }
 
-fn read_baseline(p: &Path) -> std::result::Result<HashSet<String>, String> {
-    let text =
-        std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
+fn read_baseline(root: &Path, p: &Path) -> std::result::Result<HashSet<String>, String> {
+    let (_, bytes) = read_input(root, p)?;
     let v: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", p.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: not JSON: {e}", p.display()))?;
     report::baseline_fingerprints(&v).map_err(|e| format!("{}: {e}", p.display()))
 }

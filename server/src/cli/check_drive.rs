@@ -4,7 +4,7 @@
 //! diagnostics are kept exactly as published.
 
 use super::check_client::{uri_of, LspClient};
-use super::check_walk::SourceFile;
+use super::check_walk::{read_source, SourceFile};
 use anyhow::{anyhow, Result};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -17,18 +17,33 @@ const WINDOW: usize = 32;
 pub struct Driven {
     /// What `pivot/headless/setup` returned (active pivots, errors, warnings).
     pub setup: Value,
-    /// Per file (in the order given), the diagnostics the server published.
-    pub diagnostics: Vec<Vec<Value>>,
+    /// Per file (in the order given): what the server published for it, or why it was
+    /// not checked (it could not be read).
+    pub results: Vec<Checked>,
     /// Messages the server showed.
     pub messages: Vec<String>,
 }
 
-/// Check `files` with `jobs` servers at once; `on_file` is called after each file.
+/// One file's outcome.
+#[derive(Clone, Debug)]
+pub enum Checked {
+    /// The diagnostics published, and the SHA-256 of the text checked (for the bundle).
+    Published {
+        diagnostics: Vec<Value>,
+        sha256: String,
+    },
+    NotChecked(String),
+}
+
+/// Check `files` with `jobs` servers at once; `on_file` is called after each file. Each
+/// file is read (through the bounded reader, at most `max_bytes`) just before it is
+/// opened, so no more than the open window of texts is held at once.
 pub fn drive(
     root: &Path,
     setup: &Value,
     files: &[SourceFile],
     jobs: usize,
+    max_bytes: u64,
     on_file: &(dyn Fn() + Sync),
 ) -> Result<Driven> {
     let jobs = jobs.clamp(1, files.len().max(1));
@@ -39,7 +54,7 @@ pub fn drive(
     let results: Vec<Result<ServerResult>> = std::thread::scope(|s| {
         let handles: Vec<_> = shares
             .iter()
-            .map(|share| s.spawn(move || one_server(root, setup, files, share, on_file)))
+            .map(|share| s.spawn(move || one_server(root, setup, files, share, max_bytes, on_file)))
             .collect();
         handles
             .into_iter()
@@ -49,14 +64,14 @@ pub fn drive(
             })
             .collect()
     });
-    let mut diagnostics = vec![Vec::new(); files.len()];
+    let mut per_file = vec![Checked::NotChecked(String::new()); files.len()];
     let mut setup_out = Value::Null;
     let mut messages = Vec::new();
     for r in results {
-        let (s, per_file, m) = r?;
+        let (s, done, m) = r?;
         setup_out = s;
-        for (i, d) in per_file {
-            diagnostics[i] = d;
+        for (i, d) in done {
+            per_file[i] = d;
         }
         for msg in m {
             if !messages.contains(&msg) {
@@ -73,18 +88,19 @@ pub fn drive(
     }
     Ok(Driven {
         setup: setup_out,
-        diagnostics,
+        results: per_file,
         messages,
     })
 }
 
-type ServerResult = (Value, Vec<(usize, Vec<Value>)>, Vec<String>);
+type ServerResult = (Value, Vec<(usize, Checked)>, Vec<String>);
 
 fn one_server(
     root: &Path,
     setup: &Value,
     files: &[SourceFile],
     share: &[usize],
+    max_bytes: u64,
     on_file: &(dyn Fn() + Sync),
 ) -> Result<ServerResult> {
     if share.is_empty() {
@@ -92,21 +108,34 @@ fn one_server(
     }
     let mut c = LspClient::start(root)?;
     let setup_out = c.request(crate::lsp::HEADLESS_SETUP, setup.clone())?;
-    let mut pending: HashMap<String, usize> = HashMap::new();
+    // Per open document: its index and the SHA-256 of the text sent.
+    let mut pending: HashMap<String, (usize, String)> = HashMap::new();
     let mut out = Vec::with_capacity(share.len());
     let mut next = 0;
     while out.len() < share.len() {
         while next < share.len() && pending.len() < WINDOW {
             let i = share[next];
+            next += 1;
+            let text = match read_source(&files[i].abs, max_bytes) {
+                Ok(t) => t,
+                Err(problem) => {
+                    out.push((i, Checked::NotChecked(problem)));
+                    on_file();
+                    continue;
+                }
+            };
             let uri = uri_of(&files[i].abs)?;
+            let sha256 = super::check_report::sha256_hex(text.as_bytes());
             c.notify(
                 "textDocument/didOpen",
                 json!({"textDocument": {
-                    "uri": uri, "languageId": "python", "version": 1, "text": files[i].text,
+                    "uri": uri, "languageId": "python", "version": 1, "text": text,
                 }}),
             )?;
-            pending.insert(uri, i);
-            next += 1;
+            pending.insert(uri, (i, sha256));
+        }
+        if out.len() == share.len() {
+            break;
         }
         c.flush()?;
         let msg = c.recv()?;
@@ -118,11 +147,17 @@ fn one_server(
             continue;
         };
         // A publish for a document already closed (its clearing) is not ours to keep.
-        let Some(i) = pending.remove(uri) else {
+        let Some((i, sha256)) = pending.remove(uri) else {
             continue;
         };
-        let diags = p["diagnostics"].as_array().cloned().unwrap_or_default();
-        out.push((i, diags));
+        let diagnostics = p["diagnostics"].as_array().cloned().unwrap_or_default();
+        out.push((
+            i,
+            Checked::Published {
+                diagnostics,
+                sha256,
+            },
+        ));
         c.notify(
             "textDocument/didClose",
             json!({"textDocument": {"uri": uri}}),

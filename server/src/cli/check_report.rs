@@ -116,16 +116,19 @@ pub fn sort(findings: &mut [Finding]) {
 }
 
 /// `path:line:col: [code] message`, 1-based (the column counts UTF-16 units, as LSP does).
+/// A path or message holding a line break, a control character or what a CI log reads as
+/// a workflow command is quoted or escaped (log_safe.rs).
 pub fn text(findings: &[Finding]) -> String {
+    use super::log_safe;
     let mut s = String::new();
     for f in findings {
         s.push_str(&format!(
             "{}:{}:{}: [{}] {}\n",
-            f.path,
+            log_safe::path(&f.path),
             f.line() + 1,
             f.col() + 1,
-            f.rule_id(),
-            one_line(f.message())
+            log_safe::text(&f.rule_id()),
+            log_safe::text(&one_line(f.message()))
         ));
     }
     s

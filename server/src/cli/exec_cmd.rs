@@ -2,7 +2,7 @@
 //! only; the work is in `crate::exec`.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -401,9 +401,7 @@ fn read_samples(path: &Path) -> Result<Vec<(String, String)>> {
 
 pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
     let code = if a.code == Path::new("-") {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s)?;
-        s
+        crate::bounded_read::read_stdin_to_string().context("cannot read standard input")?
     } else {
         crate::bounded_read::read_to_string(&a.code)
             .with_context(|| format!("cannot read {}", a.code.display()))?

@@ -17,6 +17,7 @@ mod doctor_cmd;
 mod env_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod log_safe;
 mod man_cmd;
 mod memorycode_cmd;
 mod merge_cmd;

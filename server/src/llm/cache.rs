@@ -53,7 +53,7 @@ impl Cache {
 
     /// The cached completion, if any. A corrupt or mismatching entry counts as absent.
     pub fn get(&self, key: &CacheKey) -> Option<String> {
-        let text = std::fs::read_to_string(self.path(&key.digest())).ok()?;
+        let text = crate::bounded_read::read_to_string(&self.path(&key.digest())).ok()?;
         let entry: Entry = serde_json::from_str(&text).ok()?;
         (entry.key == *key).then_some(entry.completion)
     }

@@ -95,7 +95,7 @@ pub struct Script {
 
 impl Script {
     pub fn load(path: &std::path::Path) -> Result<Script> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::bounded_read::read_to_string(path)
             .with_context(|| format!("cannot read server script {}", path.display()))?;
         Script::parse(&text, &path.display().to_string())
     }

@@ -34,6 +34,11 @@ pub struct Backend {
     pub progress_seq: AtomicU64,
     /// The client accepts `workspace/codeLens/refresh`.
     lens_refresh: AtomicBool,
+    /// A headless client (`check`, `--via-lsp`) said `initializationOptions.pivot.headless`:
+    /// the workspace's `.pivot/` state and `pivots.toml` are neither read at start-up nor
+    /// written; the client names its pivot sources (`pivot/headless/setup`). A repository
+    /// under check must not make the server read what its state file names.
+    headless: AtomicBool,
 }
 
 /// When to send `pivot/sessionChanged` after a change.
@@ -72,6 +77,7 @@ impl Backend {
             client_progress: AtomicBool::new(false),
             progress_seq: AtomicU64::new(0),
             lens_refresh: AtomicBool::new(false),
+            headless: AtomicBool::new(false),
         }
     }
 
@@ -126,6 +132,9 @@ impl Backend {
 
     /// Write `.pivot/state.json`; a failure is shown to the user, not fatal.
     pub async fn persist(&self) {
+        if self.headless.load(Ordering::SeqCst) {
+            return;
+        }
         let _guard = self.save_lock.lock().await;
         let (root, state) = {
             let ws = self.ws();
@@ -204,6 +213,14 @@ impl LanguageServer for Backend {
             .and_then(|c| c.refresh_support)
             .unwrap_or(false);
         self.lens_refresh.store(refresh, Ordering::SeqCst);
+        let headless = params
+            .initialization_options
+            .as_ref()
+            .and_then(|o| o.get("pivot"))
+            .and_then(|p| p.get("headless"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        self.headless.store(headless, Ordering::SeqCst);
         let mut problems = Vec::new();
         {
             let mut ws = self.ws();
@@ -214,6 +231,9 @@ impl LanguageServer for Backend {
                     problems.push(format!("{e:#}"));
                 }
             }
+        }
+        if !headless {
+            let mut ws = self.ws();
             if let Err(e) = ws.load_toml() {
                 problems.push(format!("{e:#}"));
             }

@@ -139,14 +139,19 @@ impl Ledger {
         };
         let p = &mut self.pivots[idx];
         let version = p.versions.len();
-        p.versions.push(PivotVersion {
-            version,
-            session,
-            text,
-            kind,
-            rule,
-        });
-        p.versions.sort_by_key(|v| v.session);
+        // After every version of the same or an earlier session (as a stable sort would put
+        // it): an append when versions come in session order, so n versions cost n, not n^2.
+        let at = p.versions.partition_point(|v| v.session <= session);
+        p.versions.insert(
+            at,
+            PivotVersion {
+                version,
+                session,
+                text,
+                kind,
+                rule,
+            },
+        );
         idx
     }
 

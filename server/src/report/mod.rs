@@ -10,7 +10,8 @@ mod page;
 pub use input::Input;
 use std::path::{Path, PathBuf};
 
-/// Read every path; unreadable files are named in the error (all of them, not just the first).
+/// Read every path (regular files of bounded size only: a FIFO or device is refused at
+/// once); unreadable files are named in the error (all of them, not just the first).
 pub fn read_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
     if paths.is_empty() {
         anyhow::bail!("no score files given: pass one or more files written by `pivot-lsp score ... --format json`");
@@ -18,7 +19,7 @@ pub fn read_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
     let mut inputs = Vec::new();
     let mut problems = Vec::new();
     for p in paths {
-        match std::fs::read(p) {
+        match crate::bounded_read::read(p) {
             Ok(bytes) => inputs.push(Input {
                 name: p.display().to_string(),
                 bytes,

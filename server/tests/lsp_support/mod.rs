@@ -176,13 +176,18 @@ impl Client {
         self.response(id)
     }
 
-    /// Wait for the response with `id`, queueing everything else.
+    /// Wait for the response with `id` (it may have been queued while waiting for another),
+    /// queueing everything else.
     pub fn response(&mut self, id: i64) -> Result<Value, Value> {
         let deadline = Instant::now() + WAIT;
+        let queued =
+            (self.queue.iter()).position(|v| v.get("method").is_none() && v["id"] == json!(id));
+        let mut queued = queued.and_then(|i| self.queue.remove(i));
         loop {
-            let v = self
-                .recv(deadline)
-                .unwrap_or_else(|| panic!("no response to request {id}"));
+            let v = queued.take().unwrap_or_else(|| {
+                self.recv(deadline)
+                    .unwrap_or_else(|| panic!("no response to request {id}"))
+            });
             let is_response = v.get("method").is_none() && v["id"] == json!(id);
             if !is_response {
                 self.queue.push_back(v);

@@ -602,7 +602,7 @@ fn assemble(
     path: &Path,
 ) -> Result<Value> {
     let n = d.sessions.len();
-    let mut sessions: Vec<Map<String, Value>> = std::fs::read_to_string(path)
+    let mut sessions: Vec<Map<String, Value>> = crate::bounded_read::read_to_string(path)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|v| v.get("sessions").and_then(Value::as_array).cloned())
@@ -666,7 +666,7 @@ pub fn python_json_indent(v: &Value, indent: usize) -> String {
 
 fn write_if_changed(path: &Path, v: &Value, report: &mut GenerateReport) -> Result<()> {
     let text = python_json(v);
-    if std::fs::read_to_string(path).ok().as_deref() == Some(text.as_str()) {
+    if crate::bounded_read::read_to_string(path).ok().as_deref() == Some(text.as_str()) {
         report.unchanged.push(path.to_path_buf());
         return Ok(());
     }

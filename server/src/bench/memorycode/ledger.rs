@@ -12,6 +12,14 @@ impl Dialogue {
     pub fn ledger(&self, topics: Option<&Topics>) -> Result<Ledger> {
         let d = self;
         let mut ledger = Ledger::default();
+        // Pivot positions by id and catalogue entries by pivot id (the first of each, as a
+        // search would find): looked up once per instruction, so a dialogue of n sessions
+        // builds in linear time.
+        let mut index = std::collections::HashMap::new();
+        let mut catalogue = std::collections::HashMap::new();
+        for e in topics.map_or(&[][..], |t| &t.instructions[..]) {
+            catalogue.entry(e.id).or_insert(e);
+        }
         for (s, session) in d.sessions.iter().enumerate() {
             let ids: Vec<(i64, usize)> = match d.instructions.get(s) {
                 Some(serde_json::Value::Array(items)) => items
@@ -39,16 +47,23 @@ impl Dialogue {
                     format!("s{s}-{i}")
                 };
                 let text = session.topic.get(i).cloned().unwrap_or_default();
-                ledger.give(&id, "memorycode", s, text, pair.kind, pair.rule.clone());
-                if let Some(p) = ledger.pivots.iter_mut().find(|p| p.id == id) {
-                    if let Some(v) = p.versions.iter_mut().find(|v| v.session == s) {
-                        v.version = version;
-                    }
-                    if let Some(entry) =
-                        topics.and_then(|t| t.instructions.iter().find(|e| e.id == pid))
-                    {
-                        p.catalogue = entry.text.clone();
-                    }
+                ledger.give_indexed(
+                    &mut index,
+                    &id,
+                    "memorycode",
+                    s,
+                    text,
+                    pair.kind,
+                    pair.rule.clone(),
+                );
+                let p = &mut ledger.pivots[index[&id]];
+                // The first version given at this session (versions are in session order).
+                let first = p.versions.partition_point(|v| v.session < s);
+                if let Some(v) = p.versions.get_mut(first) {
+                    v.version = version;
+                }
+                if let Some(entry) = catalogue.get(&pid) {
+                    p.catalogue = entry.text.clone();
                 }
             }
         }

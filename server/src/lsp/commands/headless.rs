@@ -124,7 +124,7 @@ impl Backend {
 }
 
 fn read_toml(path: &Path) -> anyhow::Result<Ledger> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::bounded_read::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     Ledger::from_toml(&text, PIVOTS_TOML).with_context(|| format!("{}", path.display()))
 }

@@ -192,12 +192,7 @@ pub fn lock(root: &Path) -> Result<StateLock> {
         .to_path_buf();
     ensure_dir(&dir)?;
     let path = dir.join("state.lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let f = open_lock_file(&path)?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -215,6 +210,51 @@ pub fn lock(root: &Path) -> Result<StateLock> {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// Open (creating) the lock file without ever blocking or leaving the folder: a FIFO put
+/// there would block a plain open until a reader came, a symlink could point at a device
+/// or at a file elsewhere. Only a regular file is used as the lock.
+fn open_lock_file(path: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |what: &str| {
+        anyhow::anyhow!(
+            "{} is {what}, not a regular file: remove it (it is only a lock, recreated when missing)",
+            path.display()
+        )
+    };
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.file_type().is_symlink() {
+            let to = match std::fs::metadata(path) {
+                Ok(t) => format!(
+                    "a symlink to {}",
+                    crate::bounded_read::kind_of(t.file_type())
+                ),
+                Err(_) => "a symlink".to_string(),
+            };
+            return Err(refuse(&to));
+        }
+        if !m.file_type().is_file() {
+            return Err(refuse(crate::bounded_read::kind_of(m.file_type())));
+        }
+    }
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse("a symlink"),
+            Some(libc::ENXIO) => refuse("a FIFO (named pipe)"),
+            _ => anyhow::Error::new(e).context(format!("cannot open {}", path.display())),
+        })?;
+    // Checked again on what was opened, in case the path changed in between.
+    let t = f.metadata()?.file_type();
+    if !t.is_file() {
+        return Err(refuse(crate::bounded_read::kind_of(t)));
+    }
+    Ok(f)
 }
 
 /// Remove `.state.json.tmp-*` files a killed writer left behind. Call with the lock held
