@@ -53,6 +53,7 @@
 //! The core never prints; progress goes through the callback.
 
 pub mod baseline;
+mod cgroup;
 pub mod doc_tests;
 pub mod doctor;
 pub mod feedback;
@@ -62,6 +63,7 @@ pub mod problem;
 pub mod result;
 pub mod runner;
 mod sandbox;
+mod seccomp;
 mod zygote;
 
 pub use problem::{load_problems, Problem, ProblemSource};
