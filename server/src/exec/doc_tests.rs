@@ -267,6 +267,7 @@ mod tests {
                     .map(|(a, b)| (a.to_string(), b.to_string()))
                     .collect(),
             ),
+            tamper: Vec::new(),
             output: String::new(),
         }
     }

@@ -861,8 +861,11 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
 
     def on_event(event, args):
         if event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents"):
-            tamper("walked the garbage collector's objects (%s)" % event)
-            return event
+            # Libraries use them for their own objects (pandas, matplotlib): only the
+            # model's own calls count.
+            if untrusted_caller(3):
+                tamper("walked the garbage collector's objects (%s)" % event)
+            return None
         if event == "sys._current_frames":
             tamper("read other threads' frames (sys._current_frames)")
             return event
@@ -2435,7 +2438,9 @@ def guard_modules():
     tests is theirs to do). Each module keeps its own class, subclassed."""
     made = {}
     for m in list(sys.modules.values()):
-        if not isinstance(m, types.ModuleType) or getattr(type(m), "_pivot_guarded", False):
+        # Plain modules only: a library's own module class (cryptography's deprecation
+        # proxy, lazy loaders) forwards attribute writes and must be left as it is.
+        if type(m) is not types.ModuleType:
             continue
         base = type(m)
         cls = made.get(base)
@@ -2672,7 +2677,8 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
             reply = run_task(req, root, drop, keep)
             reply["preload"] = preload_time
         except Exception as e:  # a harness bug must not take the zygote down
-            reply = {"status": "fail", "details": [["ALL", "harness error: %s" % e]], "note": "", "scratch_clean": False}
+            reply = {"status": "fail", "details": [["ALL", "harness error: %s\n%s" % (e, traceback.format_exc())]],
+                     "note": "", "scratch_clean": False}
         reply["id"] = req.get("id")
         proto_send(reply)
         served += 1
