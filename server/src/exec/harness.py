@@ -2012,10 +2012,19 @@ def run_task(req, root, drop, keep):
                     fn(p, signal.SIGKILL)
                 except OSError:
                     pass
-    usage = None
+    cpu = 0.0
     if status is None:
         _, status, usage = os.wait4(main, 0)
+        cpu += usage.ru_utime + usage.ru_stime
     # The model's process of a value task may still run: it has nothing more to say.
+    for p in pids:
+        if p != main:
+            try:
+                os.kill(p, signal.SIGKILL)
+                _, _, usage = os.wait4(p, 0)
+                cpu += usage.ru_utime + usage.ru_stime
+            except OSError:
+                pass
     clean = kill_everything(pids)
     for fd in list(open_fds):
         os.set_blocking(fd, False)
@@ -2051,8 +2060,7 @@ def run_task(req, root, drop, keep):
     reply["elapsed"] = elapsed
     reply["clean"] = clean
     reply["scratch_clean"] = cleaned
-    if usage is not None:
-        reply["cpu"] = usage.ru_utime + usage.ru_stime
+    reply["cpu"] = cpu
     reply["setup"] = started - begun
     reply["teardown"] = time.monotonic() - ended
     return reply
