@@ -30,6 +30,8 @@ bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 export PIVOT_LSP_BIN=$bin PIVOT_REPO=$repo
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# Quiet installs print "still running" every minute.
+. "$repo/scripts/heartbeat.sh"
 
 cache=${PIVOT_EDITORS_CACHE:-$repo/target/editors-cache}
 shots=${PIVOT_SCREENSHOTS:-$repo/target/editors-screenshots}
@@ -61,7 +63,7 @@ fi
 # code-server 4.100.x: the last release that runs on Node 20.
 code_server=$cache/code-server/node_modules/.bin/code-server
 if [ ! -x "$code_server" ]; then
-  echo "== installing code-server 4.100.3 (npm)"
+  echo "== installing code-server 4.100.3 (npm; several minutes)"
   # @vscode/ripgrep 1.15.11 (code-server's) downloads ripgrep v13.0.0-10 from GitHub, which
   # is blocked here; it first looks in this cache, where Debian's rg goes.
   rg_cache=$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-1.15.11
@@ -75,8 +77,8 @@ if [ ! -x "$code_server" ]; then
   fi
   mkdir -p "$cache/code-server"
   # As root, install scripts need unsafe-perm; node-pty's runs `npx node-gyp` (yes: no prompt).
-  (cd "$cache/code-server" && npm_config_unsafe_perm=true npm_config_yes=true \
-    npm install --no-audit --no-fund --loglevel=error --prefix "$cache/code-server" code-server@4.100.3)
+  heartbeat "installing code-server" bash -c 'cd "$1" && npm_config_unsafe_perm=true npm_config_yes=true \
+    npm install --no-audit --no-fund --loglevel=error --prefix "$1" code-server@4.100.3' _ "$cache/code-server"
 fi
 
 passed=0

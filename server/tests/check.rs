@@ -113,14 +113,16 @@ fn plain_client(
     out
 }
 
-/// (path, range, severity, source, code, message) of each diagnostic, sorted as check sorts.
+/// (path, range, severity, source, code, message) of each diagnostic, sorted as check sorts;
+/// `code` as check's JSON gives it: the rule id that text and SARIF show (a syntax error,
+/// published without a code, is `syntax-error`).
 fn flatten(per_file: &BTreeMap<String, Vec<Value>>) -> Vec<Value> {
     let mut all: Vec<Value> = per_file
         .iter()
         .flat_map(|(p, ds)| {
             ds.iter().map(move |d| {
                 json!({"path": p, "range": d["range"], "severity": d["severity"],
-                       "source": d["source"], "code": d["code"], "message": d["message"]})
+                       "source": d["source"], "code": rule_of(d), "message": d["message"]})
             })
         })
         .collect();
@@ -135,7 +137,11 @@ fn flatten(per_file: &BTreeMap<String, Vec<Value>>) -> Vec<Value> {
                 e["line"].as_u64().unwrap(),
                 e["character"].as_u64().unwrap(),
             ),
-            v["code"].as_str().unwrap_or("").to_string(),
+            // check sorts by the published code, which a syntax error lacks.
+            match v["source"].as_str() {
+                Some("python") => String::new(),
+                _ => v["code"].as_str().unwrap_or("").to_string(),
+            },
             v["message"].as_str().unwrap().to_string(),
         )
     };
@@ -175,7 +181,16 @@ fn every_format_equals_what_the_server_publishes() {
     let o = check(&root, &["--format", "json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Each finding is the published diagnostic, with `code` the rule id text and SARIF
+    // show: a syntax error (published without a code) is `syntax-error` in every format.
     assert_eq!(report["findings"], json!(expected));
+    let syntax = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["source"] == "python")
+        .expect("a syntax error among the findings");
+    assert_eq!(syntax["code"], "syntax-error");
     assert_eq!(report["root"], json!(root.display().to_string()));
     assert_eq!(report["session"], json!(1));
     let ids: Vec<&str> = report["pivots"]
@@ -380,6 +395,32 @@ fn exit_codes() {
         "{}",
         stderr(&o)
     );
+
+    // A folder given as --pivots is said to be one, not "no such file".
+    std::fs::create_dir_all(root.join("pivots_dir")).unwrap();
+    let o = check(&root, &["--pivots", "pivots_dir"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("pivots_dir: a directory, not a pivots file"),
+        "{err}"
+    );
+    assert!(!err.contains("no such"), "{err}");
+
+    // A session out of the conversation's range: its count, the conversation, and none
+    // of the internal request's name or usage.
+    let conv = repo().join("fixtures/memorycode/dataset/dialogue_1.json");
+    let o = check(
+        &root,
+        &["--conversation", conv.to_str().unwrap(), "--session", "50"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("session index 50 is out of range"), "{err}");
+    assert!(err.contains("dialogue_1.json"), "{err}");
+    for internal in ["pivot/headless", "(arguments:", "headless"] {
+        assert!(!err.contains(internal), "{internal:?} shown: {err}");
+    }
 }
 
 #[test]

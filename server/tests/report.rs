@@ -376,7 +376,9 @@ fn page_requests(log: &Value) -> Vec<String> {
 #[test]
 fn chromium_renders_the_page_offline_and_not_blank() {
     let Some(chrome) = chromium() else {
-        println!("SKIP: no chromium on PATH (scripts/test installs Debian's `chromium`)");
+        pivot_lsp::test_skip::skip(
+            "no chromium on PATH (scripts/test installs Debian's `chromium`): the report is not rendered",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -393,7 +395,7 @@ fn chromium_renders_the_page_offline_and_not_blank() {
     let (_, log) = match render(&chrome, dir.path(), &control, "control") {
         Ok(r) => r,
         Err(why) => {
-            println!("SKIP: {} cannot render here: {why}", chrome.display());
+            pivot_lsp::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
             return;
         }
     };
@@ -494,7 +496,10 @@ fn by_kind_equals_the_reference_dump_grouped_by_kind() {
     let model = "command-r-plus";
     let dump = shared.join(format!("reference/{model}.outputs.jsonl.gz"));
     if !dump.exists() {
-        println!("SKIP: {} not found", dump.display());
+        pivot_lsp::test_skip::skip(&format!(
+            "{} not found (MemoryCode data beside the checkout)",
+            dump.display()
+        ));
         return;
     }
     let (report, _) = pivot_lsp::bench::memorycode::score::score_dirs(
@@ -544,4 +549,334 @@ fn by_kind_equals_the_reference_dump_grouped_by_kind() {
         "{model}: by_kind equals the reference dump for {} kinds",
         want.len()
     );
+}
+
+/// The page's HTML-escaped form of a text (as minijinja writes it there).
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+#[test]
+fn notes_coinciding_series_and_distinct_column_names_are_on_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, _, texts) = fixture_scores(dir.path());
+    let html = build_report(dir.path(), &inputs);
+    let (_, page) = split_data(&html);
+    // What `score convcode` prints under its tables (w/ CF and w/ CF SNF repeat turn 0).
+    let ccw: Value = serde_json::from_slice(&std::fs::read(&inputs[2]).unwrap()).unwrap();
+    let notes: Vec<&str> = ccw["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains("repeat turn 0")),
+        "{notes:?}"
+    );
+    for n in notes {
+        assert!(
+            page.contains(&escaped(n)),
+            "note missing from the page: {n}"
+        );
+    }
+    // Those two columns are equal at every turn: the page and the legend say so.
+    assert!(
+        page.contains("w/ CF and w/ CF SNF have the same value at every turn"),
+        "no coincidence note"
+    );
+    assert!(
+        page.contains("= w/ CF (same values)"),
+        "legend lacks the coincidence"
+    );
+    // Every table's column names are distinct (the per-session index is not `session`).
+    for head in page.split("<thead>").skip(1) {
+        let head = &head[..head.find("</thead>").unwrap()];
+        let names: Vec<&str> = head
+            .split("<th scope=\"col\">")
+            .skip(1)
+            .map(|h| &h[..h.find("</th>").unwrap()])
+            .collect();
+        let unique: std::collections::BTreeSet<&&str> = names.iter().collect();
+        assert_eq!(
+            unique.len(),
+            names.len(),
+            "repeated column names: {names:?}"
+        );
+    }
+    assert!(page.contains("<th scope=\"col\">session index</th>"));
+    // The text output's per-session table too.
+    let header = texts[0]
+        .lines()
+        .find(|l| l.contains("short history") && l.contains("instruction") && l.contains("index"))
+        .expect("per-session header in the text output");
+    let cols: Vec<&str> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let unique: std::collections::BTreeSet<&&str> = cols.iter().collect();
+    assert_eq!(unique.len(), cols.len(), "{header}");
+}
+
+#[test]
+fn a_shard_is_marked_and_long_model_names_are_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo-with-a-long-suffix";
+    let shard = dir.path().join("shard1.json");
+    let o = ok(
+        bin()
+            .args(["score", "memorycode", "--shard", "1/2", "--format", "json"])
+            .args(["--model-name", long])
+            .output()
+            .unwrap(),
+        "score memorycode --shard",
+    );
+    std::fs::write(&shard, o.stdout).unwrap();
+    let html = build_report(dir.path(), std::slice::from_ref(&shard));
+    let (_, page) = split_data(&html);
+    assert!(
+        page.contains(&format!(
+            "{} is shard 1 of 2 of a sharded run",
+            shard.display()
+        )),
+        "shard not said"
+    );
+    assert!(page.contains("pivot-lsp merge"));
+    assert!(
+        page.contains(&format!("{long} [shard 1/2]")),
+        "label without the shard"
+    );
+    // The legends wrap the long name instead of cutting it.
+    assert!(!page.contains('…'), "something was cut with an ellipsis");
+    let svgs: String = page
+        .split("<svg")
+        .skip(1)
+        .map(|s| &s[..s.find("</svg>").unwrap()])
+        .collect();
+    let legend_text: String = svgs
+        .split("<text")
+        .skip(1)
+        .map(|t| {
+            let t = &t[t.find('>').unwrap() + 1..];
+            &t[..t.find("</text>").unwrap()]
+        })
+        .collect();
+    assert!(
+        legend_text.contains(&format!("{long}[shard 1/2]"))
+            || legend_text.contains(&format!("{long} [shard 1/2]")),
+        "the whole name is not in the legend's lines: {legend_text}"
+    );
+}
+
+#[test]
+fn without_output_the_report_goes_under_pivot_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, _, _) = fixture_scores(dir.path());
+    let cwd = dir.path().join("work");
+    std::fs::create_dir(&cwd).unwrap();
+    let o = ok(
+        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+            .arg("report")
+            .arg(&inputs[0])
+            .current_dir(&cwd)
+            .output()
+            .unwrap(),
+        "report without --output",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("wrote .pivot/report.html"), "{err}");
+    assert!(err.contains("--output"), "{err}");
+    assert!(cwd.join(".pivot/report.html").is_file());
+    assert!(!cwd.join("report.html").exists());
+    // This repository ignores that folder, so a report made in the checkout stays out of git.
+    let ignore = std::fs::read_to_string(root().join(".gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l.trim() == "/.pivot/"), "{ignore}");
+}
+
+/// A ConvCodeWorld score file whose series would hide each other if drawn naively: a lone
+/// point first (on the line of the next series), then two pairs of identical columns, the
+/// second of each pair drawn solid over the first.
+fn crafted_convcode(dir: &Path) -> PathBuf {
+    let turns: Vec<u64> = (0..=10).collect();
+    let rising: Vec<Value> = turns
+        .iter()
+        .map(|t| json!(10.0 + 8.0 * *t as f64))
+        .collect();
+    let flat: Vec<Value> = turns.iter().map(|_| json!(40.0)).collect();
+    let lone: Vec<Value> = turns
+        .iter()
+        .map(|t| if *t == 5 { json!(50.0) } else { Value::Null })
+        .collect();
+    let col = |config: &str, label: &str, v: &Vec<Value>| json!({"config": config, "label": label, "pass_at_1": v});
+    let v = json!({
+        "benchmark": "convcodeworld", "mode": "live", "model": "crafted/model",
+        "turns": turns,
+        "columns": [
+            col("CF_SEF", "w/ CF SEF", &lone),
+            col("CF_EF_FULL", "w/ CF EF (full TC)", &rising),
+            col("CF_EF_UNIT", "w/ CF EF (partial TC)", &rising),
+            col("CF", "w/ CF", &flat),
+            col("CF_SNF", "w/ CF SNF", &flat),
+        ],
+        "notes": [],
+    });
+    let p = dir.join("crafted.json");
+    std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
+    let Some(chrome) = chromium() else {
+        pivot_lsp::test_skip::skip(
+            "no chromium on PATH (scripts/test installs Debian's `chromium`): series visibility not checked",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = crafted_convcode(dir.path());
+    let html = build_report(dir.path(), std::slice::from_ref(&input));
+    // The Pass@1 chart alone, at its own size in the top left corner, so that only its
+    // pixels are counted (the page's rules and links use the same palette).
+    let start = html.find("<svg").expect("a chart");
+    let end = start + html[start..].find("</svg>").unwrap() + 6;
+    let chart = dir.path().join("chart.html");
+    std::fs::write(
+        &chart,
+        format!(
+            "<html><body style=\"margin:0\">{}</body></html>",
+            &html[start..end]
+        ),
+    )
+    .unwrap();
+    let (shot, _) = match render(&chrome, dir.path(), &chart, "series") {
+        Ok(r) => r,
+        Err(why) => {
+            pivot_lsp::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
+            return;
+        }
+    };
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let width = info.width as usize;
+    // The series' colours (the report's palette, in series order).
+    let colours: [(&str, [u8; 3]); 5] = [
+        ("w/ CF SEF (one point)", [0x33, 0x22, 0x88]),
+        ("w/ CF EF (full TC)", [0xCC, 0x66, 0x77]),
+        ("w/ CF EF (partial TC)", [0x44, 0xAA, 0x99]),
+        ("w/ CF", [0xDD, 0xCC, 0x77]),
+        ("w/ CF SNF", [0x88, 0x22, 0x55]),
+    ];
+    // Per series: its pixels, and the pixel columns they are in. A line that shows spans
+    // most of the plot's width; one hidden under another shows at most around its markers.
+    let mut counts = [0usize; 5];
+    let mut columns: Vec<std::collections::HashSet<usize>> = vec![Default::default(); 5];
+    // The plot only: the legend panel (x from 800 of 1100) shows every colour anyway.
+    for (i, px) in buf[..info.buffer_size()].chunks(channels).enumerate() {
+        let x = i % width;
+        if x >= 790 {
+            continue;
+        }
+        for (k, (_, c)) in colours.iter().enumerate() {
+            if px[..3].iter().zip(c).all(|(a, b)| a.abs_diff(*b) <= 24) {
+                counts[k] += 1;
+                columns[k].insert(x);
+            }
+        }
+    }
+    let spans: Vec<usize> = columns.iter().map(|c| c.len()).collect();
+    println!("visible pixels per series: {counts:?}, in {spans:?} columns");
+    let (name, _) = colours[0];
+    assert!(
+        counts[0] >= 100,
+        "{name}: only {} pixels visible",
+        counts[0]
+    );
+    for (k, (name, _)) in colours.iter().enumerate().skip(1) {
+        assert!(
+            spans[k] >= 250,
+            "{name}: visible in only {} pixel columns of the plot ({spans:?})",
+            spans[k]
+        );
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_convcode_shard_folder_is_scored_and_shown_as_a_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("shard-2");
+    copy_tree(&root().join("fixtures/lsp/convcode"), &results);
+    // The marker `convcode run --shard 2/3` leaves in its folder.
+    let marker = json!({
+        "k": 2, "n": 3, "problems": "humaneval", "task_ids": ["HumanEval/0"],
+        "runs": [{"input": {"command": "convcode run"}, "complete": true}],
+    });
+    std::fs::write(results.join("pivot-shard.json"), marker.to_string()).unwrap();
+    let score = |format: &str| {
+        ok(
+            bin()
+                .args([
+                    "score",
+                    "convcode",
+                    "--model",
+                    "fixture/coder",
+                    "--format",
+                    format,
+                ])
+                .arg("--results")
+                .arg(&results)
+                .output()
+                .unwrap(),
+            "score convcode of a shard folder",
+        )
+    };
+    let v: Value = serde_json::from_slice(&score("json").stdout).unwrap();
+    assert_eq!(v["shard"], json!({"k": 2, "n": 3}));
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("holds shard 2 of 3")),
+        "{v}"
+    );
+    let table = String::from_utf8(score("table").stdout).unwrap();
+    assert!(
+        table.contains("note: ") && table.contains("holds shard 2 of 3"),
+        "{table}"
+    );
+    let input = dir.path().join("ccw-shard.json");
+    std::fs::write(&input, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let html = build_report(dir.path(), std::slice::from_ref(&input));
+    let (_, page) = split_data(&html);
+    assert!(
+        page.contains("is shard 2 of 3 of a sharded run"),
+        "no shard warning"
+    );
+    assert!(
+        page.contains("fixture/coder [shard 2/3]"),
+        "heading without the shard"
+    );
+    assert!(page.contains("pivot-lsp merge --results"));
 }

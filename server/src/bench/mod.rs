@@ -2,5 +2,6 @@
 pub mod convcode;
 pub mod exec_shards;
 pub mod memorycode;
+pub mod out_dir;
 pub mod pyjson;
 pub mod shard;

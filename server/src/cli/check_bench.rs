@@ -200,13 +200,19 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
         c
     };
     // Warm-up: file cache, and both tools must work before anything is timed.
+    let progress = super::Progress::new(2 * (a.runs.max(1) as u64 + 1), "check and ruff runs");
     timed(&mut check(&tree), "pivot-lsp check")?;
+    progress.inc(1);
     timed(&mut ruff_cmd(&tree), "ruff")?;
+    progress.inc(1);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for _ in 0..a.runs.max(1) {
         ours.push(timed(&mut check(&tree), "pivot-lsp check")?);
+        progress.inc(1);
         theirs.push(timed(&mut ruff_cmd(&tree), "ruff")?);
+        progress.inc(1);
     }
+    progress.finish();
     ours.sort_by(f64::total_cmp);
     theirs.sort_by(f64::total_cmp);
     let (mo, mr) = (ours[ours.len() / 2], theirs[theirs.len() / 2]);

@@ -103,8 +103,21 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         None => None,
     };
     let pivots_file = match &a.pivots {
+        Some(p) if root.join(p).is_dir() => {
+            return input_error(format!(
+                "--pivots {}: a directory, not a pivots file (name the .toml file, e.g. {})",
+                p.display(),
+                p.join("pivots.toml").display()
+            ))
+        }
+        Some(p) if !root.join(p).exists() => {
+            return input_error(format!("--pivots {}: no such pivots file", p.display()))
+        }
         Some(p) if !root.join(p).is_file() => {
-            return input_error(format!("{}: no such pivots file", p.display()))
+            return input_error(format!(
+                "--pivots {}: not a regular file (a pivots file is TOML text)",
+                p.display()
+            ))
         }
         Some(p) => Some(root.join(p)),
         None => Some(root.join("pivots.toml")).filter(|p| p.is_file()),

@@ -204,6 +204,8 @@ pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<Value> {
     }))
 }
 
+/// The diagnostic as published, except `code`: the rule id text and SARIF show
+/// (`syntax-error` for a syntax error, which the server publishes without a code).
 fn json_finding(f: &Finding) -> Value {
     let d = &f.diagnostic;
     json!({
@@ -211,7 +213,7 @@ fn json_finding(f: &Finding) -> Value {
         "range": d["range"],
         "severity": d["severity"],
         "source": d["source"],
-        "code": d["code"],
+        "code": f.rule_id(),
         "message": d["message"],
     })
 }

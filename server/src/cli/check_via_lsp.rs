@@ -164,16 +164,20 @@ pub fn bench_via_lsp(dataset: &Path, outputs: &Path, runs: usize) -> Result<i32>
     use std::time::Instant;
     let (mut direct, mut via) = (Vec::new(), Vec::new());
     let (mut a, mut b) = (Value::Null, Value::Null);
+    let progress = super::Progress::new(2 * runs.max(1) as u64, "scoring runs");
     for _ in 0..runs.max(1) {
         let t = Instant::now();
         let (r, _) = score_dirs(dataset, outputs, Detail::ScoresOnly, &|| {})?;
         direct.push(t.elapsed().as_secs_f64());
+        progress.inc(1);
         a = r.to_json(true);
         let t = Instant::now();
         let r = score_via_lsp(dataset, outputs, &|| {}, None)?;
         via.push(t.elapsed().as_secs_f64());
+        progress.inc(1);
         b = r.to_json(true);
     }
+    progress.finish();
     direct.sort_by(f64::total_cmp);
     via.sort_by(f64::total_cmp);
     let (md, mv) = (direct[direct.len() / 2], via[via.len() / 2]);

@@ -8,7 +8,7 @@ use crate::bench::convcode::executor::{Control, Observer};
 use crate::bench::convcode::live::{run_live, LiveOptions, RunReport, Turn0};
 use crate::bench::convcode::shard_dir::{self, RunInput};
 use crate::bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
-use crate::bench::convcode::static_bench::{run_static, StaticOptions};
+use crate::bench::convcode::static_bench::{missing_reference, run_static, StaticOptions};
 use crate::bench::convcode::turn::TurnEnv;
 use crate::bench::convcode::turn0;
 use crate::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
@@ -139,7 +139,10 @@ pub struct RunArgs {
     /// Configuration(s): `all`, or comma-separated codes (CF, CF_EF_UNIT, ..., CF_EF_FULL_SEF).
     #[arg(long = "config", default_value = "all")]
     pub config: String,
-    /// Feedback simulator model (named in file names as `_by_{SIM}`).
+    /// Feedback simulator model: the model name sent to the simulator endpoint for novice
+    /// (SNF) and expert (SEF) feedback, and named in those configurations' file names as
+    /// `_by_{SIM}`. The default, gpt-4o, is the original's simulator, so its file names
+    /// carry `_by_gpt-4o` unless another is named here.
     #[arg(long, default_value = DEFAULT_SIMULATOR, value_name = "SIM")]
     pub simulator_model: String,
     /// Simulator base URL (default: the code model's).
@@ -162,7 +165,8 @@ pub struct BenchArgs {
     /// Reference model whose live logs and evaluations are replayed.
     #[arg(long, value_name = "R")]
     pub ref_model: String,
-    /// Simulator named in the reference's file names.
+    /// The simulator the reference run used, as named in its file names (`_by_{SIM}`; the
+    /// default, gpt-4o, is `convcode run`'s and the original's default).
     #[arg(long, default_value = DEFAULT_SIMULATOR, value_name = "SIM")]
     pub simulator_model: String,
     /// Configurations (default: the five ConvCodeBench reports).
@@ -366,7 +370,23 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
                 .or_else(|| a.model.api_key.clone()),
             endpoint: a.simulator_endpoint,
         };
-        Some(client(&sm, common, &cache)?)
+        let sim = client(&sm, common, &cache)?;
+        eprintln!(
+            "note: novice/expert feedback from the simulator model `{}` at {}{}; its files are named `..._by_{}...`",
+            a.simulator_model,
+            if common.offline {
+                "the response cache (--offline)"
+            } else {
+                sim.config().base_url.as_str()
+            },
+            if a.simulator_model == DEFAULT_SIMULATOR {
+                " (the default --simulator-model, the original's)"
+            } else {
+                ""
+            },
+            a.simulator_model
+        );
+        Some(sim)
     } else {
         None
     };
@@ -443,6 +463,37 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             .clone()
             .unwrap_or_else(|| common.results.join(".convcode-cache")),
     );
+    // The reference run must be there before the target model is asked anything (its
+    // own turn 0 included).
+    let mut opts = StaticOptions::new(
+        Layout::new(&common.results, &a.simulator_model),
+        &a.model.model,
+        &a.ref_model,
+    );
+    opts.configs = configs.clone();
+    opts.turns = common.turns;
+    let missing = missing_reference(&opts);
+    if !missing.is_empty() {
+        let shown: Vec<String> = missing
+            .iter()
+            .take(5)
+            .map(|p| p.display().to_string())
+            .collect();
+        let more = match missing.len() {
+            n if n > 5 => format!("\n  ... and {} more", n - 5),
+            _ => String::new(),
+        };
+        bail!(
+            "no complete reference run of {r} (simulator {sim}) in {dir}: ConvCodeBench replays it, and {n} of its files are missing:\n  {}{more}\nRun it first: pivot-lsp convcode run --model {r} --results {dir} --config {cfg} (with your endpoint), or name the simulator it used with --simulator-model; nothing was asked of {t}",
+            shown.join("\n  "),
+            r = a.ref_model,
+            sim = a.simulator_model,
+            dir = common.results.display(),
+            n = missing.len(),
+            cfg = configs.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+            t = a.model.model,
+        );
+    }
     let coder = client(&a.model, common, &cache)?;
     let (problems, ids) = problems(common)?;
     let shard_input = begin_shard(
@@ -499,13 +550,6 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             return Ok(3);
         }
     }
-    let mut opts = StaticOptions::new(
-        Layout::new(&common.results, &a.simulator_model),
-        &a.model.model,
-        &a.ref_model,
-    );
-    opts.configs = configs;
-    opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
     opts.shard = common.shard;

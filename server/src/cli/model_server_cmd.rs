@@ -3,7 +3,7 @@
 //! log only; the matching and answering live in the core.
 
 use crate::llm::loopback::{LoopbackServer, OnRequest, Script, Seen};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 /v1/completions) that answers from a rules file instead of a model: each request's prompt is \
 matched against the rules in order, the first rule whose `contains` strings all occur (and no \
 `not_contains` string does) answers, else `default`. No key is needed unless the script sets \
-`api_key`. The first line on stdout is the base URL to pass as --base-url; each request is \
+`api_key`. The first line on stdout is the base URL to pass as --base-url (by default on a free \
+port the server picks: read the URL back, e.g. `pivot-lsp model-server ... > url.txt &`, so that \
+no other server can answer in its place); each request is \
 logged on stderr (and, with --log, as one JSON line in FILE). Runs until interrupted (Ctrl-C).\n\n\
 Script format: docs/model-server.md. A demo for the first five HumanEval tasks: \
 fixtures/model-server/humaneval-demo.json."
@@ -24,8 +26,10 @@ pub struct ModelServerArgs {
     /// Rules file (JSON): which answer for which prompt; see docs/model-server.md.
     #[arg(long, value_name = "FILE")]
     pub script: PathBuf,
-    /// Port on 127.0.0.1 to listen on; 0 picks a free port (printed on stdout).
-    #[arg(long, default_value_t = 8089, value_name = "P")]
+    /// Port on 127.0.0.1 to listen on. 0 (the default) picks a free port; the URL is the
+    /// first line on stdout, so read it back rather than guess it. A port that is taken is
+    /// refused: whatever listens there is not this server.
+    #[arg(long, default_value_t = 0, value_name = "P")]
     pub port: u16,
     /// Also append each request as a JSON line (endpoint, rule, status, prompt) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -88,7 +92,22 @@ pub fn run(a: ModelServerArgs) -> Result<i32> {
             }
         }
     });
-    let server = LoopbackServer::start_on(script, a.port, Some(log))?;
+    let server = match LoopbackServer::start_on(script, a.port, Some(log)) {
+        Ok(s) => s,
+        Err(e)
+            if e.root_cause()
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::AddrInUse) =>
+        {
+            bail!(
+                "port {p} on 127.0.0.1 is taken by another program ({e:#}); commands pointed at \
+                 http://127.0.0.1:{p}/v1 would talk to it, not to this script. Pass --port 0 \
+                 (the default) and use the URL printed on stdout",
+                p = a.port
+            )
+        }
+        Err(e) => return Err(e),
+    };
     println!("{}", server.base_url());
     std::io::stdout().flush().ok();
     eprintln!(

@@ -10,21 +10,34 @@ pub struct ReportArgs {
     /// Score files (JSON), in the order they should appear.
     #[arg(value_name = "SCORES.json", required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Where to write the page (replaced atomically if it exists).
-    #[arg(long, short, value_name = "FILE", default_value = "report.html")]
-    pub output: PathBuf,
+    /// Where to write the page (replaced atomically if it exists) [default:
+    /// .pivot/report.html, where the editor's "Open Report" writes it; `.pivot/` is the
+    /// folder Pivot LSP keeps its state in, and git-ignored in this repository]
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// The page's title.
     #[arg(long, value_name = "T")]
     pub title: Option<String>,
 }
 
+/// Where `report` writes without --output (and the editor's `pivot.report.open` always).
+pub const DEFAULT_OUTPUT: &str = ".pivot/report.html";
+
 pub fn run(a: ReportArgs) -> Result<i32> {
     let inputs = crate::report::read_inputs(&a.inputs)?;
     let html = crate::report::build(&inputs, a.title.as_deref())?;
-    crate::report::write(&a.output, &html)?;
+    // Not into the current folder unasked: a checkout would gain an untracked report.html.
+    let (output, default) = match a.output {
+        Some(p) => (p, ""),
+        None => (
+            PathBuf::from(DEFAULT_OUTPUT),
+            " (the default; --output FILE writes elsewhere)",
+        ),
+    };
+    crate::report::write(&output, &html)?;
     eprintln!(
-        "wrote {} ({} inputs, {} KB)",
-        a.output.display(),
+        "wrote {}{default} ({} inputs, {} KB)",
+        output.display(),
         inputs.len(),
         html.len().div_ceil(1024)
     );

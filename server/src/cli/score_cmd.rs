@@ -214,13 +214,17 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
             report.answers,
         ))
     };
+    let runs = Progress::new(a.runs as u64 + 1, "scoring runs");
     let (_, _, answers) = run()?;
+    runs.inc(1);
     let (mut times, mut cpus) = (Vec::new(), Vec::new());
     for _ in 0..a.runs {
         let (wall, cpu, _) = run()?;
         times.push(wall);
         cpus.push(cpu);
+        runs.inc(1);
     }
+    runs.finish();
     times.sort_by(f64::total_cmp);
     cpus.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
@@ -254,9 +258,12 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     // A ratio only against the original measured now, on this machine, on the same data.
     match &a.original {
         Some(dir) => {
-            let (wall, scores) = crate::bench::memorycode::original::time_original(
+            let phase = Progress::phase("original evaluator");
+            let timed = crate::bench::memorycode::original::time_original(
                 dir, &a.dataset, &a.outputs, &a.python,
-            )?;
+            );
+            phase.finish();
+            let (wall, scores) = timed?;
             let secs = wall.as_secs_f64();
             println!("original evaluator (same data, this run): {secs:.2} s wall; its macro scores: {scores}");
             println!("ratio: {:.1}x (original / our median)", secs / median);

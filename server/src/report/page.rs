@@ -100,6 +100,7 @@ pub fn render(
         })
         .collect();
     let summary = summary(files);
+    let warnings = warnings(files);
     let data = embedded_json(files.iter().map(|f| &f.raw))?;
 
     let mut env = minijinja::Environment::new();
@@ -120,6 +121,7 @@ pub fn render(
     tmpl.render(minijinja::context! {
         title => title,
         summary => summary,
+        warnings => warnings,
         version => stamp.version,
         date => stamp.date,
         memorycode => memorycode,
@@ -144,18 +146,63 @@ fn embedded_json<'a>(values: impl Iterator<Item = &'a Value>) -> Result<String, 
         .replace('&', "\\u0026"))
 }
 
-/// One label per file: its model, with the file's name added where two files share a model.
+/// One label per file: its model, with the file's name added where two files share a model,
+/// and `[shard k/n]` for a shard's partial scores (wherever the label appears: legends,
+/// tables, headings).
 fn model_labels(files: &[ScoreFile]) -> Vec<String> {
     let key = |f: &ScoreFile| (f.benchmark(), f.model());
     files
         .iter()
         .map(|f| {
             let same = files.iter().filter(|g| key(g) == key(f)).count();
-            if same > 1 {
+            let label = if same > 1 {
                 format!("{} ({})", f.model(), f.name)
             } else {
                 f.model()
+            };
+            match f.shard() {
+                Some((k, n)) => format!("{label} [shard {k}/{n}]"),
+                None => label,
             }
+        })
+        .collect()
+}
+
+/// What the page says first about inputs that are not whole runs.
+fn warnings(files: &[ScoreFile]) -> Vec<String> {
+    files
+        .iter()
+        .filter_map(|f| {
+            let (k, n) = f.shard()?;
+            let (part, join) = match f.score {
+                Score::Memorycode(_) => (
+                    "dialogues",
+                    "`pivot-lsp merge` joins the shards' JSON into the whole run's",
+                ),
+                Score::Convcode(_) => (
+                    "tasks",
+                    "`pivot-lsp merge --results OUT DIR...` joins the shards' folders; score the joined folder",
+                ),
+            };
+            Some(format!(
+                "{} is shard {k} of {n} of a sharded run: its scores cover only that shard's {part}, not the whole benchmark ({join}).",
+                f.name
+            ))
+        })
+        .collect()
+}
+
+/// A note under a line chart whose series coincide (drawn nested, see `charts::lines`).
+fn coincidence_notes(series: &[Series], along: &str) -> Vec<String> {
+    charts::coincident(series)
+        .into_iter()
+        .map(|g| {
+            let names: Vec<&str> = g.iter().map(|&i| series[i].name.as_str()).collect();
+            let (last, rest) = names.split_last().expect("a group has two or more");
+            format!(
+                "{} and {last} have the same value at every {along}: their lines lie on each other, drawn one inside the other (the first widest) with their markers side by side.",
+                rest.join(", ")
+            )
         })
         .collect()
 }
@@ -238,13 +285,14 @@ fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McS
             })
             .collect();
         let title = format!("MemoryCode per session: {name}");
+        let notes = coincidence_notes(&lines, "session");
         sessions.push(Figure {
             svg: charts::lines(&title, "session (0-based)", &xs, &score_axis, &lines)?,
             caption: format!(
                 "{name}: each score per session index, averaged over the dialogues that have that session (gaps: none has a score there)."
             ),
             table: Table {
-                header: std::iter::once("session".to_string())
+                header: std::iter::once("session index".to_string())
                     .chain(metrics.iter().cloned())
                     .collect(),
                 rows: (0..len)
@@ -257,7 +305,7 @@ fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McS
                     })
                     .collect(),
             },
-            notes: vec![],
+            notes,
         });
     }
 
@@ -349,11 +397,13 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
     };
     let present: Vec<_> = c.present().collect();
     if present.is_empty() {
+        let mut notes = vec![format!("No configuration has results in {file}.")];
+        notes.extend(c.notes.iter().cloned());
         return Ok(CcBlock {
             heading,
             pass: None,
             mrr: None,
-            notes: vec![format!("No configuration has results in {file}.")],
+            notes,
         });
     }
     let pct = Axis {
@@ -381,7 +431,7 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
                 .collect()
         })
         .collect();
-    let mut notes = vec![];
+    let mut notes = coincidence_notes(&series, "turn");
     let absent = c.columns.len() - present.len();
     if absent > 0 {
         notes.push(format!(
@@ -442,7 +492,8 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
         heading,
         pass,
         mrr,
-        notes: vec![],
+        // What `score convcode` prints under its tables.
+        notes: c.notes.clone(),
     })
 }
 

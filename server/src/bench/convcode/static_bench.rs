@@ -41,6 +41,36 @@ impl StaticOptions {
     }
 }
 
+/// The reference run's files the replay reads that are missing (each turn's previous code
+/// and its evaluation, and for verbal configurations each turn's frozen feedback), in the
+/// order the replay would need them; empty when the reference run is complete. Checked
+/// before anything is asked of the target model.
+pub fn missing_reference(opts: &StaticOptions) -> Vec<std::path::PathBuf> {
+    let layout = &opts.layout;
+    let r = opts.reference.as_str();
+    let mut missing = Vec::new();
+    let mut need = |p: std::path::PathBuf| {
+        if !p.exists() && !missing.contains(&p) {
+            missing.push(p);
+        }
+    };
+    for &config in &opts.configs {
+        for t in 1..=opts.turns {
+            let prev = if t == 1 {
+                layout.turn0_samples_found(r).0
+            } else {
+                layout.live_log(r, config, t - 1)
+            };
+            need(eval_path(&prev));
+            need(prev);
+            if config.verbal.is_some() {
+                need(layout.live_log(r, config, t));
+            }
+        }
+    }
+    missing
+}
+
 pub fn run_static(
     opts: &StaticOptions,
     problems: &[Problem],

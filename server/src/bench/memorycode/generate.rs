@@ -263,6 +263,38 @@ pub fn instruction_file(out: &Path, model_name: &str) -> PathBuf {
     out.join("instruction").join(format!("{model_name}.json"))
 }
 
+/// Where the run writes (the output folder, the instruction and per-model folders in it,
+/// the response cache) that cannot be written: checked before the first request, so that
+/// no answer is paid for that could not be saved. Inside an output folder that is in the
+/// way, only the folder itself is named.
+fn unwritable(client: &Client, opts: &GenerateOptions, no_dialogues: bool) -> Vec<String> {
+    use crate::bench::out_dir::problem;
+    let mut out = Vec::new();
+    match problem(&opts.out, "the output folder (--out)") {
+        Some(p) => out.push(p),
+        None => {
+            if opts.modes.contains(&Mode::Instruction) {
+                out.extend(problem(
+                    &opts.out.join("instruction"),
+                    "the instruction outputs' folder",
+                ));
+            }
+            if !no_dialogues && opts.modes.iter().any(|m| *m != Mode::Instruction) {
+                out.extend(problem(
+                    &opts.out.join(&opts.model_name),
+                    "the model outputs' folder",
+                ));
+            }
+        }
+    }
+    if let Some(cache) = &client.config().cache {
+        if !cache.dir().starts_with(&opts.out) || out.is_empty() {
+            out.extend(problem(cache.dir(), "the response cache (--cache)"));
+        }
+    }
+    out
+}
+
 /// Plan, check, request, write. Errors here are bad input (nothing was written); request
 /// failures are listed in the report.
 pub fn generate(
@@ -417,6 +449,7 @@ pub fn generate(
             }
         }
     }
+    problems.extend(unwritable(client, opts, dialogues.is_empty()));
     if !problems.is_empty() {
         bail!("bad input, nothing written:\n  {}", problems.join("\n  "));
     }

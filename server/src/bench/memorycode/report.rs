@@ -200,7 +200,7 @@ impl Report {
     }
 
     fn per_session_rows(&self) -> Vec<Vec<String>> {
-        let mut rows = vec![std::iter::once("session".to_string())
+        let mut rows = vec![std::iter::once("session index".to_string())
             .chain(METRICS.iter().map(|m| m.to_string()))
             .collect::<Vec<_>>()];
         for i in 0..self.max_length {

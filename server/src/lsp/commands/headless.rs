@@ -69,9 +69,14 @@ impl Backend {
                 ws.replay.open(c);
             }
             let last = ws.replay.count() - 1;
+            // The session's own message, without the request's name and usage: `check`
+            // shows it to its user as is.
             ws.replay
                 .step(Move::Goto(session.unwrap_or(last)))
-                .map_err(|e| args.error(&e))?;
+                .map_err(|e| match conversation {
+                    Some(p) => request_failed(format!("{e} in the conversation {p}")),
+                    None => request_failed(format!("{e} (no conversation was given)")),
+                })?;
         }
         let mut out = super::pivots::active(self, &Args::empty(&args))?;
         out["errors"] = json!(errors);

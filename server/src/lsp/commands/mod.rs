@@ -165,11 +165,11 @@ impl<'a> Args<'a> {
     }
 
     pub fn error(&self, problem: &str) -> tower_lsp_server::jsonrpc::Error {
-        invalid_params(format!(
-            "{}: {problem} (arguments: {})",
-            self.command,
-            self.usage()
-        ))
+        match self.usage() {
+            // Requests outside USAGE (the headless ones) have no usage line to show.
+            "" => invalid_params(format!("{}: {problem}", self.command)),
+            usage => invalid_params(format!("{}: {problem} (arguments: {usage})", self.command)),
+        }
     }
 
     /// For commands that take no arguments: an unexpected one is an error, not ignored.
