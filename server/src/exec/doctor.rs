@@ -155,11 +155,19 @@ pub fn report(python: &Path) -> Vec<Check> {
                 super::runner::CGROUP_HEADROOM_MB
             ),
         ),
-        Err(why) => check("memory cgroup", true, format!("not available: {why}")),
+        Err(why) => optional("memory cgroup", false, format!("not available: {why}")),
     });
+    out.push(check(
+        "verdicts",
+        true,
+        "HumanEval-style tests run in a process that never runs model code (guaranteed); \
+         unittest tests are decided by an audit hook that reports tampering (frame, gc and \
+         ctypes access, patched modules or unittest, forged reports) as `tampered`; see the \
+         README's Security section for what an in-process attacker can still do",
+    ));
     if let Ok(i) = &interp {
         if !i.left_out.is_empty() {
-            out.push(check(
+            out.push(optional(
                 "interpreter paths",
                 true,
                 format!(

@@ -2562,13 +2562,8 @@ def settle():
     gc.freeze()
 
 
-def preload(lines, root, keep):
-    """Imports, in the zygote, the modules a task's own import lines name (the problem's
-    `code_prompt`, never model code), so that every later fork starts with them loaded.
-    Only plain import statements are honoured; a module that fails to import is left to the
-    task, which then reports the error itself."""
-    import importlib
-
+def imported_names(lines):
+    """The modules plain import statements among `lines` name."""
     names = []
     for line in lines:
         try:
@@ -2583,6 +2578,42 @@ def preload(lines, root, keep):
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.append(node.module)
             names += [node.module + "." + a.name for a in node.names if a.name != "*"]
+    return names
+
+
+MANAGER_COST = []
+
+
+def evaluator_head_start(lines):
+    """Seconds BigCodeBench's evaluator spends in a task's process before it arms its alarm,
+    which a warm zygote does not: starting a multiprocessing Manager, importing
+    matplotlib.pyplot (its reliability_guard does, for every task) and importing the task's
+    libraries cold. Its kill comes `alarm + 1` s after the process starts, so when this
+    exceeds a second a hanging test is killed (`timeout`) before the alarm can fail it; the
+    runner's kill is brought forward by as much, so the same happens here whatever the
+    pre-imports saved. Costs are the zygote's own cold imports, measured once."""
+    if not MANAGER_COST:
+        t = time.monotonic()
+        try:
+            import multiprocessing
+
+            m = multiprocessing.Manager()
+            MANAGER_COST.append(time.monotonic() - t)
+            m.shutdown()
+        except BaseException:  # noqa: B036
+            MANAGER_COST.append(0.0)
+    names = set(imported_names(lines)) | {"matplotlib", "matplotlib.pyplot"}
+    return MANAGER_COST[0] + sum(IMPORT_COST.get(n, 0.0) for n in names)
+
+
+def preload(lines, root, keep):
+    """Imports, in the zygote, the modules a task's own import lines name (the problem's
+    `code_prompt` and tests, never model code), so that every later fork starts with them
+    loaded. Only plain import statements are honoured; a module that fails to import is left
+    to the task, which then reports the error itself."""
+    import importlib
+
+    names = imported_names(lines)
     fresh = False
     for name in names:
         if name in PRELOADED:
@@ -2677,11 +2708,19 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
             continue
         try:
             preload_time = 0.0
+            quirks_alarm = req.get("quirks") and req.get("alarm")
+            if quirks_alarm:
+                # BigCodeBench's evaluator imports pyplot in every task (reliability_guard).
+                req["preload"] = list(req.get("preload") or []) + ["import matplotlib.pyplot"]
             if req.get("preload"):
                 t = time.monotonic()
                 if preload(req["preload"], root, keep):
                     settle()
                 preload_time = time.monotonic() - t
+            if quirks_alarm:
+                head = evaluator_head_start(req["preload"])
+                req["timeout"] = max(float(req["timeout"]) - head, 1.0)
+                req["head_start"] = head
             reply = run_task(req, root, drop, keep)
             reply["preload"] = preload_time
         except Exception as e:  # a harness bug must not take the zygote down
