@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod bounded_read;
 pub mod cli;
+pub mod durable;
 pub mod exec;
 pub mod fasthash;
 pub mod llm;

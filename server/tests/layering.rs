@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Rank of a top-level module; helpers every layer may use rank lowest.
 fn rank(module: &str) -> Option<u8> {
     Some(match module {
-        "fasthash" | "test_skip" => 0,
+        "fasthash" | "test_skip" | "durable" => 0,
         "python" => 1,
         "pivots" => 2,
         "bench" | "exec" | "llm" => 3,

@@ -124,8 +124,39 @@ fn memorycode_via_lsp_shards_merge_to_the_direct_run() {
     let dir = tempfile::tempdir().unwrap();
     let whole = stdout(&["score", "memorycode", "--format", "json"], &[0, 1]);
     let args = ["score", "memorycode", "--format", "json", "--via-lsp"];
-    let files = shards(dir.path(), 3, &args, &[0, 1]);
-    assert_same(&merged(&files, &[0, 1]), &whole, 3);
+    // 3 shards, and 5 of the fixtures' 3 dialogues (two empty).
+    for n in [3, 5] {
+        let d = dir.path().join(n.to_string());
+        std::fs::create_dir(&d).unwrap();
+        let files = shards(&d, n, &args, &[0, 1]);
+        assert_same(&merged(&files, &[0, 1]), &whole, n);
+    }
+}
+
+#[test]
+fn exec_empty_shards_merge_to_the_unsharded_run() {
+    // fixtures/problems/mini.jsonl holds 3 problems: shards 4 and 5 of 5 are empty.
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "exec",
+        "--problems",
+        "fixtures/problems/mini.jsonl",
+        "--samples",
+        "canonical",
+        "--format",
+        "json",
+    ];
+    let whole: Value = serde_json::from_str(&stdout(&args, &[0])).unwrap();
+    let files = shards(dir.path(), 5, &args, &[0]);
+    let empty: Value = serde_json::from_str(&std::fs::read_to_string(&files[4]).unwrap()).unwrap();
+    assert_eq!(empty["eval"].as_object().map(|e| e.len()), Some(0));
+    let mut m: Value = serde_json::from_str(&merged(&files, &[0])).unwrap();
+    let mut w = whole;
+    assert_eq!(w["eval"].as_object().unwrap().len(), 3);
+    // "date" is when a run ran: the one field excluded from the comparison.
+    w["date"] = Value::Null;
+    m["date"] = Value::Null;
+    assert_eq!(m, w);
 }
 
 #[test]
@@ -276,74 +307,6 @@ fn sh(dir: &Path, script: &str, env: &[(&str, String)]) -> Output {
         c.env(k, v);
     }
     c.output().unwrap()
-}
-
-#[test]
-fn slurm_recipe_runs_as_three_array_tasks_and_merges() {
-    // What a script can check without Slurm: the array task script, run with the
-    // variables Slurm sets, three times; then the merge job's command.
-    let blocks = doc_blocks("Slurm array job");
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data/outputs");
-    std::fs::create_dir_all(&data).unwrap();
-    let fixtures = repo().join("fixtures/memorycode");
-    std::os::unix::fs::symlink(fixtures.join("dataset"), dir.path().join("data/dataset")).unwrap();
-    std::os::unix::fs::symlink(fixtures.join("outputs/demo-model"), data.join("gpt-4o")).unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_pivot-lsp")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    for k in 1..=3 {
-        let out = Command::new("bash")
-            .args(["-c", &blocks[0]])
-            .current_dir(dir.path())
-            .env("PATH", &path)
-            .env("SLURM_ARRAY_TASK_ID", k.to_string())
-            .env("SLURM_ARRAY_TASK_COUNT", "3")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() || out.status.code() == Some(1),
-            "{out:?}"
-        );
-    }
-    // The dependent job's --wrap command.
-    let wrap = blocks[1]
-        .split("--wrap '")
-        .nth(1)
-        .unwrap()
-        .split('\'')
-        .next()
-        .unwrap();
-    let out = Command::new("bash")
-        .args(["-c", wrap])
-        .current_dir(dir.path())
-        .env("PATH", &path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success() || out.status.code() == Some(1),
-        "{out:?}"
-    );
-    let merged = std::fs::read_to_string(dir.path().join("scores.json")).unwrap();
-    let d = dir.path().join("data/dataset");
-    let o = data.join("gpt-4o");
-    let whole = stdout(
-        &[
-            "score",
-            "memorycode",
-            "--format",
-            "json",
-            "--dataset",
-            &d.to_string_lossy(),
-            "--outputs",
-            &o.to_string_lossy(),
-        ],
-        &[0, 1],
-    );
-    assert_same(&merged, &whole, 3);
 }
 
 /// ConvCodeWorld shards against the loopback model: `pivot-lsp model-server` playing the
@@ -551,7 +514,7 @@ fn convcode_merge_refusals_named_one_by_one() {
         assert!(err.contains(what), "expected {what:?} in: {err}");
         assert!(!out.exists(), "{what}: something was written");
     };
-    refused(&d[..2], "shard 3/3 is missing");
+    refused(&d[..2], "shard 3/3 is missing: run it (--shard 3/3)");
     refused(
         &[d[0].clone(), d[1].clone(), d[1].clone(), d[2].clone()],
         "shard 2/3 given twice",
@@ -609,6 +572,53 @@ fn convcode_merge_refusals_named_one_by_one() {
     assert!(String::from_utf8_lossy(&m.stderr).contains("holds shard 1/3, not 2/3"));
     // And with everything in order, the merge goes through.
     convcode::ok(convcode::merge_results(&out, &d), "merge");
+}
+
+#[test]
+fn convcode_empty_shard_runs_and_benches_and_refusals_say_what_happened() {
+    let Some(s) = convcode::server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // 5 tasks in 8 shards: shard 6 has none. Its `run` writes the (empty) turn files that
+    // its `bench` replays, and both finish.
+    let empty = dir.path().join("s6");
+    for cmd in ["run", "bench"] {
+        convcode::ok(
+            convcode::convcode(&s, cmd, &empty, &["--shard", "6/8"]),
+            &format!("{cmd} of an empty shard"),
+        );
+    }
+    let t0 = "bigcodebench/sanitized_calibrated_samples/instruct/demo--ref--bigcodebench-instruct--vllm-0-1-sanitized-calibrated.jsonl";
+    assert_eq!(std::fs::read(empty.join(t0)).unwrap(), b"");
+    let marker = std::fs::read_to_string(empty.join("pivot-shard.json")).unwrap();
+    assert!(!marker.contains("\"complete\": false"), "{marker}");
+    // A shard whose command failed: the marker keeps the error, the merge says it and the fix.
+    let failed = dir.path().join("s2");
+    let out = convcode::convcode(&s, "bench", &failed, &["--shard", "2/8"]);
+    assert!(!out.status.success());
+    let m = convcode::merge_results(&dir.path().join("out"), &[empty.clone(), failed.clone()]);
+    let err = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        err.contains("shard 2/8 is unfinished: `convcode bench --model demo/target` failed: reference run incomplete")
+            && err.contains("run the same command again with --shard 2/8"),
+        "{err}"
+    );
+    // A shard whose command stopped before its end (killed; here --stop-after).
+    let stopped = dir.path().join("s3");
+    let out = convcode::convcode(
+        &s,
+        "run",
+        &stopped,
+        &["--shard", "3/8", "--stop-after", "2"],
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let m = convcode::merge_results(&dir.path().join("out"), &[stopped]);
+    let err = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        err.contains(
+            "shard 3/8 is unfinished: `convcode run --model demo/ref` started but did not finish"
+        ) && err.contains("it resumes where it stopped"),
+        "{err}"
+    );
 }
 
 /// Copies a folder tree (files and folders only).

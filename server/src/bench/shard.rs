@@ -81,7 +81,10 @@ pub fn read_record(name: &str, record: Option<&Value>) -> Result<ShardOf> {
         bail!("{name}: shard {k}/{n} is not a valid shard");
     }
     if r.get("complete") != Some(&Value::Bool(true)) {
-        bail!("{name}: shard {k}/{n} is unfinished (its run was interrupted); re-run it");
+        bail!(
+            "{name}: shard {k}/{n} is unfinished: its run did not end well (killed, or stopped by \
+             an error); run that shard's command again, then merge again"
+        );
     }
     Ok(ShardOf {
         name: name.to_string(),
@@ -101,13 +104,15 @@ pub fn check_set(shards: &[ShardOf]) -> Result<Vec<usize>> {
     for s in &shards[1..] {
         if s.shard.n != n {
             problems.push(format!(
-                "{} is shard {} but {} is shard {}: shards of different N",
+                "{} is shard {} but {} is shard {}: shards of different N (every shard of a \
+                 job needs the same N; re-run the odd ones with it)",
                 s.name, s.shard, first.name, first.shard
             ));
         }
         if s.input != first.input {
             problems.push(format!(
-                "{} is a shard of a different input than {} ({})",
+                "{} is a shard of a different input than {} ({}): every shard must run the \
+                 same command on the same input",
                 s.name,
                 first.name,
                 differing_keys(&first.input, &s.input)
@@ -121,7 +126,7 @@ pub fn check_set(shards: &[ShardOf]) -> Result<Vec<usize>> {
         }
         match by_k[s.shard.k - 1] {
             Some(j) => problems.push(format!(
-                "shard {} given twice: {} and {}",
+                "shard {} given twice: {} and {} (give each shard once)",
                 s.shard, shards[j].name, s.name
             )),
             None => by_k[s.shard.k - 1] = Some(i),
@@ -129,7 +134,11 @@ pub fn check_set(shards: &[ShardOf]) -> Result<Vec<usize>> {
     }
     for (k, slot) in by_k.iter().enumerate() {
         if slot.is_none() {
-            problems.push(format!("shard {}/{n} is missing", k + 1));
+            problems.push(format!(
+                "shard {}/{n} is missing: run it (--shard {}/{n}) and give its output too",
+                k + 1,
+                k + 1
+            ));
         }
     }
     if !problems.is_empty() {

@@ -305,7 +305,8 @@ fn render(
 
 fn write_output(path: Option<&Path>, text: &str) -> Result<()> {
     match path {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display())),
+        // Whole or not at all (a killed shard leaves no half file to merge).
+        Some(p) => crate::durable::write_atomic(p, text.as_bytes()),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;

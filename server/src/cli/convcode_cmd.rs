@@ -292,6 +292,48 @@ fn begin_shard(
     Ok(Some(input))
 }
 
+/// Takes the results folder for this command (one writer at a time: two runs appending to
+/// the same turn files would write records twice) and clears what a killed run left: the
+/// temporary files of writes it cut short. Says when it resumes an interrupted run.
+fn open_results(common: &CommonArgs, what: &str) -> Result<crate::durable::FolderLock> {
+    let lock = crate::durable::FolderLock::acquire(&common.results, what)?;
+    if let Some(w) = &lock.warning {
+        eprintln!("warning: {w}");
+    }
+    if let Some(h) = &lock.interrupted {
+        eprintln!(
+            "note: resuming {}: an earlier run ({h}) ended without finishing",
+            common.results.display()
+        );
+    }
+    let mut swept = crate::durable::sweep_stale_temps(&common.results)?;
+    if let Some(c) = common
+        .cache
+        .as_ref()
+        .filter(|c| !c.starts_with(&common.results))
+    {
+        swept += crate::durable::sweep_stale_temps(c)?;
+    }
+    if swept > 0 {
+        eprintln!("note: removed {swept} temporary file(s) of writes an interrupted run cut short");
+    }
+    Ok(lock)
+}
+
+/// Records in the shard's marker why the command stopped (what `merge` then says).
+fn fail_shard<T>(
+    common: &CommonArgs,
+    input: &Option<serde_json::Value>,
+    res: Result<T>,
+) -> Result<T> {
+    if let (Err(e), Some(input)) = (&res, input) {
+        if let Err(m) = shard_dir::fail(&common.results, input, &format!("{e:#}")) {
+            eprintln!("warning: {m:#}");
+        }
+    }
+    res
+}
+
 fn finish_shard(common: &CommonArgs, input: Option<serde_json::Value>) -> Result<()> {
     if let (Some(shard), Some(input)) = (common.shard, input) {
         shard_dir::finish(&common.results, &input)?;
@@ -391,6 +433,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
         None
     };
     let (problems, ids) = problems(common)?;
+    let _lock = open_results(common, &format!("convcode run --model {}", a.model.model))?;
     let shard_input = begin_shard(
         common,
         &ids,
@@ -405,10 +448,34 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
             samples: a.samples.as_deref(),
         },
     )?;
+    let res = run_live_cmd(
+        &a,
+        &problems,
+        configs,
+        &coder,
+        simulator.as_ref(),
+        generator.as_ref(),
+    );
+    let code = fail_shard(common, &shard_input, res)?;
+    if code == 0 {
+        finish_shard(common, shard_input)?;
+    }
+    Ok(code)
+}
+
+fn run_live_cmd(
+    a: &RunArgs,
+    problems: &[Problem],
+    configs: Vec<Config>,
+    coder: &Client,
+    simulator: Option<&Client>,
+    generator: Option<&Client>,
+) -> Result<i32> {
+    let common = &a.common;
     let runner = runner(common)?;
     let env = TurnEnv {
-        coder: &coder,
-        simulator: simulator.as_ref().map(|s| s as _),
+        coder,
+        simulator: simulator.map(|s| s as _),
         python: &common.python,
         runner: Some(&runner),
     };
@@ -425,8 +492,8 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     let control = Control::new(common.stop_after);
     let res = run_live(
         &opts,
-        &problems,
-        match (&a.samples, &generator) {
+        problems,
+        match (&a.samples, generator) {
             (Some(path), _) => Turn0::Samples(path),
             (None, Some(g)) => Turn0::Generate(g),
             (None, None) => bail!("internal: no turn-0 source"),
@@ -447,7 +514,6 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
         );
         return Ok(3);
     }
-    finish_shard(common, shard_input)?;
     Ok(0)
 }
 
@@ -496,6 +562,13 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
     }
     let coder = client(&a.model, common, &cache)?;
     let (problems, ids) = problems(common)?;
+    let _lock = open_results(
+        common,
+        &format!(
+            "convcode bench --model {} --ref-model {}",
+            a.model.model, a.ref_model
+        ),
+    )?;
     let shard_input = begin_shard(
         common,
         &ids,
@@ -510,9 +583,24 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             samples: a.samples.as_deref(),
         },
     )?;
+    let res = run_static_cmd(&a, &problems, configs, &coder);
+    let code = fail_shard(common, &shard_input, res)?;
+    if code == 0 {
+        finish_shard(common, shard_input)?;
+    }
+    Ok(code)
+}
+
+fn run_static_cmd(
+    a: &BenchArgs,
+    problems: &[Problem],
+    configs: Vec<Config>,
+    coder: &Client,
+) -> Result<i32> {
+    let common = &a.common;
     let runner = runner(common)?;
     let env = TurnEnv {
-        coder: &coder,
+        coder,
         simulator: None,
         python: &common.python,
         runner: Some(&runner),
@@ -537,7 +625,7 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             (None, Some(g)) => Turn0::Generate(g),
             (None, None) => bail!("internal: no turn-0 source"),
         };
-        let r0 = run_live(&lo, &problems, source, &env, &runner, &control, &observer);
+        let r0 = run_live(&lo, problems, source, &env, &runner, &control, &observer);
         observer.finish();
         let r0 = r0?;
         if r0.generated > 0 {
@@ -553,7 +641,7 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
     opts.shard = common.shard;
-    let res = run_static(&opts, &problems, &env, &runner, &control, &observer);
+    let res = run_static(&opts, problems, &env, &runner, &control, &observer);
     observer.finish();
     let report = res?;
     print_report(&report, &opts.layout, &a.model.model);
@@ -561,7 +649,6 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
     if report.interrupted {
         return Ok(3);
     }
-    finish_shard(common, shard_input)?;
     Ok(0)
 }
 

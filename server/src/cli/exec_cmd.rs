@@ -281,7 +281,8 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         let json = crate::bench::exec_shards::shard_json(&all, shard, input)?;
         let text = serde_json::to_string_pretty(&json)?;
         if let Some(path) = &a.output {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            // Whole or not at all: a shard killed while writing leaves no half file to merge.
+            crate::durable::write_atomic(path, text.as_bytes())?;
         }
         if a.format == ExecFormat::Json {
             println!("{text}");

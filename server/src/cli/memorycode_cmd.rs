@@ -236,6 +236,11 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
         }
         None => None,
     };
+    let _lock = open_out(
+        &a.out,
+        client.config().cache.as_ref(),
+        &format!("memorycode generate --model {}", a.model),
+    )?;
     let bar = std::sync::OnceLock::<Progress>::new();
     let progress = |_done: usize, total: usize| {
         bar.get_or_init(|| Progress::new(total as u64, "requests"))
@@ -325,6 +330,41 @@ fn client(
     Ok((Client::new(cfg)?, server))
 }
 
+/// Takes the output folder for this run (one writer at a time: two runs filling one output
+/// file with different modes would lose one's answers), clears the temporary files of writes
+/// a killed run cut short, and says what an interrupted run left to resume from.
+fn open_out(
+    out: &std::path::Path,
+    cache: Option<&Cache>,
+    what: &str,
+) -> Result<crate::durable::FolderLock> {
+    let lock = crate::durable::FolderLock::acquire(out, what)?;
+    if let Some(w) = &lock.warning {
+        eprintln!("warning: {w}");
+    }
+    let mut swept = crate::durable::sweep_stale_temps(out)?;
+    if let Some(c) = cache.filter(|c| !c.dir().starts_with(out)) {
+        swept += crate::durable::sweep_stale_temps(c.dir())?;
+    }
+    if swept > 0 {
+        eprintln!("note: removed {swept} temporary file(s) of writes an interrupted run cut short");
+    }
+    let cached = cache.map_or(0, Cache::entries);
+    if let Some(h) = &lock.interrupted {
+        eprintln!(
+            "note: resuming {}: an earlier run ({h}) ended without finishing; {cached} answer(s) \
+             in its cache are reused, only the rest is requested",
+            out.display()
+        );
+    } else if cached > 0 {
+        eprintln!(
+            "note: {cached} answer(s) already in the cache {} are reused, only the rest is requested",
+            cache.map(|c| c.dir().display().to_string()).unwrap_or_default()
+        );
+    }
+    Ok(lock)
+}
+
 fn run_converse(a: ConverseArgs) -> Result<i32> {
     let (client, _server) = client(
         &a.endpoint,
@@ -337,6 +377,11 @@ fn run_converse(a: ConverseArgs) -> Result<i32> {
         temperature: Some(a.temperature),
         top_p: Some(a.top_p),
     };
+    let _lock = open_out(
+        &a.templates,
+        client.config().cache.as_ref(),
+        &format!("memorycode converse --model {}", a.model),
+    )?;
     let bar = std::sync::OnceLock::<Progress>::new();
     let progress = |_done: usize, total: usize| {
         bar.get_or_init(|| Progress::new(total as u64, "sessions"))

@@ -58,23 +58,31 @@ impl Cache {
         (entry.key == *key).then_some(entry.completion)
     }
 
-    /// Store atomically (write to a temporary file, then rename), so an interruption never
-    /// leaves a half-written entry.
+    /// Store atomically and durably (`durable::write_atomic`), so an interruption never
+    /// leaves a half-written entry; the temporary file of a killed write is swept by the
+    /// next run (`durable::sweep_stale_temps`).
     pub fn put(&self, key: &CacheKey, completion: &str) -> Result<()> {
         let path = self.path(&key.digest());
-        let parent = path.parent().context("cache path has no parent")?;
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create cache folder {}", parent.display()))?;
         let entry = Entry {
             key: key.clone(),
             completion: completion.to_string(),
         };
-        let mut tmp = tempfile::NamedTempFile::new_in(parent)
-            .with_context(|| format!("cannot write to cache folder {}", parent.display()))?;
-        serde_json::to_writer(&mut tmp, &entry)?;
-        tmp.persist(&path)
-            .with_context(|| format!("cannot store {}", path.display()))?;
-        Ok(())
+        let bytes = serde_json::to_vec(&entry)?;
+        crate::durable::write_atomic(&path, &bytes)
+            .with_context(|| format!("cannot store a cache entry in {}", self.dir.display()))
+    }
+
+    /// How many answers the cache holds (to say what a resumed run starts from).
+    pub fn entries(&self) -> usize {
+        let Ok(dirs) = std::fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        dirs.flatten()
+            .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|d| std::fs::read_dir(d.path()).ok())
+            .flat_map(|files| files.flatten())
+            .filter(|f| f.file_name().to_string_lossy().ends_with(".json"))
+            .count()
     }
 }
 

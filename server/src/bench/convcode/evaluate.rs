@@ -6,9 +6,8 @@ use super::config::eval_path;
 use super::eval_file::task_sort_key;
 use super::records::Log;
 use crate::exec::{EvalResult, EvalResults, Problem, Runner};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 
 /// What BigCodeBench runs for a solution: turn-0 ("sanitized-calibrated") files get the
@@ -59,15 +58,7 @@ pub fn save_atomic(results: &EvalResults, path: &Path) -> Result<()> {
         results.date.clone()
     };
     let doc = serde_json::json!({"date": date, "eval": eval});
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    tmp.write_all(python_json_indent2(&doc).as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    crate::durable::write_atomic(path, python_json_indent2(&doc).as_bytes())
 }
 
 /// Evaluate every record of `log` (stored at `log_path`) and write its eval file. Returns the

@@ -78,6 +78,11 @@ pub struct BatchOutcome {
     pub fatal: Option<String>,
     /// Stopped by `Control::stop_after`.
     pub interrupted: bool,
+    /// Records done but not written because an earlier task of the turn failed: the log
+    /// holds an unbroken prefix of the turn's order, so the rerun that retries the failed
+    /// task writes them after it, where an uninterrupted run has them (their answers are
+    /// cached, so redoing them costs no request).
+    pub held_back: usize,
 }
 
 pub struct TurnSpec<'a> {
@@ -91,13 +96,16 @@ pub struct TurnSpec<'a> {
 /// Run `jobs` and append their records to `log` in job order.
 ///
 /// A record of a task that made no code-model call gets, as the original's `log` field, the
-/// last exchange of an earlier task of this batch (the original runs one `run.py` process per
+/// last exchange of an earlier task of this turn (the original runs one `run.py` process per
 /// turn and logs `lm.inspect_history(n=1)`), or `""` when there was none yet; with
-/// `fix_quirks` it stays `null`.
+/// `fix_quirks` it stays `null`. `last_log` is that exchange when the turn resumes after
+/// records already in the file (the `log` of its last record), so a resumed turn writes what
+/// an uninterrupted one does.
 pub fn run_jobs(
     spec: &TurnSpec,
     jobs: &[Job],
     log: &mut Appender,
+    last_log: Option<String>,
     control: &Control,
     observer: &dyn Observer,
 ) -> Result<BatchOutcome> {
@@ -154,11 +162,12 @@ pub fn run_jobs(
             });
         }
         drop(tx);
-        // Write in job order; after a stop only the unbroken prefix is written (the rest is
-        // cheap to redo: the model's answers are cached).
+        // Write in job order, and only an unbroken prefix of it: after a stop or a failed
+        // task nothing more is written (the rest is cheap to redo: the model's answers are
+        // cached), so the file is always what an uninterrupted run has written so far.
         let mut pending: BTreeMap<usize, Result<TurnRecord, TurnError>> = BTreeMap::new();
         let mut next_write = 0usize;
-        let mut last_log: Option<String> = None;
+        let mut last_log = last_log;
         for (i, res) in rx {
             pending.insert(i, res);
             while let Some(res) = pending.remove(&next_write) {
@@ -166,7 +175,9 @@ pub fn run_jobs(
                 if outcome.fatal.is_some() || outcome.interrupted {
                     continue;
                 }
+                let broken = !outcome.failed.is_empty() || !outcome.not_cached.is_empty();
                 match res {
+                    Ok(_) if broken => outcome.held_back += 1,
                     Ok(mut rec) => {
                         match &rec.log {
                             Some(l) => last_log = Some(l.clone()),

@@ -158,10 +158,7 @@ pub fn install_turn0(
         text.push_str(&sample_line(id, s));
         text.push('\n');
     }
-    if let Some(dir) = dest.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    std::fs::write(&dest, text).with_context(|| format!("cannot write {}", dest.display()))?;
+    crate::durable::write_atomic(&dest, text.as_bytes())?;
     Ok(dest)
 }
 
@@ -219,24 +216,47 @@ pub(crate) fn short(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Run one turn's jobs, appending their records to `log`; an error when the turn cannot be
-/// completed. True when the run was interrupted (the caller stops there).
+/// The turn's log as written so far (`path`), refused when it holds a task twice; a torn
+/// last line is repaired and noted.
+pub(crate) fn read_done(path: &Path, observer: &dyn Observer) -> Result<Log> {
+    let done = read_log(path)?;
+    if let Some(n) = &done.repaired {
+        observer.note(n);
+    }
+    done.check_unique(path)?;
+    Ok(done)
+}
+
+/// Run one turn's jobs, appending their records to `log`, where `done` already is; an error
+/// when the turn cannot be completed. True when the run was interrupted (the caller stops
+/// there). The file exists afterwards even when there was nothing to do (an empty shard's
+/// turn), as the next turn and `convcode bench` expect.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_turn_jobs(
     spec: &TurnSpec,
     jobs: &[Job],
     log: &Path,
+    done: &Log,
     where_: &str,
     control: &Control,
     observer: &dyn Observer,
     report: &mut RunReport,
 ) -> Result<bool> {
+    let mut app = Appender::open(log)?;
     if jobs.is_empty() {
         return Ok(false);
     }
+    if !done.records.is_empty() {
+        observer.note(&format!(
+            "resuming {where_}: {} record(s) already in {}, {} to go",
+            done.records.len(),
+            short(log),
+            jobs.len()
+        ));
+    }
     observer.stage(where_, jobs.len());
-    let mut app = Appender::open(log)?;
-    let out = run_jobs(spec, jobs, &mut app, control, observer)?;
+    let last_log = done.records.last().and_then(|r| r.log.clone());
+    let out = run_jobs(spec, jobs, &mut app, last_log, control, observer)?;
     report.written += out.written;
     if out.interrupted {
         report.interrupted = true;
@@ -251,9 +271,17 @@ pub(crate) fn check_outcome(out: &BatchOutcome, where_: &str, log: &Path) -> Res
     if let Some(f) = &out.fatal {
         bail!("{f}\nstopped at {where_}; the records already in {} are kept, rerun the same command to resume", log.display());
     }
+    let held = if out.held_back > 0 {
+        format!(
+            "; the {} record(s) after it in the turn's order are written when it is (their answers are cached)",
+            out.held_back
+        )
+    } else {
+        String::new()
+    };
     if !out.not_cached.is_empty() {
         bail!(
-            "offline: {} answer(s) missing from the cache at {where_}:\n  {}",
+            "offline: {} answer(s) missing from the cache at {where_}:\n  {}{held}",
             out.not_cached.len(),
             out.not_cached.join("\n  ")
         );
@@ -261,7 +289,7 @@ pub(crate) fn check_outcome(out: &BatchOutcome, where_: &str, log: &Path) -> Res
     if !out.failed.is_empty() {
         let list: Vec<String> = out.failed.iter().map(|(_, m)| m.clone()).collect();
         bail!(
-            "{} task(s) failed at {where_}:\n  {}\nthe other records are kept; rerun the same command to retry",
+            "{} task(s) failed at {where_}:\n  {}\nthe records before the first of them are kept{held}; rerun the same command to retry",
             out.failed.len(),
             list.join("\n  ")
         );
@@ -348,16 +376,14 @@ pub fn run_live(
                     Log {
                         records: l.records.clone(),
                         repaired: None,
+                        lines: l.lines.clone(),
                     },
                     e.clone(),
                 ),
                 _ => log_and_eval(runner, &by_id, &prev_path, t == 1, observer, &mut report)?,
             };
             let cur = opts.layout.live_log(&opts.model, config, t);
-            let done = read_log(&cur)?;
-            if let Some(n) = &done.repaired {
-                observer.note(n);
-            }
+            let done = read_done(&cur, observer)?;
             let done_ids = done.by_task();
             let prev_by = prev_log.by_task();
             // The original's order: DSPy's test split, shuffled with seed 0.
@@ -383,7 +409,16 @@ pub fn run_live(
                 workers: opts.workers,
                 env,
             };
-            if run_turn_jobs(&spec, &jobs, &cur, &where_, control, observer, &mut report)? {
+            if run_turn_jobs(
+                &spec,
+                &jobs,
+                &cur,
+                &done,
+                &where_,
+                control,
+                observer,
+                &mut report,
+            )? {
                 return Ok(report);
             }
             let (log, eval) = log_and_eval(runner, &by_id, &cur, false, observer, &mut report)?;

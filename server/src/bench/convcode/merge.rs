@@ -16,7 +16,8 @@
 //! - Response cache entries (`.convcode-cache/`, one file per request, named by its digest)
 //!   are joined: the cache of the merged tree answers every request any shard made. Should
 //!   two shards hold different answers to one request, the lowest shard's is kept.
-//! - The shard marker (`shard_dir::MARKER`) and files of writes cut short (`.tmp*`) are left out.
+//! - The shard marker (`shard_dir::MARKER`), a run's lock (`durable::LOCK_FILE`) and files of
+//!   writes cut short (`.tmp*`) are left out.
 //!
 //! Nothing is written unless every shard 1..N of the same job is there once and finished,
 //! and OUT is new or empty; the tree is built beside OUT and renamed into place at the end.
@@ -214,8 +215,12 @@ fn tree_files(root: &Path) -> Result<Vec<PathBuf>> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        // The marker is the shard's, not the tree's; `.tmp*` is a write an interruption cut.
-        if rel == Path::new(MARKER) || name.starts_with(".tmp") {
+        // The marker is the shard's, not the tree's, and so is a run's lock; `.tmp*` is a
+        // write an interruption cut.
+        if rel == Path::new(MARKER)
+            || rel == Path::new(crate::durable::LOCK_FILE)
+            || name.starts_with(".tmp")
+        {
             continue;
         }
         out.push(rel);

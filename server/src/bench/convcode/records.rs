@@ -95,6 +95,8 @@ pub(crate) fn parse_record(v: &Value) -> Option<TurnRecord> {
 pub struct Log {
     pub records: Vec<TurnRecord>,
     pub repaired: Option<String>,
+    /// The 1-based line of each record (for messages).
+    pub lines: Vec<usize>,
 }
 
 impl Log {
@@ -103,6 +105,25 @@ impl Log {
             .iter()
             .map(|r| (r.task_id.as_str(), r))
             .collect()
+    }
+
+    /// Refuses a log that holds a task twice: one turn has one record per task, so a second
+    /// one was written by a second run appending to the same file at the same time (what the
+    /// folder lock now prevents). Reading on would count that task twice.
+    pub fn check_unique(&self, path: &Path) -> Result<()> {
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        for (r, line) in self.records.iter().zip(&self.lines) {
+            if let Some(at) = first.insert(r.task_id.as_str(), *line) {
+                bail!(
+                    "{}: task {} has a record at line {at} and another at line {line}: two runs \
+                     wrote this folder at the same time. Remove the folder's turn files from this \
+                     one on (or the whole folder) and run again; answers come from the cache",
+                    path.display(),
+                    r.task_id
+                );
+            }
+        }
+        Ok(())
     }
 }
 
@@ -135,7 +156,10 @@ pub fn read_log(path: &Path) -> Result<Log> {
         match (parsed, end) {
             (Some(None), _) => {}
             (Some(Some(v)), _) => match parse_record(&v) {
-                Some(r) => log.records.push(r),
+                Some(r) => {
+                    log.records.push(r);
+                    log.lines.push(lineno);
+                }
                 None => bail!(
                     "{}:{lineno}: record without a string `task_id` and `solution`",
                     path.display()
@@ -166,7 +190,9 @@ pub fn read_log(path: &Path) -> Result<Log> {
     Ok(log)
 }
 
-/// Appends lines to a log, one complete line per write, flushed.
+/// Appends lines to a log, one complete line per write, flushed to disk before the next
+/// (a record reported written survives a node failure; a line cut by a kill is repaired by
+/// [`read_log`]).
 pub struct Appender {
     file: std::fs::File,
 }
@@ -177,12 +203,18 @@ impl Appender {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
+        let new = !path.exists();
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .read(true)
             .open(path)
             .with_context(|| format!("cannot open {} for appending", path.display()))?;
+        if new {
+            // The file's name must survive a crash as its records do.
+            crate::durable::sync_dir(path.parent().unwrap_or(Path::new(".")))
+                .with_context(|| format!("cannot create {}", path.display()))?;
+        }
         // A last line written without its newline (e.g. by hand) must not swallow ours.
         let len = file.metadata()?.len();
         if len > 0 {
@@ -202,7 +234,7 @@ impl Appender {
         buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');
         self.file.write_all(&buf)?;
-        self.file.flush()?;
+        self.file.sync_data()?;
         Ok(())
     }
 }
@@ -216,6 +248,27 @@ mod tests {
         let mut s = String::new();
         py_json_str("a\"b\\c\nd\u{7f}é😀/", &mut s);
         assert_eq!(s, "\"a\\\"b\\\\c\\nd\\u007f\\u00e9\\ud83d\\ude00/\"");
+    }
+
+    #[test]
+    fn a_task_twice_in_one_turn_is_refused_naming_both_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.jsonl");
+        let a = "{\"task_id\": \"a\", \"solution\": \"x\"}\n";
+        let b = "{\"task_id\": \"b\", \"solution\": \"y\"}\n";
+        std::fs::write(&p, format!("{a}{b}")).unwrap();
+        read_log(&p).unwrap().check_unique(&p).unwrap();
+        std::fs::write(&p, format!("{a}{b}\n{a}")).unwrap();
+        let e = read_log(&p)
+            .unwrap()
+            .check_unique(&p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("task a has a record at line 1 and another at line 4")
+                && e.contains("two runs"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -13,7 +13,6 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::Path;
 
 /// The marker's file name, at the root of a shard's results folder.
@@ -41,6 +40,9 @@ pub struct RunEntry {
     /// False from the start of the command until it finished (an interrupted run leaves it
     /// false; re-running the same command resumes and then sets it).
     pub complete: bool,
+    /// Why the command stopped, when it stopped with an error (a killed run cannot say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// What identifies one command's run: built by the caller from its options.
@@ -102,17 +104,9 @@ pub fn read(root: &Path) -> Result<Option<Marker>> {
 }
 
 fn write(root: &Path, m: &Marker) -> Result<()> {
-    std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
-    let path = root.join(MARKER);
-    let mut tmp = tempfile::NamedTempFile::new_in(root)
-        .with_context(|| format!("cannot write in {}", root.display()))?;
     let mut text = serde_json::to_string_pretty(m)?;
     text.push('\n');
-    tmp.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(&path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    crate::durable::write_atomic(&root.join(MARKER), text.as_bytes())
 }
 
 /// Before a sharded command: records (or re-opens, when resuming) its run entry as
@@ -154,11 +148,27 @@ pub fn begin(
         },
     };
     match m.runs.iter_mut().find(|r| r.input == *input) {
-        Some(r) => r.complete = false,
+        Some(r) => {
+            r.complete = false;
+            r.failed = None;
+        }
         None => m.runs.push(RunEntry {
             input: input.clone(),
             complete: false,
+            failed: None,
         }),
+    }
+    write(root, &m)
+}
+
+/// After a sharded command stopped with an error: its run entry says why, for `merge`.
+pub fn fail(root: &Path, input: &Value, error: &str) -> Result<()> {
+    let Some(mut m) = read(root)? else {
+        return Ok(());
+    };
+    for r in m.runs.iter_mut().filter(|r| r.input == *input) {
+        r.complete = false;
+        r.failed = Some(error.to_string());
     }
     write(root, &m)
 }
@@ -214,7 +224,27 @@ pub fn shard_of(name: &str, m: &Marker) -> Result<ShardOf> {
     let mut runs: Vec<String> = m.runs.iter().map(|r| r.input.to_string()).collect();
     runs.sort();
     input.insert("runs".into(), json!(runs));
-    let complete = !m.runs.is_empty() && m.runs.iter().all(|r| r.complete);
+    let shard = Shard { k: m.k, n: m.n };
+    if m.runs.is_empty() {
+        bail!("{name}: shard {shard} is unfinished: no command has run in it yet; run the shard's commands with --shard {shard} --results {name}, then merge again");
+    }
+    if let Some(r) = m.runs.iter().find(|r| !r.complete) {
+        let str_of = |k: &str| r.input.get(k).and_then(Value::as_str).unwrap_or("?");
+        let run = format!("`{} --model {}`", str_of("command"), str_of("model"));
+        match &r.failed {
+            Some(why) => bail!(
+                "{name}: shard {shard} is unfinished: {run} failed: {why}\n    \
+                 fix that, run the same command again with --shard {shard} --results {name} \
+                 (it resumes where it stopped), then merge again"
+            ),
+            None => bail!(
+                "{name}: shard {shard} is unfinished: {run} started but did not finish (it was \
+                 killed, timed out, or is still running)\n    run the same command again with \
+                 --shard {shard} --results {name} (it resumes where it stopped), then merge again"
+            ),
+        }
+    }
+    let complete = true;
     let record = json!({
         "k": m.k,
         "n": m.n,

@@ -102,6 +102,7 @@ pub fn run_static(
                 );
             }
             let prev_log = read_log(&prev_path)?;
+            prev_log.check_unique(&prev_path)?;
             let prev_eval = load_eval(&prev_eval_path)?;
             let feedback_path = layout.live_log(r, config, t);
             let frozen = if config.verbal.is_some() {
@@ -114,10 +115,7 @@ pub fn run_static(
             };
             let frozen_by = frozen.as_ref().map(|l| l.by_task());
             let out_path = layout.static_log(r, &opts.model, config, t);
-            let done = read_log(&out_path)?;
-            if let Some(n) = &done.repaired {
-                observer.note(n);
-            }
+            let done = super::live::read_done(&out_path, observer)?;
             let done_ids = done.by_task();
             let prev_by = prev_log.by_task();
             let mut skipped = 0usize;
@@ -162,6 +160,7 @@ pub fn run_static(
                 &spec,
                 &jobs,
                 &out_path,
+                &done,
                 &where_,
                 control,
                 observer,

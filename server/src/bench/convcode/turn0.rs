@@ -145,18 +145,29 @@ pub fn generate(
     if let Some(n) = &raw_have.repaired {
         observer.note(n);
     }
+    have.check_unique(&files.samples)?;
     let done: HashSet<&str> = have.records.iter().map(|r| r.task_id.as_str()).collect();
     let raw_done: HashSet<String> = raw_have.records.into_iter().map(|r| r.task_id).collect();
     let todo: Vec<&Problem> = problems
         .iter()
         .filter(|p| !done.contains(p.task_id.as_str()))
         .collect();
+    // Both files exist afterwards, also for a shard without tasks (`convcode bench` and the
+    // loop read them).
+    let mut samples = Appender::open(&files.samples)?;
+    let mut raw = Appender::open(&files.raw)?;
     if todo.is_empty() {
         return Ok(outcome);
     }
+    if !done.is_empty() {
+        observer.note(&format!(
+            "resuming turn 0: {} sample(s) already in {}, {} to generate",
+            done.len(),
+            super::live::short(&files.samples),
+            todo.len()
+        ));
+    }
     observer.stage("turn 0: generating", todo.len());
-    let mut samples = Appender::open(&files.samples)?;
-    let mut raw = Appender::open(&files.raw)?;
     let next = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     type Answer = Result<(String, String), LlmError>;
@@ -195,7 +206,10 @@ pub fn generate(
                 if outcome.fatal.is_some() || outcome.interrupted {
                     continue;
                 }
+                // Only an unbroken prefix of problem order is written (see executor::run_jobs).
+                let broken = !outcome.failed.is_empty() || !outcome.not_cached.is_empty();
                 match res {
+                    Ok(_) if broken => outcome.held_back += 1,
                     Ok((answer, sol)) => {
                         if !raw_done.contains(id) {
                             raw.append(&sample_line(id, &answer))?;

@@ -68,10 +68,8 @@ pub fn write_prompts(template: &Path, out: &Path, published: bool) -> Result<Pat
     let file = prompt_file(&v, published).with_context(|| template.display().to_string())?;
     let id = conversation_id(template)
         .with_context(|| format!("{}: the name has no `_N` id", template.display()))?;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let path = out.join(format!("prompt_{id}.json"));
-    std::fs::write(&path, python_json(&file))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::durable::write_atomic(&path, python_json(&file).as_bytes())?;
     Ok(path)
 }
 
@@ -189,10 +187,7 @@ pub fn converse(
                 }
             }
         }
-        let mut tmp = tempfile::NamedTempFile::new_in(tf.parent().unwrap_or(Path::new(".")))?;
-        std::io::Write::write_all(&mut tmp, python_json(&t).as_bytes())?;
-        tmp.persist(&tf)
-            .with_context(|| format!("cannot write {}", tf.display()))?;
+        crate::durable::write_atomic(&tf, python_json(&t).as_bytes())?;
         report.written.push(tf);
     }
     Ok(report)

@@ -670,13 +670,7 @@ fn write_if_changed(path: &Path, v: &Value, report: &mut GenerateReport) -> Resu
         report.unchanged.push(path.to_path_buf());
         return Ok(());
     }
-    let dir = path.parent().context("output path has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::durable::write_atomic(path, text.as_bytes())?;
     report.written.push(path.to_path_buf());
     Ok(())
 }
