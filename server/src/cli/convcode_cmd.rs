@@ -638,6 +638,13 @@ fn run_static_cmd(
             return Ok(3);
         }
     }
+    let mut opts = StaticOptions::new(
+        Layout::new(&common.results, &a.simulator_model),
+        &a.model.model,
+        &a.ref_model,
+    );
+    opts.configs = configs;
+    opts.turns = common.turns;
     opts.fix_quirks = common.fix_quirks;
     opts.workers = common.workers.max(1);
     opts.shard = common.shard;
