@@ -1,6 +1,6 @@
 //! The seccomp programs every zygote (and so every task) runs under, generated with
 //! `seccompiler` from the rules below and handed to the harness, which installs them on
-//! itself before its first task (`harness.py` `harden_process`).
+//! itself before its first task (`harness/hardening.py` `harden_process`).
 //!
 //! - No new namespaces (a task could otherwise mount a tmpfs of any size in a user and mount
 //!   namespace of its own), no `setns`, no `memfd_create` (memory RLIMIT_AS does not count):
