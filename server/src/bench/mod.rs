@@ -1,4 +1,5 @@
 //! Benchmark data, scoring and metrics: MemoryCode and ConvCodeWorld.
+pub mod bcb_parity;
 pub mod convcode;
 pub mod exec_shards;
 pub mod memorycode;

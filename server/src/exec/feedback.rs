@@ -188,6 +188,7 @@ mod tests {
             canonical_solution: String::new(),
             test: test.into(),
             entry_point: "task_func".into(),
+            complete_prompt: String::new(),
         }
     }
 

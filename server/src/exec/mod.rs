@@ -53,11 +53,15 @@
 //! The core never prints; progress goes through the callback.
 
 pub mod baseline;
+pub mod bcb_env;
 mod cgroup;
+pub mod dataset;
 pub mod doc_tests;
 pub mod doctor;
+pub mod evaluator;
 pub mod feedback;
 mod harness;
+pub mod hub;
 mod humaneval;
 pub mod problem;
 pub mod result;

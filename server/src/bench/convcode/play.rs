@@ -267,6 +267,7 @@ mod tests {
             canonical_solution: "    return a + b\n".into(),
             test: "import unittest\n\nclass TestCases(unittest.TestCase):\n    def test_case_1(self):\n        assert add(1, 2) == 3\n\n    def test_case_2(self):\n        assert add(0, 0) == 0\n\n    def test_case_3(self):\n        assert add(2, 2) == 4\n\n    def test_case_4(self):\n        assert add(5, 5) == 10\n".into(),
             entry_point: "add".into(),
+            complete_prompt: String::new(),
         }
     }
 

@@ -21,9 +21,9 @@
 //! model writes its own fence and the sanitizer's longest-valid-span step takes the code out.
 //!
 //! For calibration (an answer that is only an indented body gets the prompt in front), the
-//! original uses BigCodeBench's `complete_prompt`; problems here carry `code_prompt` (the
-//! HumanEval prompt itself; for BigCodeBench the imports and `def` line without the
-//! docstring), which gives the same program.
+//! original uses BigCodeBench's `complete_prompt` (imports, signature and docstring); so does
+//! this ([`Problem::calibration_prompt`]: HumanEval's prompt, or `code_prompt` for a problem
+//! file without `complete_prompt`).
 
 use super::config::Layout;
 use super::executor::{BatchOutcome, Control, Observer};
@@ -104,7 +104,7 @@ pub fn solution(problem: &Problem, backend: Backend, answer: &str) -> String {
         Backend::Vllm => answer.replace('\t', "    "),
         Backend::OpenAi => answer.to_string(),
     };
-    let calibrated = calibrate(&text, &problem.code_prompt);
+    let calibrated = calibrate(&text, problem.calibration_prompt());
     sanitize(&calibrated, &problem.entry_point)
 }
 
@@ -250,6 +250,7 @@ mod tests {
             canonical_solution: "    return 2 * x\n".into(),
             test: String::new(),
             entry_point: "f".into(),
+            complete_prompt: String::new(),
         }
     }
 

@@ -1,0 +1,256 @@
+//! The real-BigCodeBench parity rig: the even-numbered tasks of ../shared/bigcodebench, their
+//! canonical solutions and wrong ones made from them (`bench::bcb_parity`), through `exec`'s
+//! runner and through BigCodeBench's evaluator (../shared/originals/bigcodebench-fork, run as
+//! in its Docker image), both in the environment `pivot-lsp env bigcodebench` built (under
+//! target/, built once and reused). Every verdict and every failing-test name must be the same.
+//!
+//! By default a seeded sample of the tasks (`PIVOT_BCB_PARITY_TASKS`, default 12;
+//! `PIVOT_BCB_PARITY_SEED`, default 28); `PIVOT_BCB_PARITY_TASKS=all` runs all 570 (about half
+//! an hour on two cores). Every run writes its listing (summary.json, disagreements.json,
+//! disagreements.tsv) under target/bcb-parity/ (`all/` or `sample-N-seed-S/`).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pivot_lsp::bench::bcb_parity;
+use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
+use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target/tmp has a parent")
+        .to_path_buf()
+}
+
+/// The pinned environment's interpreter: `PIVOT_BCB_ENV_PYTHON`, or target/bcb-env built by
+/// `pivot-lsp env bigcodebench` (built here when missing). None, said with SKIP, when it
+/// cannot be built.
+fn env_python() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("PIVOT_BCB_ENV_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let dir = target_dir().join("bcb-env");
+    let python = dir.join("bin/python");
+    if dir.join("pivot-env.json").is_file() && python.exists() {
+        return Some(python);
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        .args(["env", "bigcodebench"])
+        .arg(&dir)
+        .output()
+        .expect("pivot-lsp runs");
+    if !out.status.success() {
+        pivot_lsp::test_skip::skip(&format!(
+            "the pinned BigCodeBench environment could not be built in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+        return None;
+    }
+    Some(python)
+}
+
+#[test]
+fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
+    let data = shared.join("bigcodebench/BigCodeBench-even.jsonl.gz");
+    let fork = shared.join("originals/bigcodebench-fork");
+    if !data.is_file() || !fork.join("bigcodebench/eval/__init__.py").is_file() {
+        pivot_lsp::test_skip::skip(
+            "no ../shared/bigcodebench/BigCodeBench-even.jsonl.gz or BigCodeBench fork in ../shared/originals",
+        );
+        return;
+    }
+    let Some(python) = env_python() else {
+        return;
+    };
+    let problems = load_problems(&ProblemSource::Path(data), &python).expect("the even half loads");
+    let wanted = std::env::var("PIVOT_BCB_PARITY_TASKS").unwrap_or_else(|_| "12".into());
+    let seed: u64 = std::env::var("PIVOT_BCB_PARITY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(28);
+    let timeout = Duration::from_secs_f64(
+        std::env::var("PIVOT_BCB_PARITY_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(30.0),
+    );
+    let (chosen, label, hang_every) = if wanted == "all" {
+        (problems.iter().collect::<Vec<_>>(), "all".to_string(), 20)
+    } else {
+        let n: usize = wanted
+            .parse()
+            .expect("PIVOT_BCB_PARITY_TASKS is a number or `all`");
+        (
+            bcb_parity::choose(&problems, n, seed),
+            format!("sample-{n}-seed-{seed}"),
+            4,
+        )
+    };
+    // Kind by kind (every canonical solution first), so that an interrupted run's listing
+    // already covers every task's canonical verdict.
+    let mut samples = bcb_parity::samples(&chosen, hang_every);
+    samples.sort_by_key(|s| s.kind);
+    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
+    let tasks: Vec<(&Problem, &str)> = samples
+        .iter()
+        .map(|s| (by_id[s.task_id.as_str()], s.solution.as_str()))
+        .collect();
+    eprintln!(
+        "bcb parity: {} samples of {} tasks, timeout {} s",
+        tasks.len(),
+        chosen.len(),
+        timeout.as_secs_f64()
+    );
+    let dir = target_dir().join("bcb-parity").join(&label);
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let start = Instant::now();
+    let runner = Runner::new(RunnerConfig {
+        python: python.clone(),
+        timeout,
+        jobs: 2,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)");
+    let ours = runner.run_batch(&tasks, |_, _| {});
+    drop(runner);
+    let our_time = start.elapsed();
+    let ours_file: String = samples
+        .iter()
+        .zip(&ours)
+        .map(|(s, r)| {
+            serde_json::json!({"task_id": s.task_id, "kind": s.kind, "status": r.status.to_string(),
+                "details": r.details.0.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>()})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("exec.jsonl"), ours_file).unwrap();
+
+    // The evaluator in chunks, each chunk's verdicts appended to evaluator.jsonl (keyed by task,
+    // kind and the environment) and the listing rewritten after it: a rerun resumes.
+    let cfg = EvaluatorConfig {
+        python: python.clone(),
+        fork,
+        workers: 2,
+        timeout,
+        isolation: Isolation::Docker,
+    };
+    let env_key = format!("{}|{}", python.display(), timeout.as_secs_f64());
+    let store = dir.join("evaluator.jsonl");
+    let mut known: HashMap<(String, String), Verdict> = HashMap::new();
+    if let Ok(text) = std::fs::read_to_string(&store) {
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if v["env"] != env_key.as_str() {
+                continue;
+            }
+            if let Ok(verdict) = serde_json::from_value::<Verdict>(v["verdict"].clone()) {
+                let key = (
+                    v["task_id"].as_str().unwrap_or("").to_string(),
+                    v["kind"].as_str().unwrap_or("").to_string(),
+                );
+                known.insert(key, verdict);
+            }
+        }
+    }
+    let key = |s: &bcb_parity::Sample| (s.task_id.clone(), s.kind.name().to_string());
+    let todo: Vec<usize> = (0..samples.len())
+        .filter(|&i| !known.contains_key(&key(&samples[i])))
+        .collect();
+    eprintln!(
+        "bcb parity: {} evaluator verdicts from earlier runs, {} to run",
+        samples.len() - todo.len(),
+        todo.len()
+    );
+    let start = Instant::now();
+    let write = |known: &HashMap<(String, String), Verdict>, their_time: f64| {
+        let done: Vec<usize> = (0..samples.len())
+            .filter(|&i| known.contains_key(&key(&samples[i])))
+            .collect();
+        let part: Vec<bcb_parity::Sample> = done.iter().map(|&i| samples[i].clone()).collect();
+        let our_part: Vec<_> = done.iter().map(|&i| ours[i].clone()).collect();
+        let their_part: Vec<Verdict> = done
+            .iter()
+            .map(|&i| known[&key(&samples[i])].clone())
+            .collect();
+        let c = bcb_parity::compare(&by_id, &part, &our_part, &their_part);
+        let meta = serde_json::json!({
+            "tasks": chosen.len(),
+            "samples_planned": samples.len(),
+            "samples_compared": part.len(),
+            "seed": if wanted == "all" { None } else { Some(seed) },
+            "timeout_s": timeout.as_secs_f64(),
+            "workers": 2,
+            "python": python,
+            "exec_seconds_all_samples": our_time.as_secs_f64(),
+            "evaluator_seconds_this_run": their_time,
+            "evaluator_isolation": Isolation::Docker.to_string(),
+        });
+        bcb_parity::write_listing(&dir, &c, meta).expect("listing written");
+        c
+    };
+    for chunk in todo.chunks(64) {
+        let part: Vec<(&Problem, &str)> = chunk.iter().map(|&i| tasks[i]).collect();
+        let theirs = evaluator::run(&cfg, &part, &|_| {}).expect("BigCodeBench's evaluator runs");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&store)
+            .unwrap();
+        for (&i, v) in chunk.iter().zip(theirs) {
+            let (t, k) = key(&samples[i]);
+            writeln!(
+                f,
+                "{}",
+                serde_json::json!({"env": env_key, "task_id": t, "kind": k, "verdict": v})
+            )
+            .unwrap();
+            known.insert((t, k), v);
+        }
+        write(&known, start.elapsed().as_secs_f64());
+    }
+    let their_time = start.elapsed();
+    let c = write(&known, their_time.as_secs_f64());
+    eprintln!(
+        "bcb parity: {} of {} samples agree; exec {:.1} s, evaluator {:.1} s (this run); listing in {}",
+        c.agree,
+        c.samples,
+        our_time.as_secs_f64(),
+        their_time.as_secs_f64(),
+        dir.display()
+    );
+    // The canonical solutions are the ground truth the wrong ones are measured against: if
+    // most of them fail under the evaluator, the environment is broken, not the runner.
+    let canonical: Vec<&bcb_parity::Sample> = samples
+        .iter()
+        .filter(|s| s.kind == bcb_parity::Kind::Canonical)
+        .collect();
+    let passing = canonical
+        .iter()
+        .filter(|s| known.get(&key(s)).is_some_and(|v| v.status == "pass"))
+        .count();
+    assert!(
+        passing * 2 >= canonical.len(),
+        "only {passing} of {} canonical solutions pass under BigCodeBench's evaluator: is the environment broken?",
+        canonical.len()
+    );
+    assert!(
+        c.disagreements.is_empty(),
+        "{} of {} samples differ from BigCodeBench's evaluator; by cause: {:?}; listing: {}",
+        c.disagreements.len(),
+        c.samples,
+        c.by_cause,
+        dir.display()
+    );
+}
