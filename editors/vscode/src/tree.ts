@@ -7,7 +7,8 @@ import { Active, Info, Node, PivotChange, treeModel } from './logic';
 export class PivotTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
-  private roots: Node[] = treeModel(undefined, undefined);
+  // Empty until the server first answers: the view's welcome text then says it is starting.
+  private roots: Node[] = [];
 
   update(info: Info | undefined, active: Active | undefined, changes?: Map<number, PivotChange[]>): void {
     this.roots = treeModel(info, active, changes);

@@ -28,7 +28,7 @@ test('manifest: entry point, activation, view and settings', () => {
   assert.ok(pkg.activationEvents.includes('onLanguage:python'));
   assert.deepEqual(pkg.contributes.views.explorer.map((v: { id: string }) => v.id), ['pivotSessions']);
   const props = pkg.contributes.configuration.properties;
-  assert.equal(props['pivot.serverPath'].default, 'pivot-lsp');
+  assert.equal(props['pivot.serverPath'].default, '');
   assert.ok(pkg.dependencies['vscode-languageclient']);
 });
 

@@ -147,10 +147,8 @@ test('feedback, submission and evaluation reports are readable markdown, not JSO
 });
 
 test('tree: no conversation, no server', () => {
-  const [sessions, pivots] = treeModel(info({ kind: 'none', source: null, count: 1, index: 0 }), { index: 0, count: 1, pivots: [] });
-  assert.equal(sessions.label, 'Sessions (no conversation)');
-  assert.deepEqual(sessions.children, []);
-  assert.equal(pivots.label, 'Active pivots (0)');
+  // No conversation: no items (the view's welcome text offers to open one).
+  assert.deepEqual(treeModel(info({ kind: 'none', source: null, count: 1, index: 0 }), { index: 0, count: 1, pivots: [] }), []);
   assert.equal(treeModel(undefined, undefined)[0].label, 'Pivot LSP is not running');
 });
 
@@ -173,15 +171,25 @@ test('initializationOptions: key from the setting, else from the named env varia
 });
 
 test('server path: PATH lookup, explicit path, and a clear message when missing', () => {
-  const files = new Set(['/usr/local/bin/pivot-lsp', '/w/target/debug/pivot-lsp']);
+  const files = new Set(['/usr/local/bin/pivot-lsp', '/w/target/debug/pivot-lsp', '/ext/server/pivot-lsp']);
   const has = (p: string) => files.has(p);
-  assert.deepEqual(resolveServer('pivot-lsp', ['/usr/bin', '/usr/local/bin/'], has), { ok: true, command: '/usr/local/bin/pivot-lsp' });
-  assert.deepEqual(resolveServer('', ['/usr/local/bin'], has), { ok: true, command: '/usr/local/bin/pivot-lsp' });
-  assert.deepEqual(resolveServer('/w/target/debug/pivot-lsp', [], has), { ok: true, command: '/w/target/debug/pivot-lsp' });
-  const missing = resolveServer('pivot-lsp', ['/usr/bin', ''], has);
+  const bundled = '/ext/server/pivot-lsp';
+  // No setting: the bundled binary first, then PATH (a universal .vsix has none bundled).
+  assert.deepEqual(resolveServer('', bundled, ['/usr/local/bin'], has), { ok: true, command: bundled, origin: 'bundled' });
+  assert.deepEqual(resolveServer('  ', '/ext2/server/pivot-lsp', ['/usr/bin', '/usr/local/bin/'], has),
+    { ok: true, command: '/usr/local/bin/pivot-lsp', origin: 'PATH' });
+  assert.deepEqual(resolveServer('', undefined, ['/usr/local/bin'], has), { ok: true, command: '/usr/local/bin/pivot-lsp', origin: 'PATH' });
+  // The setting overrides the bundled binary: a name on PATH, or a path.
+  assert.deepEqual(resolveServer('pivot-lsp', bundled, ['/usr/bin', '/usr/local/bin/'], has),
+    { ok: true, command: '/usr/local/bin/pivot-lsp', origin: 'setting' });
+  assert.deepEqual(resolveServer('/w/target/debug/pivot-lsp', bundled, [], has),
+    { ok: true, command: '/w/target/debug/pivot-lsp', origin: 'setting' });
+  const missing = resolveServer('pivot-lsp', bundled, ['/usr/bin', ''], has);
   assert.equal(missing.ok, false);
-  assert.match((missing as { message: string }).message, /"pivot-lsp" was not found on PATH.*cargo install --path server.*pivot\.serverPath/);
-  const bad = resolveServer('/nope/pivot-lsp', ['/usr/local/bin'], has);
+  assert.match((missing as { message: string }).message, /"pivot-lsp" \(setting pivot\.serverPath\) was not found on PATH.*pip install pivot-lsp.*pivot\.serverPath/);
+  const none = resolveServer('', '/ext2/server/pivot-lsp', ['/usr/bin'], has);
+  assert.match((none as { message: string }).message, /no server bundled .* "pivot-lsp" was not found on PATH\..*pip install pivot-lsp/);
+  const bad = resolveServer('/nope/pivot-lsp', bundled, ['/usr/local/bin'], has);
   assert.match((bad as { message: string }).message, /binary \/nope\/pivot-lsp \(setting pivot\.serverPath\) does not exist/);
 });
 

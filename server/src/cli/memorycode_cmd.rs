@@ -338,6 +338,11 @@ fn open_out(
     cache: Option<&Cache>,
     what: &str,
 ) -> Result<crate::durable::FolderLock> {
+    // Checked before the lock creates anything, so that a file in the way is named as
+    // bad input and nothing is written.
+    if let Some(p) = crate::bench::out_dir::problem(out, "the output folder (--out)") {
+        anyhow::bail!("bad input, nothing written:\n  {p}");
+    }
     let lock = crate::durable::FolderLock::acquire(out, what)?;
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");

@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod bundled;
 mod check_bench;
 mod check_client;
 mod check_cmd;
@@ -10,11 +11,13 @@ mod check_drive;
 mod check_report;
 mod check_via_lsp;
 mod check_walk;
+mod completions_cmd;
 mod convcode_cmd;
 mod doctor_cmd;
 mod env_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod man_cmd;
 mod memorycode_cmd;
 mod merge_cmd;
 mod model_server_cmd;
@@ -25,10 +28,14 @@ mod score_convcode;
 
 pub use progress::Progress;
 
+/// `pivot-lsp --version`: the package version and, when built from a git checkout, the
+/// commit and its date (server/build.rs).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("PIVOT_LSP_COMMIT_INFO"));
+
 #[derive(Parser, Debug)]
 #[command(
     name = "pivot-lsp",
-    version,
+    version = VERSION,
     about = "Language server and CLI for evaluating code assistants on multi-session coding work",
     long_about = "Pivot LSP checks Python code against the coding instructions (pivots) given across \
 the sessions of a conversation, and evaluates models on MemoryCode and ConvCodeWorld.\n\n\
@@ -89,6 +96,10 @@ pub enum Command {
     Doctor(doctor_cmd::DoctorArgs),
     /// Serve a scripted OpenAI-compatible model on 127.0.0.1 (try ConvCodeWorld without a key).
     ModelServer(model_server_cmd::ModelServerArgs),
+    /// Print the completion script for bash, zsh, fish, elvish or powershell.
+    Completions(completions_cmd::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command with --out DIR.
+    Man(man_cmd::ManArgs),
 }
 
 /// What to tell someone who started a command that reads stdin from a terminal, where it
@@ -129,6 +140,8 @@ pub fn main() -> i32 {
         Some(Command::Env(c)) => env_cmd::run(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),
+        Some(Command::Completions(a)) => completions_cmd::run(a),
+        Some(Command::Man(a)) => man_cmd::run(a),
     };
     match result {
         Ok(code) => code,

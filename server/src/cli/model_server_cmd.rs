@@ -19,13 +19,15 @@ matched against the rules in order, the first rule whose `contains` strings all 
 port the server picks: read the URL back, e.g. `pivot-lsp model-server ... > url.txt &`, so that \
 no other server can answer in its place); each request is \
 logged on stderr (and, with --log, as one JSON line in FILE). Runs until interrupted (Ctrl-C).\n\n\
-Script format: docs/model-server.md. A demo for the first five HumanEval tasks: \
-fixtures/model-server/humaneval-demo.json."
+Script format: docs/model-server.md. Without --script it serves the demo built into the \
+binary (fixtures/model-server/humaneval-demo.json), which answers the first five HumanEval \
+tasks: the ConvCodeWorld try-out of the README needs nothing else."
 )]
 pub struct ModelServerArgs {
-    /// Rules file (JSON): which answer for which prompt; see docs/model-server.md.
+    /// Rules file (JSON): which answer for which prompt; see docs/model-server.md
+    /// [default: the bundled HumanEval demo, fixtures/model-server/humaneval-demo.json]
     #[arg(long, value_name = "FILE")]
-    pub script: PathBuf,
+    pub script: Option<PathBuf>,
     /// Port on 127.0.0.1 to listen on. 0 (the default) picks a free port; the URL is the
     /// first line on stdout, so read it back rather than guess it. A port that is taken is
     /// refused: whatever listens there is not this server.
@@ -60,7 +62,16 @@ fn stderr_line(n: usize, r: &Seen, quiet: bool) -> String {
 }
 
 pub fn run(a: ModelServerArgs) -> Result<i32> {
-    let script = Script::load(&a.script)?;
+    let (script, origin) = match &a.script {
+        Some(path) => (Script::load(path)?, path.display().to_string()),
+        None => (
+            Script::parse(
+                super::bundled::HUMANEVAL_DEMO_SCRIPT,
+                "the bundled HumanEval demo",
+            )?,
+            super::bundled::HUMANEVAL_DEMO_NAME.to_string(),
+        ),
+    };
     let rules = script.rules.len();
     let file = match &a.log {
         Some(p) => Some(Mutex::new(
@@ -110,10 +121,7 @@ pub fn run(a: ModelServerArgs) -> Result<i32> {
     };
     println!("{}", server.base_url());
     std::io::stdout().flush().ok();
-    eprintln!(
-        "model-server: {rules} rules from {}; listening (Ctrl-C to stop)",
-        a.script.display()
-    );
+    eprintln!("model-server: {rules} rules from {origin}; listening (Ctrl-C to stop)");
     // The server runs on its own threads; this one only keeps the process alive.
     loop {
         std::thread::park();

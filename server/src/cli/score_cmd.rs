@@ -20,12 +20,12 @@ pub enum ScoreCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct MemorycodeArgs {
-    /// Folder of dialogue_N.json files (give --outputs too) [default: the bundled
-    /// fixtures/memorycode/dataset]
+    /// Folder of dialogue_N.json files (give --outputs too) [default: the demo built into
+    /// the binary, fixtures/memorycode/dataset]
     #[arg(long, requires = "outputs", value_name = "DIR")]
     pub dataset: Option<PathBuf>,
-    /// Folder of output_N.json files (give --dataset too) [default: the bundled
-    /// fixtures/memorycode/outputs/demo-model]
+    /// Folder of output_N.json files (give --dataset too) [default: the demo built into
+    /// the binary, fixtures/memorycode/outputs/demo-model]
     #[arg(long, requires = "dataset", value_name = "DIR")]
     pub outputs: Option<PathBuf>,
     /// Output format.
@@ -124,26 +124,17 @@ pub fn run_bench(c: BenchCommand) -> Result<i32> {
     }
 }
 
-/// A bundled fixture path: relative to the working directory when run from the checkout,
-/// else next to the crate the binary was built from.
-pub fn bundled(rel: &str) -> PathBuf {
-    let here = PathBuf::from(rel);
-    if here.exists() {
-        return here;
-    }
-    // The crate is `server/` inside the checkout: its parent is the checkout's root.
-    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).join(rel)
-}
-
 fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
-    let demo = a.dataset.is_none();
-    let dataset = a
-        .dataset
-        .unwrap_or_else(|| bundled("fixtures/memorycode/dataset"));
-    let outputs = a
-        .outputs
-        .unwrap_or_else(|| bundled("fixtures/memorycode/outputs/demo-model"));
+    // With neither folder, the demo built into the binary (clap requires both or none).
+    let demo = match a.dataset {
+        None => Some(super::bundled::memorycode_demo()?),
+        Some(_) => None,
+    };
+    let (dataset, outputs) = match (&demo, a.dataset, a.outputs) {
+        (Some(d), _, _) => (d.dataset.clone(), d.outputs.clone()),
+        (None, Some(d), Some(o)) => (d, o),
+        (None, _, _) => anyhow::bail!("--dataset and --outputs go together"),
+    };
     if a.shard.is_some() && a.format != Format::Json {
         anyhow::bail!("--shard writes a shard for `pivot-lsp merge`: add --format json");
     }
@@ -176,11 +167,10 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         Format::Markdown => print!("{}", report.to_markdown(a.per_session)),
     }
     if a.format != Format::Json {
-        if demo {
+        if demo.is_some() {
             eprintln!(
-                "scored the bundled demo fixtures ({}, {}); pass --dataset and --outputs for real data",
-                dataset.display(),
-                outputs.display()
+                "scored the bundled demo fixtures (fixtures/memorycode: dataset and \
+                 outputs/demo-model, built into the binary); pass --dataset and --outputs for real data"
             );
         }
         for w in &report.warnings {

@@ -97,7 +97,12 @@ impl Script {
     pub fn load(path: &std::path::Path) -> Result<Script> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read server script {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("bad server script {}", path.display()))
+        Script::parse(&text, &path.display().to_string())
+    }
+
+    /// A script from its JSON text; `origin` names it in the error.
+    pub fn parse(text: &str, origin: &str) -> Result<Script> {
+        serde_json::from_str(text).with_context(|| format!("bad server script {origin}"))
     }
 }
 

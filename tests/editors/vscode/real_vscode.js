@@ -6,6 +6,9 @@
 //
 //   node tests/editors/vscode/real_vscode.js --code-server BIN --vsix FILE --server BIN --out DIR
 //
+// The .vsix is platform-specific with the server inside, installed in an empty profile with
+// no pivot.serverPath and no pivot-lsp on PATH: the extension must start its bundled
+// server. --server is the same binary, used only to make a score file for the report step.
 // Screenshots of every step go to --out (printed). Exits 1 on the first failed check,
 // including when the language server cannot start.
 'use strict';
@@ -67,6 +70,28 @@ async function until(what, cond, timeout = STEP) {
   }
   await screenshot('FAILED');
   throw new Failure(`FAIL ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}
+
+/** argv[0] of every running `pivot-lsp serve` process (from /proc). */
+function runningServers() {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (path.basename(argv[0]) === 'pivot-lsp' && argv[1] === 'serve') found.push(argv[0]);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return found;
+}
+
+/** PATH without any folder that holds a pivot-lsp: the bundled server must be the one found. */
+function pathWithoutServer() {
+  return (process.env.PATH ?? '').split(path.delimiter)
+    .filter((d) => d !== '' && !fs.existsSync(path.join(d, 'pivot-lsp')))
+    .join(path.delimiter);
 }
 
 function freePort() {
@@ -227,8 +252,8 @@ async function main() {
       'extensions.autoCheckUpdates': false,
       'update.mode': 'none',
       'editor.codeLens': true,
-      'pivot.serverPath': server,
-      'pivot.python': 'python3',
+      // No pivot.* setting but the feedback simulator's endpoint (ConvCodeWorld's expert
+      // feedback): the server is the one bundled in the .vsix, the interpreter its default.
       'pivot.endpoint.baseUrl': `http://127.0.0.1:${simPort}/v1`,
       'pivot.endpoint.model': 'loopback-sim',
     };
@@ -242,7 +267,7 @@ async function main() {
     const port = await freePort();
     const vsc = await startAndWaitFor(codeServer, [...cs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
       '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws],
-    /HTTP server listening/, { env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}` } });
+    /HTTP server listening/, { env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${pathWithoutServer()}` } });
     procs.push(vsc.proc);
 
     const profile = path.join(tmp, 'chromium-profile');
@@ -262,6 +287,11 @@ async function main() {
     await openFile('demo.py');
     await until('activation: the server runs and the status bar says "no conversation"',
       async () => (await statusBar()).includes('pivot: no conversation'));
+    await until('the server running is the one bundled in the .vsix (no setting, none on PATH)',
+      async () => runningServers().some((p) => p.startsWith(extensions + path.sep) && p.endsWith(`${path.sep}server${path.sep}pivot-lsp`)));
+    await palette('Explorer: Focus on Pivot Sessions View');
+    await until('with no conversation open the Sessions view offers to open one',
+      async () => (await page.locator('.sidebar').innerText()).includes('Open a MemoryCode conversation'));
     await screenshot('activated');
 
     // A MemoryCode dialogue through the palette and the file dialog.
@@ -291,12 +321,34 @@ async function main() {
     await screenshot('memorycode-transcript');
     // A window reload restores the preview: its text is asked again from the server (which
     // restored the conversation), not left blank.
+    // The Sessions view, visible before the reload, is watched from the reload on: it may say
+    // the server is starting, never that no conversation is open (its welcome text).
+    let welcomeSeen;
+    let watching = true;
     await palette('Developer: Reload Window');
+    const watcher = (async () => {
+      while (watching) {
+        const t = await page.locator('.sidebar').innerText({ timeout: 1000 }).catch(() => '');
+        if (t.includes('Open a MemoryCode conversation')) welcomeSeen = t;
+        await page.waitForTimeout(150).catch(() => undefined);
+      }
+    })();
     await page.waitForTimeout(2000);
     await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
     await until('after a window reload the transcript preview is regenerated, not blank',
       async () => (await framesText()).includes('Session 1 of 3'), 60000);
     await until('and the status bar shows the restored session', async () => (await statusBar()).includes('session 1/3'));
+    await until('after the reload the Sessions view lists the restored sessions', async () => {
+      const t = await page.locator('.sidebar').innerText();
+      return t.includes('Sessions (1/3)') && t.includes('adds mc-100, mc-101') && t.includes('adds mc-102 · updates mc-100');
+    }, 60000);
+    watching = false;
+    await watcher;
+    if (welcomeSeen !== undefined) {
+      await screenshot('FAILED');
+      throw new Failure(`FAIL after the reload the Sessions view showed its "open a conversation" text while one was open: ${JSON.stringify(welcomeSeen)}`);
+    }
+    ok('and never its "open a conversation" text meanwhile');
     await screenshot('memorycode-after-reload');
     await closeEditors();
 

@@ -532,7 +532,7 @@ function M.setup(opts)
   if vim.fn.executable(config.options.cmd[1]) ~= 1 then
     -- One message, and no client that would fail to spawn for every Python buffer.
     M.unavailable = 'the language server `' .. config.options.cmd[1] .. '` was not found: install it with '
-      .. '`cargo install --path server` or pass cmd = { "/path/to/pivot-lsp", "serve" } to setup()'
+      .. '`pip install pivot-lsp` or pass cmd = { "/path/to/pivot-lsp", "serve" } to setup()'
     vim.schedule(function()
       vim.notify('pivot: ' .. M.unavailable, vim.log.levels.ERROR)
     end)
