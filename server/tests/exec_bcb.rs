@@ -161,7 +161,7 @@ fn scientific_python() -> Option<PathBuf> {
 }
 
 #[test]
-fn exec_bcb_scientific_stack_tasks_pass_and_a_hang_is_that_tests_error() {
+fn exec_bcb_scientific_stack_tasks_pass_and_a_hang_ends_as_under_the_evaluator() {
     let _g = serial();
     let Some(py) = scientific_python() else {
         return;
@@ -181,13 +181,23 @@ fn exec_bcb_scientific_stack_tasks_pass_and_a_hang_is_that_tests_error() {
     let results = r.run_batch(&refs, |_, _| {});
     for res in &results {
         if res.task_id == "BcbSci/hang" {
-            assert_eq!(res.status, Status::Fail, "{:?}", res.details);
-            assert!(res
-                .details
-                .get("test_b_hangs")
-                .unwrap_or("")
-                .contains("TimeoutException: Timed out!"));
-            assert_eq!(res.details.0.len(), 1, "{:?}", res.details);
+            // As under BigCodeBench's evaluator: its process imports pyplot and the task's
+            // libraries cold before arming the alarm and is killed alarm + 1 s after it
+            // started, so when those imports take over a second (here, usually) the kill
+            // comes first (`timeout`, no details); on a machine where they take less, the
+            // alarm fails the hanging test alone.
+            match res.status {
+                Status::Timeout => assert!(res.details.is_empty(), "{:?}", res.details),
+                Status::Fail => {
+                    assert!(res
+                        .details
+                        .get("test_b_hangs")
+                        .unwrap_or("")
+                        .contains("TimeoutException: Timed out!"));
+                    assert_eq!(res.details.0.len(), 1, "{:?}", res.details);
+                }
+                other => panic!("BcbSci/hang: {other} {:?}", res.details),
+            }
         } else {
             assert_eq!(
                 res.status,

@@ -511,6 +511,7 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         baseline_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
     );
     print_profile(&profile);
+    print_floor(&profile, runner_jobs(&a.run), runner_time);
     if let Some(fork) = &a.bigcodebench {
         // BigCodeBench's evaluator on the same canonical solutions, same workers and limit.
         let jobs = runner_jobs(&a.run);
@@ -607,6 +608,20 @@ fn print_profile(p: &exec::runner::Profile) {
             .map(|(id, d)| format!("{id} {:.0} ms", ms(*d)))
             .collect::<Vec<_>>()
             .join(", ")
+    );
+}
+
+/// The floor no runner of these tasks can beat on this machine: the tasks' own CPU time
+/// (their processes, from fork to exit, as the kernel counted it) spread over the workers,
+/// plus the start-up; and how far above it the runner is.
+fn print_floor(p: &exec::runner::Profile, jobs: usize, wall: Duration) {
+    let floor = p.task_cpu.as_secs_f64() / jobs.max(1) as f64 + p.startup.as_secs_f64();
+    println!(
+        "floor: tasks' own CPU {:.2} s / {jobs} worker(s) + start-up {:.2} s = {:.2} s; the runner is {:.2}x its floor",
+        p.task_cpu.as_secs_f64(),
+        p.startup.as_secs_f64(),
+        floor,
+        wall.as_secs_f64() / floor.max(1e-9)
     );
 }
 

@@ -32,10 +32,8 @@ pub fn run_fresh_process(
         .prefix("pivot-baseline-")
         .tempdir()
         .context("creating a temp dir")?;
-    let code = format!("{solution}\n{}", problem.test);
-    let solution_lines = solution.matches('\n').count() + 1;
     let request =
-        serde_json::to_vec(&serde_json::json!({ "code": code, "solution_lines": solution_lines }))?;
+        serde_json::to_vec(&serde_json::json!({ "solution": solution, "test": problem.test }))?;
     let mut child = Command::new(python)
         .args(["-c", harness::SOURCE, "once"])
         .current_dir(dir.path())
@@ -79,6 +77,7 @@ pub fn run_fresh_process(
         }
     };
     Ok(EvalResult {
+        tamper: Vec::new(),
         task_id: problem.task_id.clone(),
         solution: solution.to_string(),
         status,

@@ -110,6 +110,20 @@ pub fn map_result(problem: &Problem, code: &str, result: &EvalResult) -> DocRun 
             });
             (0, "timed out".to_string())
         }
+        Status::Tampered => {
+            findings.push(Finding {
+                test: "tampered".into(),
+                line: fallback,
+                message: format!(
+                    "the code tampered with the tests or the harness: {}",
+                    result.tamper.join("; ")
+                ),
+                test_line: None,
+                traceback: String::new(),
+                in_document: false,
+            });
+            (0, "tampered".to_string())
+        }
         Status::Fail if result.details.get("ALL").is_some() => (0, format!("0/{total} passed")),
         Status::Fail => {
             let p = total.saturating_sub(failed_tests(result));
@@ -254,6 +268,7 @@ mod tests {
                     .map(|(a, b)| (a.to_string(), b.to_string()))
                     .collect(),
             ),
+            tamper: Vec::new(),
             output: String::new(),
         }
     }

@@ -140,6 +140,53 @@ pub fn report(python: &Path) -> Vec<Check> {
         "tasks run as your user, in a user namespace of their own under bwrap".to_string()
     };
     out.push(check("task user", true, user));
+    out.push(match super::seccomp::programs() {
+        Ok(p) => check(
+            "seccomp",
+            true,
+            format!(
+                "{} generated programs: no new namespaces or memfd; ptrace and other processes' memory kill the task",
+                p.len()
+            ),
+        ),
+        Err(e) => check("seccomp", false, format!("{e:#}")),
+    });
+    out.push(match super::cgroup::base() {
+        Ok(b) => check(
+            "memory cgroup",
+            true,
+            format!(
+                "{}: each worker's zygote and tasks share --memory-mb plus {} MiB (kernel memory such as socket buffers included)",
+                b.describe(),
+                super::runner::CGROUP_HEADROOM_MB
+            ),
+        ),
+        Err(why) => optional("memory cgroup", false, format!("not available: {why}")),
+    });
+    out.push(check(
+        "verdicts",
+        true,
+        "HumanEval-style tests run in a process that never runs model code (guaranteed); \
+         unittest tests are decided by an audit hook that reports tampering (frame, gc and \
+         ctypes access, patched modules or unittest, forged reports) as `tampered`; see the \
+         README's Security section for what an in-process attacker can still do",
+    ));
+    if let Ok(i) = &interp {
+        if !i.left_out.is_empty() {
+            out.push(optional(
+                "interpreter paths",
+                true,
+                format!(
+                    "not visible to tasks under bwrap (they may be anyone's project files; `--bind-ro DIR` makes one visible): {}",
+                    i.left_out
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
     out.push(check(
         "limits",
         true,

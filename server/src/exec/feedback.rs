@@ -203,6 +203,7 @@ mod tests {
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect(),
             ),
+            tamper: Vec::new(),
             output: String::new(),
         }
     }

@@ -1,4 +1,4 @@
-//! The embedded Python harness (`harness.py`) and its one-shot modes.
+//! The embedded Python harness (`harness/*.py`) and its one-shot modes.
 
 use std::io::Write;
 use std::path::Path;
@@ -6,8 +6,24 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-/// Source of the harness; run as `python -c SOURCE MODE ARGS...`.
-pub(crate) const SOURCE: &str = include_str!("harness.py");
+/// Source of the harness; run as `python -c SOURCE MODE ARGS...`. One Python namespace,
+/// kept in files by subject, in this order (later parts use what earlier ones define).
+pub(crate) const SOURCE: &str = concat!(
+    include_str!("harness/base.py"),
+    include_str!("harness/streams.py"),
+    include_str!("harness/snapshot.py"),
+    include_str!("harness/trust.py"),
+    include_str!("harness/guard.py"),
+    include_str!("harness/unittest_task.py"),
+    include_str!("harness/evaluator_env.py"),
+    include_str!("harness/values.py"),
+    include_str!("harness/task_process.py"),
+    include_str!("harness/task_run.py"),
+    include_str!("harness/cleanup.py"),
+    include_str!("harness/hardening.py"),
+    include_str!("harness/zygote_guards.py"),
+    include_str!("harness/zygote.py"),
+);
 
 /// One `python -c HARNESS compile` call: `None` when a program compiles, else the traceback.
 pub(crate) fn compile_all(python: &Path, codes: &[&str]) -> Result<Vec<Option<String>>> {

@@ -12,6 +12,10 @@
 use anyhow::{bail, Context, Result};
 use tree_sitter::{Node, Parser};
 
+/// The last line of every converted test source: how a problem is known to hold HumanEval's
+/// value tests (decided out of the model's process) rather than BigCodeBench's unittest ones.
+pub const CONVERTED_MARKER: &str = "# pivot-lsp: HumanEval check(candidate) as TestCases\n";
+
 pub fn to_unittest(check_source: &str, entry_point: &str) -> Result<String> {
     if !is_identifier(entry_point) {
         bail!("entry_point {entry_point:?} is not a Python identifier");
@@ -89,6 +93,7 @@ pub fn to_unittest(check_source: &str, entry_point: &str) -> Result<String> {
             ));
         }
     }
+    out.push_str(CONVERTED_MARKER);
     Ok(out)
 }
 

@@ -54,6 +54,7 @@
 
 pub mod baseline;
 pub mod bcb_env;
+mod cgroup;
 pub mod dataset;
 pub mod doc_tests;
 pub mod doctor;
@@ -66,6 +67,7 @@ pub mod problem;
 pub mod result;
 pub mod runner;
 mod sandbox;
+mod seccomp;
 mod zygote;
 
 pub use problem::{load_problems, Problem, ProblemSource};

@@ -49,10 +49,16 @@ impl Problem {
     }
 
     /// Whether BigCodeBench's evaluator semantics apply (its alarm, its guard's quirks).
-    /// HumanEval problems are converted to this shape but keep HumanEval's semantics; they
-    /// are the ones whose id says so.
+    /// HumanEval-format problems are converted to this shape but keep HumanEval's semantics.
     pub fn is_bigcodebench(&self) -> bool {
-        !self.task_id.starts_with("HumanEval/")
+        !self.has_value_tests()
+    }
+
+    /// HumanEval's `check(candidate)`: assertions on returned values, which the runner
+    /// decides in a process that never runs model code (the harness's "values" mode).
+    pub fn has_value_tests(&self) -> bool {
+        self.task_id.starts_with("HumanEval/")
+            || self.test.ends_with(super::humaneval::CONVERTED_MARKER)
     }
 }
 

@@ -10,13 +10,17 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Outcome of one solution. `Pass` only when every test ran and passed.
+/// Outcome of one solution. `Pass` only when every test ran and passed. `Tampered`: the
+/// code reached for the harness or the test machinery (what it touched is in
+/// `EvalResult::tamper`); it never counts as passed, and BigCodeBench's and ConvCodeWorld's
+/// tables count it as a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
     Fail,
     Timeout,
+    Tampered,
 }
 
 impl fmt::Display for Status {
@@ -25,6 +29,7 @@ impl fmt::Display for Status {
             Status::Pass => "pass",
             Status::Fail => "fail",
             Status::Timeout => "timeout",
+            Status::Tampered => "tampered",
         })
     }
 }
@@ -119,6 +124,10 @@ pub struct EvalResult {
     pub status: Status,
     #[serde(default)]
     pub details: Details,
+    /// What a `tampered` solution touched, one sentence each (absent otherwise, so files of
+    /// honest runs keep BigCodeBench's shape).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tamper: Vec<String>,
     /// Captured stdout/stderr of the run (capped); not part of BigCodeBench's shape.
     #[serde(skip)]
     pub output: String,
@@ -137,6 +146,9 @@ pub struct Summary {
     pub pass: usize,
     pub fail: usize,
     pub timeout: usize,
+    /// Solutions that tampered with the harness or the tests (counted as failures by pass@1).
+    #[serde(default)]
+    pub tampered: usize,
     /// Fraction of tasks whose first sample passed (BigCodeBench's pass@1 with one sample).
     pub pass_at_1: f64,
     /// "bwrap" or "none": how the code was contained.
@@ -191,6 +203,7 @@ impl EvalResults {
                 Status::Pass => s.pass += 1,
                 Status::Fail => s.fail += 1,
                 Status::Timeout => s.timeout += 1,
+                Status::Tampered => s.tampered += 1,
             }
         }
         s.pass_at_1 = if s.total == 0 {

@@ -25,6 +25,9 @@ pub struct Limits {
     pub file_size_mb: u64,
     /// Processes and threads (RLIMIT_NPROC).
     pub nproc: u64,
+    /// Open descriptors per process (RLIMIT_NOFILE): with the process limit, what bounds the
+    /// kernel memory a task can pin in socket buffers when no cgroup limit can be had.
+    pub nofile: u64,
     /// Captured stdout/stderr kept per task, bytes.
     pub output_bytes: u64,
     /// The sandbox's private `/tmp` (task folders, HOME, TMPDIR), MiB; with bwrap only.
@@ -39,6 +42,7 @@ impl Default for Limits {
             memory_mb: 4096,
             file_size_mb: 256,
             nproc: 256,
+            nofile: 1024,
             output_bytes: 64 * 1024,
             scratch_mb: 256,
             shm_mb: 64,
@@ -157,8 +161,10 @@ pub(crate) fn time_bounds(limit: Duration, problem: &Problem) -> (Option<Duratio
     }
 }
 
-/// The import statements of a problem's `code_prompt` (BigCodeBench's `libs`, as code): the
-/// only lines the zygote runs, before any model code and never the model's own.
+/// The import statements of a problem's `code_prompt` or tests (BigCodeBench's `libs`, as
+/// code): the only lines the zygote runs, before any model code and never the model's own.
+/// The tests' own imports matter too: a module imported first by the solution could be
+/// handed to the tests already bent.
 fn import_lines(code_prompt: &str) -> Vec<&str> {
     code_prompt
         .lines()
@@ -216,6 +222,10 @@ impl Profile {
     }
 }
 
+/// Memory a zygote's cgroup allows beyond `--memory-mb`: the interpreter and the libraries
+/// it pre-imported (pandas, scikit-learn, TensorFlow), shared by its tasks.
+pub(crate) const CGROUP_HEADROOM_MB: u64 = 2048;
+
 /// Extra time the Rust side waits beyond a task's timeout before declaring its zygote hung.
 const WATCHDOG_GRACE: Duration = Duration::from_secs(15);
 const STARTUP: Duration = Duration::from_secs(60);
@@ -234,6 +244,8 @@ pub struct Runner {
     profile: Mutex<Profile>,
     /// Why the seccomp filter (no new namespaces, no memfd) is not installed; empty when it is.
     seccomp: String,
+    /// Empty when each zygote has a memory cgroup, else a short reason for the note.
+    cgroup_note: String,
     // Task directories live here; removed when the runner is dropped.
     _scratch: tempfile::TempDir,
 }
@@ -277,7 +289,24 @@ impl Runner {
             .prefix("pivot-exec-")
             .tempdir()
             .context("creating the scratch directory for tasks")?;
-        let launch = sandbox::launch(bwrap.as_deref(), &interpreter, &layout, scratch.path());
+        let (seccomp_arg, _) = super::seccomp::programs_arg();
+        // The cgroup bounds a zygote and its task together: the task's memory plus room for
+        // the zygote's own interpreter and pre-imported libraries.
+        let cgroup = super::cgroup::base()
+            .ok()
+            .map(|b| (b, (config.limits.memory_mb + CGROUP_HEADROOM_MB) << 20));
+        let cgroup_note = match &cgroup {
+            Some(_) => String::new(),
+            None => "no memory cgroup".to_string(),
+        };
+        let launch = sandbox::launch(
+            bwrap.as_deref(),
+            &interpreter,
+            &layout,
+            scratch.path(),
+            &seccomp_arg,
+            cgroup,
+        );
         let (spawner, requests) = mpsc::channel::<mpsc::Sender<Result<Zygote>>>();
         std::thread::Builder::new()
             .name("pivot-exec-spawner".into())
@@ -301,6 +330,7 @@ impl Runner {
             next_id: AtomicU64::new(1),
             profile: Mutex::new(Profile::default()),
             seccomp: String::new(),
+            cgroup_note,
             _scratch: scratch,
         };
         // The first zygote says whether tasks can run unprivileged; it refuses otherwise.
@@ -350,6 +380,11 @@ impl Runner {
         } else {
             user.push_str(&format!(", {}", self.seccomp));
         }
+        if self.cgroup_note.is_empty() {
+            user.push_str(", a memory cgroup per worker");
+        } else {
+            user.push_str(&format!(", {}", self.cgroup_note));
+        }
         match self.sandbox {
             Sandbox::Bwrap => format!(
                 "bwrap: only system and interpreter folders visible (read-only), private /tmp ({} MiB) and /dev/shm, no network, own PID namespace, clean environment, {user}",
@@ -384,14 +419,13 @@ impl Runner {
 
     /// Runs one solution against its problem's tests.
     pub fn run_one(&self, problem: &Problem, solution: &str) -> EvalResult {
-        let code = format!("{solution}\n{}", problem.test);
-        let solution_lines = solution.matches('\n').count() + 1;
-        let (status, details, output) = self.run_code(&code, solution_lines, problem);
+        let (status, details, tamper, output) = self.run_code(solution, problem);
         EvalResult {
             task_id: problem.task_id.clone(),
             solution: solution.to_string(),
             status,
             details,
+            tamper,
             output,
         }
     }
@@ -435,35 +469,46 @@ impl Runner {
                         solution: sol.to_string(),
                         status: Status::Fail,
                         details: Details(vec![("ALL".into(), "internal error: no result".into())]),
+                        tamper: Vec::new(),
                         output: String::new(),
                     })
             })
             .collect()
     }
 
-    /// Runs a whole program (solution + tests) and classifies it.
-    fn run_code(
-        &self,
-        code: &str,
-        solution_lines: usize,
-        problem: &Problem,
-    ) -> (Status, Details, String) {
-        let test_source = problem.test.as_str();
+    /// Runs a solution against a problem's tests and classifies it.
+    fn run_code(&self, solution: &str, problem: &Problem) -> Outcome4 {
         let (alarm, timeout) = time_bounds(self.config.timeout, problem);
         let limits = &self.config.limits;
+        let bigcodebench = problem.is_bigcodebench();
         let req = Request {
             id: self.next_id.fetch_add(1, Ordering::SeqCst),
-            code,
+            mode: if problem.has_value_tests() {
+                "values"
+            } else {
+                "unittest"
+            },
+            solution,
+            test: &problem.test,
+            entry_point: &problem.entry_point,
+            prompt: if bigcodebench {
+                ""
+            } else {
+                &problem.code_prompt
+            },
             timeout: timeout.as_secs_f64(),
             cpu: timeout.as_secs() + 2,
             alarm: alarm.map(|a| a.as_secs_f64()),
-            quirks: problem.is_bigcodebench() && !self.config.fix_quirks,
-            preload: import_lines(&problem.code_prompt),
+            quirks: bigcodebench && !self.config.fix_quirks,
+            preload: import_lines(&problem.code_prompt)
+                .into_iter()
+                .chain(import_lines(&problem.test))
+                .collect(),
             memory: limits.memory_mb << 20,
             fsize: limits.file_size_mb << 20,
             nproc: limits.nproc,
+            nofile: limits.nofile,
             output_cap: limits.output_bytes,
-            solution_lines,
         };
         // One retry when the zygote turns out to be gone before it got the task.
         for _ in 0..2 {
@@ -475,28 +520,22 @@ impl Runner {
             match z.run(&req, timeout + WATCHDOG_GRACE) {
                 Err(_) => continue,
                 Ok(Outcome::Reply(reply)) => {
-                    self.give_back(z);
+                    if reply.scratch_clean {
+                        self.give_back(z);
+                    } else {
+                        // Something the task left could not be removed: no later task may
+                        // see it, so this sandbox (and its private /tmp) goes.
+                        z.kill();
+                    }
                     if let Ok(mut p) = self.profile.lock() {
                         p.add_reply(&problem.task_id, &reply, sent.elapsed());
                     }
-                    let mut details = Details(reply.details);
-                    let mut status = match reply.status.as_str() {
+                    let status = match reply.status.as_str() {
                         "pass" => Status::Pass,
                         "timeout" => Status::Timeout,
+                        "tampered" => Status::Tampered,
                         _ => Status::Fail,
                     };
-                    if status == Status::Pass {
-                        // Every test the test source defines must have reported success.
-                        for name in test_names(test_source) {
-                            if !reply.passed.contains(&name) {
-                                status = Status::Fail;
-                                details.insert(
-                                    name,
-                                    "the test is in the test source but never reported success",
-                                );
-                            }
-                        }
-                    }
                     let mut output = reply.output;
                     if !reply.note.is_empty() {
                         output.push_str(&format!("\n[pivot-lsp: {}]", reply.note));
@@ -504,12 +543,13 @@ impl Runner {
                     if !reply.clean {
                         output.push_str("\n[pivot-lsp: some processes of the task survived]");
                     }
-                    return (status, details, output);
+                    return (status, Details(reply.details), reply.tamper, output);
                 }
                 Ok(Outcome::Hung) => {
                     return (
                         Status::Timeout,
                         Details::default(),
+                        Vec::new(),
                         "[pivot-lsp: the sandbox did not answer; it was killed]".into(),
                     )
                 }
@@ -517,6 +557,7 @@ impl Runner {
                     return (
                         Status::Fail,
                         Details(vec![("ALL".into(), msg.clone())]),
+                        Vec::new(),
                         msg,
                     );
                 }
@@ -528,6 +569,7 @@ impl Runner {
                     return (
                         Status::Fail,
                         Details(vec![("ALL".into(), text.clone())]),
+                        Vec::new(),
                         text,
                     );
                 }
@@ -595,35 +637,15 @@ impl Runner {
     }
 }
 
-/// Names of the test methods (`def test...` inside a class) of a unittest source, in order,
-/// read by the runner itself so the tested code cannot change what counts as "all tests".
-pub(crate) fn test_names(source: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in source.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.len() == line.len() {
-            continue; // module level: not a method
-        }
-        let rest = trimmed
-            .strip_prefix("async def ")
-            .or_else(|| trimmed.strip_prefix("def "));
-        let Some(rest) = rest else { continue };
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        if name.starts_with("test") && !out.contains(&name) {
-            out.push(name);
-        }
-    }
-    out
-}
+/// A task's status, failing tests, what it tampered with, and its output.
+type Outcome4 = (Status, Details, Vec<String>, String);
 
-fn internal_failure(msg: String) -> (Status, Details, String) {
+fn internal_failure(msg: String) -> Outcome4 {
     let text = format!("could not run the tests: {msg}");
     (
         Status::Fail,
         Details(vec![("ALL".into(), text.clone())]),
+        Vec::new(),
         text,
     )
 }
@@ -631,12 +653,6 @@ fn internal_failure(msg: String) -> (Status, Details, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn test_names_are_the_methods_of_the_source() {
-        let src = "import unittest\ndef test_helper():\n    pass\nclass TestCases(unittest.TestCase):\n    def setUp(self):\n        pass\n    def test_a(self):\n        pass\n    async def test_b(self):\n        pass\n    def test_a(self):\n        pass\n    def helper(self):\n        pass\n";
-        assert_eq!(test_names(src), ["test_a", "test_b"]);
-    }
 
     #[test]
     fn limits_that_mean_something_else_are_refused() {

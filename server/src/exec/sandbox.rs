@@ -17,15 +17,26 @@ pub(crate) struct Interpreter {
     /// `sys.executable`: run this path, not a shim found on PATH.
     pub executable: PathBuf,
     pub version: String,
-    /// Directories the interpreter reads (prefixes and `sys.path`).
+    /// The interpreter's own folders: its prefixes, standard library and site-packages.
     pub paths: Vec<PathBuf>,
+    /// Other folders on its `sys.path` (PYTHONPATH, `.pth` targets such as editable
+    /// installs): they may be anyone's project, so they are bound only when `--bind-ro`
+    /// names them.
+    #[serde(default)]
+    pub left_out: Vec<PathBuf>,
 }
 
-const QUERY: &str = "import sys, os, json\n\
-paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__),\n\
-         os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))]\n\
-paths += [p for p in sys.path if p and os.path.isdir(p)]\n\
-print(json.dumps({'executable': sys.executable, 'version': sys.version.split()[0], 'paths': paths}))";
+const QUERY: &str = "import sys, os, json, site\n\
+own = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__),\n\
+       os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))]\n\
+try:\n    own += site.getsitepackages()\nexcept Exception:\n    pass\n\
+try:\n    own.append(site.getusersitepackages())\nexcept Exception:\n    pass\n\
+import sysconfig\n\
+own += [sysconfig.get_paths().get(k) for k in ('stdlib', 'platstdlib', 'purelib', 'platlib')]\n\
+own = [p for p in own if p and os.path.isdir(p)]\n\
+under = lambda p: any(p == o or p.startswith(o.rstrip('/') + '/') for o in own)\n\
+other = [p for p in sys.path if p and os.path.isdir(p) and not under(p)]\n\
+print(json.dumps({'executable': sys.executable, 'version': sys.version.split()[0], 'paths': own, 'left_out': other}))";
 
 /// Asked with the runner's own environment (a pyenv shim needs it); this is our code, and
 /// the zygote then runs `sys.executable` with the clean environment.
@@ -46,6 +57,8 @@ pub(crate) fn query_interpreter(python: &Path) -> Result<Interpreter> {
         .with_context(|| format!("{} printed no interpreter facts", python.display()))?;
     info.paths.sort();
     info.paths.dedup();
+    info.left_out.sort();
+    info.left_out.dedup();
     Ok(info)
 }
 
@@ -76,6 +89,8 @@ pub(crate) struct Launch {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Where each zygote's memory cgroup is made, and its limit (bytes); None: no cgroup.
+    pub cgroup: Option<(super::cgroup::Base, u64)>,
 }
 
 /// The environment tasks see: nothing of the runner's except the locale, the hash seed and
@@ -334,7 +349,14 @@ fn bwrap_args(interp: &Interpreter, layout: &Layout, bwrap: &Path) -> Vec<String
         "--die-with-parent",
         "--new-session",
     ]);
-    if !is_root() {
+    if is_root() {
+        // The zygote keeps only what it needs to run tasks as another user and clean up
+        // after them (bwrap would otherwise keep every capability of a root runner).
+        push(&["--cap-drop", "ALL"]);
+        for cap in ZYGOTE_CAPS {
+            push(&["--cap-add", cap]);
+        }
+    } else {
         // Tasks keep the user's uid inside a user namespace of their own, in which no
         // further namespace can be made (the seccomp filter refuses them too).
         push(&["--unshare-user"]);
@@ -346,6 +368,18 @@ fn bwrap_args(interp: &Interpreter, layout: &Layout, bwrap: &Path) -> Vec<String
     a
 }
 
+/// A root runner's zygote: switch tasks to the unprivileged user (SETUID, SETGID), give them
+/// their folders (CHOWN) and take everything they leave away again, whatever its owner and
+/// mode (DAC_OVERRIDE, FOWNER), and kill their processes (KILL).
+const ZYGOTE_CAPS: &[&str] = &[
+    "CAP_SETUID",
+    "CAP_SETGID",
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FOWNER",
+    "CAP_KILL",
+];
+
 /// The zygote command. Without bwrap, task folders go in `host_scratch`; with bwrap, in
 /// the sandbox's private tmpfs `/tmp`.
 pub(crate) fn launch(
@@ -353,6 +387,8 @@ pub(crate) fn launch(
     interp: &Interpreter,
     layout: &Layout,
     host_scratch: &Path,
+    seccomp: &str,
+    cgroup: Option<(super::cgroup::Base, u64)>,
 ) -> Launch {
     let (uid, gid) = if is_root() {
         (i64::from(layout.task_uid), i64::from(layout.task_gid))
@@ -369,6 +405,7 @@ pub(crate) fn launch(
             gid.to_string(),
             if wipe { "1" } else { "0" }.to_string(),
             serde_json::to_string(&keep).unwrap_or_else(|_| "[]".into()),
+            seccomp.to_string(),
         ]
     };
     let Some(bwrap) = bwrap else {
@@ -376,6 +413,7 @@ pub(crate) fn launch(
             program: interp.executable.clone(),
             args: zygote_args(host_scratch, false, Vec::new()),
             env: layout.env.clone(),
+            cgroup,
         };
     };
     let mut args = bwrap_args(interp, layout, bwrap);
@@ -389,5 +427,6 @@ pub(crate) fn launch(
         program: bwrap.to_path_buf(),
         args,
         env: layout.env.clone(),
+        cgroup,
     }
 }

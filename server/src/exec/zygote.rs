@@ -1,4 +1,4 @@
-//! One pre-started interpreter (`harness.py zygote`) that forks a child per task.
+//! One pre-started interpreter (`harness/zygote.py`) that forks a child per task.
 //! The Rust side only sends JSON lines and waits with a watchdog; if the zygote dies or
 //! hangs it is killed whole (its process group, or its bwrap PID namespace) and replaced.
 
@@ -17,15 +17,21 @@ use super::sandbox::Launch;
 #[derive(Debug, Serialize)]
 pub(crate) struct Request<'a> {
     pub id: u64,
-    pub code: &'a str,
+    /// "values": HumanEval's `check(candidate)`, decided in a process that never runs model
+    /// code; "unittest": BigCodeBench's tests, decided by the harness's audit hook.
+    pub mode: &'static str,
+    pub solution: &'a str,
+    pub test: &'a str,
+    pub entry_point: &'a str,
+    /// The problem's prompt (values mode: its helper functions, e.g. HumanEval/32's `poly`).
+    pub prompt: &'a str,
     pub timeout: f64,
     pub cpu: u64,
     pub memory: u64,
     pub fsize: u64,
     pub nproc: u64,
+    pub nofile: u64,
     pub output_cap: u64,
-    /// Lines of the solution at the top of `code`: the tests must be defined after them.
-    pub solution_lines: usize,
     /// BigCodeBench's alarm around the test run, seconds (None: only the hard `timeout`).
     pub alarm: Option<f64>,
     /// Reproduce BigCodeBench's guard: a stdin that raises OSError, os.kill refused on
@@ -49,7 +55,14 @@ pub(crate) struct Reply {
     pub note: String,
     /// Tests the harness saw run to their end and succeed.
     #[serde(default)]
+    #[allow(dead_code)]
     pub passed: Vec<String>,
+    /// What the code touched when `status` is "tampered".
+    #[serde(default)]
+    pub tamper: Vec<String>,
+    /// False when the task's folders could not be emptied: the zygote must be replaced.
+    #[serde(default = "yes")]
+    pub scratch_clean: bool,
     /// False when some process of the task could not be killed.
     #[serde(default = "yes")]
     pub clean: bool,
@@ -102,26 +115,43 @@ pub(crate) enum Outcome {
 }
 
 pub(crate) struct Zygote {
+    /// Dropped after `child` (fields drop in order): the cgroup is removed once it is empty.
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr_tail: Arc<Mutex<String>>,
     pub ready: Ready,
     dead: bool,
+    _cgroup: Option<super::cgroup::Cgroup>,
 }
 
 impl Zygote {
     /// Starts the process only; `await_greeting` waits for its greeting. Zygotes start in a thread of
     /// their own (see the runner) and several can come up at once this way.
     pub fn start(launch: &Launch) -> Result<Zygote> {
-        let mut child = Command::new(&launch.program)
-            .args(&launch.args)
+        let cgroup = match &launch.cgroup {
+            Some((base, limit)) => Some(
+                base.create(*limit)
+                    .context("creating the zygote's memory cgroup")?,
+            ),
+            None => None,
+        };
+        let procs = cgroup.as_ref().and_then(|c| c.procs_path());
+        let mut cmd = Command::new(&launch.program);
+        cmd.args(&launch.args)
             .env_clear()
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
+            .process_group(0);
+        if let Some(procs) = procs {
+            // SAFETY: join_in_child only makes async-signal-safe system calls.
+            unsafe {
+                cmd.pre_exec(move || super::cgroup::join_in_child(&procs));
+            }
+        }
+        let mut child = cmd
             .spawn()
             .with_context(|| format!("starting {}", launch.program.display()))?;
         let stdin = child.stdin.take().context("zygote stdin")?;
@@ -167,6 +197,7 @@ impl Zygote {
                 error: None,
             },
             dead: false,
+            _cgroup: cgroup,
         };
         Ok(z)
     }

@@ -472,6 +472,7 @@ mod tests {
                     "Traceback\nAssertionError".into(),
                 )])
             },
+            tamper: Vec::new(),
             output: String::new(),
         }
     }

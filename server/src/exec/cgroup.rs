@@ -1,0 +1,153 @@
+//! A memory cgroup per zygote, where one can be had: RLIMIT_AS bounds a process's address
+//! space, but not the kernel memory a task pins (socket buffers, pipes) nor its processes
+//! together. The cgroup bounds all of it, the zygote and every task included; the kernel's
+//! OOM killer ends the task that overruns it (reported as killed by SIGKILL).
+//!
+//! Used when the runner's own cgroup is writable: cgroup v1's memory controller, or v2 with
+//! the memory controller delegated to its subtree. Otherwise `doctor` says why not and the
+//! rlimits (address space, processes, descriptors) are the bound.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where cgroups for zygotes go, and which interface it speaks.
+#[derive(Debug, Clone)]
+pub(crate) struct Base {
+    dir: PathBuf,
+    v2: bool,
+}
+
+/// One zygote's cgroup; removed when dropped (after its processes are gone).
+#[derive(Debug)]
+pub(crate) struct Cgroup {
+    dir: PathBuf,
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(1);
+
+/// The runner's cgroup if a child with a memory limit can be made there, or why not.
+pub(crate) fn base() -> Result<Base, String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    // cgroup v1: "N:memory:/path"; v2: "0::/path".
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next(), parts.next(), parts.next());
+        let (Some(controllers), Some(path)) = (controllers, path) else {
+            continue;
+        };
+        if controllers.split(',').any(|c| c == "memory") {
+            let dir = Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
+            if writable(&dir) && dir.join("memory.limit_in_bytes").exists() {
+                return Ok(Base { dir, v2: false });
+            }
+        }
+    }
+    for line in text.lines() {
+        if let Some(path) = line.strip_prefix("0::") {
+            let dir = Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+            let subtree =
+                std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+            if writable(&dir) && subtree.split_whitespace().any(|c| c == "memory") {
+                return Ok(Base { dir, v2: true });
+            }
+        }
+    }
+    Err(
+        "no writable cgroup with the memory controller (run as root, or delegate the memory \
+         controller to this user's cgroup); task memory is bounded by rlimits only"
+            .to_string(),
+    )
+}
+
+fn writable(dir: &Path) -> bool {
+    let Ok(c) = CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: access(2) on a NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+impl Base {
+    /// A new cgroup limited to `limit` bytes of memory (swap included where it can be said).
+    pub(crate) fn create(&self, limit: u64) -> std::io::Result<Cgroup> {
+        let name = format!(
+            "pivot-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let dir = self.dir.join(name);
+        std::fs::create_dir(&dir)?;
+        let group = Cgroup { dir };
+        if self.v2 {
+            std::fs::write(group.dir.join("memory.max"), limit.to_string())?;
+            let _ = std::fs::write(group.dir.join("memory.swap.max"), "0");
+        } else {
+            std::fs::write(group.dir.join("memory.limit_in_bytes"), limit.to_string())?;
+            let _ = std::fs::write(
+                group.dir.join("memory.memsw.limit_in_bytes"),
+                limit.to_string(),
+            );
+        }
+        Ok(group)
+    }
+
+    /// For `doctor`.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{} memory controller at {}",
+            if self.v2 { "cgroup v2" } else { "cgroup v1" },
+            self.dir.display()
+        )
+    }
+}
+
+impl Cgroup {
+    /// The file a process writes its pid into to join (`cgroup.procs`), as a C string, so a
+    /// child can join between fork and exec without allocating.
+    pub(crate) fn procs_path(&self) -> Option<CString> {
+        CString::new(self.dir.join("cgroup.procs").as_os_str().as_encoded_bytes()).ok()
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // The zygote was killed first; its processes may take a moment to leave.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// Joins the cgroup whose `cgroup.procs` is `procs`: called in the child between fork and
+/// exec, so only async-signal-safe calls (open, write, getpid, close) and no allocation.
+pub(crate) fn join_in_child(procs: &CString) -> std::io::Result<()> {
+    // SAFETY: plain system calls on a valid C string and a stack buffer.
+    unsafe {
+        let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut buf = [0u8; 20];
+        let mut n = libc::getpid() as u64;
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let wrote = libc::write(fd, buf[i..].as_ptr().cast(), buf.len() - i);
+        libc::close(fd);
+        if wrote < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

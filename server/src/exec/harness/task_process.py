@@ -1,0 +1,141 @@
+# ---------------------------------------------------------------------------------------
+# A task's processes: their descriptors, user, limits and environment; the protocol to the
+# runner.
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except InterruptedError:
+            continue
+        view = view[n:]
+
+
+def proto_send(obj):
+    # Text from the task may hold lone surrogates, which JSON readers refuse: U+FFFD instead.
+    text = json.dumps(obj, ensure_ascii=False) + "\n"
+    write_all(PROTO_FD, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8"))
+
+
+def child_setup(req, work, home, tmp, out_fd, keep, drop):
+    """A task process's start: its own descriptors (stdin /dev/null, stdout and stderr the
+    output pipe, `keep` moved to unguessable numbers; nothing else), no privileges, limits,
+    its folders and a clean environment. Returns the new numbers of `keep`."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    moved = []
+    base = 300
+    for fd in keep:
+        rnd = os.urandom(2)
+        new = base + (rnd[0] << 2 | rnd[1] >> 6)
+        os.dup2(fd, new, inheritable=False)
+        moved.append(new)
+        base = new + 1
+    high = sorted(moved)
+    lo = 3
+    for fd in high:
+        os.closerange(lo, fd)
+        lo = fd + 1
+    os.closerange(lo, 1 << 16)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if drop is not None:
+        uid, gid = drop
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if os.getuid() != uid or os.geteuid() != uid or os.getgroups():
+            os._exit(71)
+    set_limits(req)
+    os.chdir(work)
+    env = os.environ
+    env["HOME"] = home
+    if tmp is None:
+        env.pop("TMPDIR", None)
+        tempfile.tempdir = None
+    else:
+        env["TMPDIR"] = tmp
+        tempfile.tempdir = tmp
+    return moved
+
+
+def set_limits(req):
+    def lim(kind, value):
+        if value is None or value <= 0:
+            return
+        try:
+            soft, hard = resource.getrlimit(kind)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(kind, (value, value))
+        except (ValueError, OSError):
+            pass
+
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+    lim(resource.RLIMIT_CPU, int(req.get("cpu", 0)))
+    lim(resource.RLIMIT_AS, int(req.get("memory", 0)))
+    lim(resource.RLIMIT_FSIZE, int(req.get("fsize", 0)))
+    lim(resource.RLIMIT_NOFILE, int(req.get("nofile", 0)))
+    nproc = int(req.get("nproc", 0))
+    lim(resource.RLIMIT_NPROC, nproc + NPROC_BASE if nproc > 0 else 0)
+
+
+def zygote_env():
+    """The environment every task shares, set before any fork: as BigCodeBench's
+    reliability_guard sets it (time zone UTC, one BLAS thread, TensorFlow quiet, no
+    faulthandler, no exit()/quit()), matplotlib without an interactive backend."""
+    env = os.environ
+    env["OMP_NUM_THREADS"] = "1"
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    env["MKL_NUM_THREADS"] = "1"
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    env["MPLBACKEND"] = "Agg"
+    env["TZ"] = "UTC"
+    time.tzset()
+    try:
+        import faulthandler
+
+        faulthandler.disable()
+    except Exception:
+        pass
+    builtins.exit = None
+    builtins.quit = None
+
+
+def child_task(req, dirs, fds, drop, role):
+    """The body of a forked task process; never returns."""
+    code = 0
+    try:
+        os.setpgid(0, fds.get("pgid", 0))
+    except OSError:
+        pass
+    try:
+        work, home, tmp = dirs
+        if role == "unittest":
+            res, sec = child_setup(req, work, home, tmp, fds["out"], [fds["res"], fds["sec"]], drop)
+            task_unittest(req, res, sec, bool(req.get("quirks")))
+        elif role == "model":
+            call_r, reply_w, res, sec = child_setup(
+                req, work, home, tmp, fds["out"], [fds["call_r"], fds["reply_w"], fds["res"], fds["sec"]], drop)
+            task_model(req, call_r, reply_w, res, sec)
+        else:
+            call_w, reply_r, report = child_setup(
+                req, work, home, tmp, fds["out"], [fds["call_w"], fds["reply_r"], fds["report"]], drop)
+            task_tester(req, call_w, reply_r, report)
+    except BaseException:  # noqa: B036 - the report tells; a harness error must not hang
+        code = 70
+        try:
+            os.write(2, ("[pivot-lsp harness error in the %s process]\n%s" % (role, traceback.format_exc())).encode("utf-8", "replace"))
+        except BaseException:  # noqa: B036
+            pass
+    os._exit(code)
+
+
