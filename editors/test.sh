@@ -155,6 +155,10 @@ run_nvim() {
   local rc=$?
   set -e
   cat "$log"
+  # The plugin test's own skips join the test command's list of skipped checks.
+  if [ -n "${PIVOT_SKIP_LOG:-}" ]; then
+    sed -n "s|^SKIP: \(.*\)|editors/nvim ($(basename "$nvim")): \1|p" "$log" >>"$PIVOT_SKIP_LOG"
+  fi
   local p f
   p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log" | tail -1)
   f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log" | tail -1)

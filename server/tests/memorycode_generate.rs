@@ -356,7 +356,7 @@ fn bad_dialogues_and_topics_stop_before_any_request() {
 fn prompts_match_original(templates: &Path) -> Option<usize> {
     let code = root().join("../shared/originals/memorycode/code");
     if !code.join("generate_prompt.py").exists() {
-        println!("SKIP: ../shared/originals/memorycode is absent");
+        pivot_lsp::test_skip::skip("../shared/originals/memorycode is absent");
         return None;
     }
     let stub = tempfile::tempdir().unwrap();
@@ -381,7 +381,7 @@ fn prompts_match_original(templates: &Path) -> Option<usize> {
         Ok(o) if o.status.success() => {}
         Ok(o) => panic!("the original failed: {}", stderr(&o)),
         Err(e) => {
-            println!("SKIP: cannot run python3: {e}");
+            pivot_lsp::test_skip::skip(&format!("cannot run python3: {e}"));
             return None;
         }
     }
@@ -437,7 +437,7 @@ fn prompts_equal_the_originals_on_fixture_templates() {
 fn prompts_equal_the_originals_on_the_shipped_dataset() {
     let data = root().join("../shared/memorycode/dataset");
     if !data.exists() {
-        println!("SKIP: ../shared/memorycode is absent");
+        pivot_lsp::test_skip::skip("../shared/memorycode is absent");
         return;
     }
     if let Some(n) = prompts_match_original(&data) {
@@ -641,7 +641,7 @@ fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
     use pivot_lsp::bench::memorycode::templates::check_constraints;
     let shared = root().join("../shared/memorycode");
     if !shared.join("topics.json").exists() {
-        println!("SKIP: ../shared/memorycode is absent");
+        pivot_lsp::test_skip::skip("../shared/memorycode is absent");
         return;
     }
     let mut problems = Vec::new();

@@ -21,10 +21,10 @@ fn standard_library_agrees_with_cpython_and_the_reference_extractor() {
     if extractor.join("extract_objects.py").is_file() {
         cmd.arg(&extractor);
     } else {
-        println!(
-            "SKIP (objects): {} not found; only the syntax verdicts are compared",
+        pivot_lsp::test_skip::skip(&format!(
+            "{} not found; only the syntax verdicts are compared, not the objects",
             extractor.display()
-        );
+        ));
     }
     // A saved run of the script, to iterate on a fix without waiting for Python.
     let saved = std::env::var_os("PIVOT_STDLIB_REFERENCE");
@@ -32,7 +32,7 @@ fn standard_library_agrees_with_cpython_and_the_reference_extractor() {
         Some(file) => std::fs::read_to_string(file).unwrap(),
         None => {
             let Ok(out) = cmd.output() else {
-                println!("SKIP: python3 not found; cannot compare with CPython");
+                pivot_lsp::test_skip::skip("python3 not found; cannot compare with CPython");
                 return;
             };
             assert!(

@@ -591,15 +591,22 @@ fn convcode_empty_shard_runs_and_benches_and_refusals_say_what_happened() {
     assert_eq!(std::fs::read(empty.join(t0)).unwrap(), b"");
     let marker = std::fs::read_to_string(empty.join("pivot-shard.json")).unwrap();
     assert!(!marker.contains("\"complete\": false"), "{marker}");
-    // A shard whose command failed: the marker keeps the error, the merge says it and the fix.
+    // A shard whose command refused its input (no reference run): it says why before any
+    // request and writes nothing, not even its folder; the merge names the folder and the fix.
     let failed = dir.path().join("s2");
     let out = convcode::convcode(&s, "bench", &failed, &["--shard", "2/8"]);
     assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no complete reference run"), "{said}");
+    assert!(
+        !failed.exists(),
+        "a refused shard left {}",
+        failed.display()
+    );
     let m = convcode::merge_results(&dir.path().join("out"), &[empty.clone(), failed.clone()]);
     let err = String::from_utf8_lossy(&m.stderr);
     assert!(
-        err.contains("shard 2/8 is unfinished: `convcode bench --model demo/target` failed: reference run incomplete")
-            && err.contains("run the same command again with --shard 2/8"),
+        err.contains("s2: no such folder") && err.contains("see that shard's log"),
         "{err}"
     );
     // A shard whose command stopped before its end (killed; here --stop-after).

@@ -176,6 +176,46 @@ pub struct Comparison {
     pub by_kind: BTreeMap<&'static str, [usize; 2]>,
     pub by_cause: BTreeMap<&'static str, usize>,
     pub disagreements: Vec<Disagreement>,
+    /// Samples whose verdict the evaluator itself does not settle: near the time limit its
+    /// answer depends on how long its own cold imports took in that run (its kill comes one
+    /// second after the process starts, its alarm after the imports), and a re-run of the
+    /// evaluator gave our verdict. Listed, not counted as disagreements.
+    pub evaluator_varies: Vec<Disagreement>,
+}
+
+/// Whether a disagreement may be the evaluator's own timing: one side timed out.
+pub fn timing_dependent(d: &Disagreement) -> bool {
+    d.ours.status == "timeout" || d.evaluator.status == "timeout"
+}
+
+impl Comparison {
+    /// Moves the disagreement on `task_id`/`kind` to [`Comparison::evaluator_varies`] when
+    /// `rerun` (a further evaluator verdict on the same sample) equals our side.
+    pub fn settle_with_rerun(&mut self, task_id: &str, kind: Kind, rerun: &Verdict) -> bool {
+        let Some(i) = self
+            .disagreements
+            .iter()
+            .position(|d| d.task_id == task_id && d.kind == kind)
+        else {
+            return false;
+        };
+        if !same(&self.disagreements[i].ours, &their_side(rerun)) {
+            return false;
+        }
+        let d = self.disagreements.remove(i);
+        if let Some(n) = self.by_cause.get_mut(d.cause) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_cause.remove(d.cause);
+            }
+        }
+        let counts = self.by_kind.entry(kind.name()).or_default();
+        counts[1] -= 1;
+        counts[0] += 1;
+        self.agree += 1;
+        self.evaluator_varies.push(d);
+        true
+    }
 }
 
 fn our_side(r: &EvalResult) -> Side {
@@ -331,6 +371,9 @@ pub fn write_listing(dir: &Path, c: &Comparison, meta: serde_json::Value) -> Res
         "disagree": c.disagreements.len(),
         "by_kind": c.by_kind.iter().map(|(k, [a, d])| (k.to_string(), serde_json::json!({"agree": a, "disagree": d}))).collect::<serde_json::Map<_, _>>(),
         "by_cause": c.by_cause,
+        "evaluator_varies": c.evaluator_varies.iter().map(|d| serde_json::json!({
+            "task_id": d.task_id, "kind": d.kind.name(), "ours": d.ours, "evaluator_first_run": d.evaluator,
+        })).collect::<Vec<_>>(),
     });
     write_atomic(
         &dir.join("summary.json"),

@@ -83,8 +83,10 @@ if drop != "-":
     if os.getuid() != uid or os.geteuid() != uid or os.getgroups():
         sys.exit("could not drop to uid %d" % uid)
 # The font cache a used installation has (matplotlib builds it on first import, and
-# the evaluator's guard imports matplotlib in every task's process): built once per worker.
-import matplotlib.font_manager
+# the evaluator's guard imports matplotlib in every task's process): built once per worker,
+# in a process of its own so that this one, like the evaluator's, has no matplotlib loaded.
+import subprocess
+subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], check=False)
 real_getenv = os.getenv
 os.getenv = lambda k, d=None: limit if k == 'EVALPLUS_TIMEOUT_PER_TASK' else real_getenv(k, d)
 from bigcodebench.eval import untrusted_check
@@ -98,6 +100,14 @@ with open(out_file, "a") as out:
 # Its Manager processes outlive the checks (the original script kills them by name).
 os._exit(0)
 "#;
+
+/// Names this version of the driver (the first 12 hex digits of its SHA-256), so that
+/// verdicts kept from a run of another version are not taken for this one's.
+pub fn driver_fingerprint() -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(DRIVER.as_bytes());
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
 
 /// `nobody`/`nogroup`, which the runner's tasks use too.
 const NOBODY: (u32, u32) = (65534, 65534);

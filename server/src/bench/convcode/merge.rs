@@ -52,6 +52,14 @@ pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let mut shards: Vec<(String, PathBuf, Marker)> = Vec::new();
     for d in dirs {
         let name = d.display().to_string();
+        if !d.exists() {
+            // A shard whose command refused its input writes nothing, not even its folder.
+            problems.push(format!(
+                "{name}: no such folder (its shard never ran, or its command refused its input \
+                 before writing anything: see that shard's log, fix it and run it again)"
+            ));
+            continue;
+        }
         if !d.is_dir() {
             problems.push(format!("{name}: not a folder"));
             continue;
