@@ -1,42 +1,185 @@
-//! The layering ARCHITECTURE.md promises, checked on the source: a module may use its own
-//! layer and the layers below it, never one above (`python` < `pivots` <
-//! `bench` / `exec` / `llm` < `lsp` / `cli`). A `crate::X` path in code (not in comments)
-//! is a use of layer X.
+//! The layering ARCHITECTURE.md promises, checked on the parsed source (syn): a module may use
+//! its own layer and the layers below it, never one above (helpers < `python` < `pivots` <
+//! `bench` / `exec` / `llm` < `report` < `lsp` / `cli`). Every path counts: `use` trees with
+//! nested groups over several lines, paths in code and types, `super::super::…` and `self::…`
+//! resolved from the file's own module (and inline `mod`s). Crates that belong to one layer
+//! are checked too: clap only in `cli` (and `main.rs`), the LSP types only in `lsp`, `cli` and
+//! the report, a tree-sitter `Parser` built only in `python`.
 
-use regex::Regex;
 use std::path::{Path, PathBuf};
+use syn::visit::Visit;
 
 /// Rank of a top-level module; helpers every layer may use rank lowest.
 fn rank(module: &str) -> Option<u8> {
     Some(match module {
-        "fasthash" | "test_skip" | "durable" => 0,
+        "fasthash" | "test_skip" | "durable" | "bounded_read" => 0,
         "python" => 1,
         "pivots" => 2,
         "bench" | "exec" | "llm" => 3,
-        "lsp" | "cli" => 4,
+        "report" => 4,
+        "lsp" | "cli" => 5,
         _ => return None,
     })
 }
 
-/// Modules named after `crate::` in code: `crate::a::b` and each item of `crate::{a, b::c}`.
-fn used_modules(source: &str) -> Vec<(usize, String)> {
-    let path = Regex::new(r"\bcrate::(\{[^}]*\}|[a-z_][a-z0-9_]*)").expect("valid regex");
-    let first = Regex::new(r"(?:^|[{,])\s*([a-z_][a-z0-9_]*)").expect("valid regex");
-    let mut out = Vec::new();
-    for (n, line) in source.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("");
-        for m in path.captures_iter(code) {
-            let what = &m[1];
-            if let Some(inner) = what.strip_prefix('{') {
-                for f in first.captures_iter(inner) {
-                    out.push((n + 1, f[1].to_string()));
+/// External crates a layer may name, by the lowest rank that may (or the one layer).
+fn crate_allowed(krate: &str, layer: &str) -> bool {
+    match krate {
+        "clap" | "clap_complete" | "clap_mangen" => layer == "cli",
+        "tower_lsp_server" | "ls_types" | "lsp_types" => matches!(layer, "lsp" | "cli" | "report"),
+        _ => true,
+    }
+}
+
+struct Uses {
+    /// The module the code is in, from the crate root (`["bench", "convcode", "merge"]`).
+    module: Vec<String>,
+    /// (line, the crate-rooted path it names, or `extern:<crate>`).
+    found: Vec<(usize, Vec<String>)>,
+}
+
+impl Uses {
+    /// A path as written, resolved from the current module: `crate::a::b`, `super::x`,
+    /// `self::y`. Paths that start elsewhere name an external crate or a local item.
+    fn resolve(&self, segs: &[String]) -> Option<Vec<String>> {
+        let first = segs.first()?;
+        match first.as_str() {
+            "crate" => Some(segs[1..].to_vec()),
+            "self" => Some(self.module.iter().chain(&segs[1..]).cloned().collect()),
+            "super" => {
+                let ups = segs.iter().take_while(|s| *s == "super").count();
+                let base = self.module.len().checked_sub(ups)?;
+                Some(
+                    self.module[..base]
+                        .iter()
+                        .chain(&segs[ups..])
+                        .cloned()
+                        .collect(),
+                )
+            }
+            _ => None,
+        }
+    }
+
+    fn record(&mut self, line: usize, segs: Vec<String>) {
+        match self.resolve(&segs) {
+            Some(p) => self.found.push((line, p)),
+            None => {
+                if let Some(first) = segs.first() {
+                    self.found.push((line, vec![format!("extern:{first}")]));
+                    if first == "tree_sitter" && segs.iter().any(|s| s == "Parser") {
+                        self.found
+                            .push((line, vec!["extern:tree_sitter::Parser".into()]));
+                    }
                 }
-            } else {
-                out.push((n + 1, what.to_string()));
             }
         }
     }
-    out
+
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                let mut full = prefix.clone();
+                if n.ident != "self" {
+                    full.push(n.ident.to_string());
+                }
+                self.record(n.ident.span().start().line, full);
+            }
+            syn::UseTree::Rename(r) => {
+                let mut full = prefix.clone();
+                full.push(r.ident.to_string());
+                self.record(r.ident.span().start().line, full);
+            }
+            syn::UseTree::Glob(g) => {
+                let line = g.star_token.spans[0].start().line;
+                self.record(line, prefix.clone());
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(prefix, t);
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Uses {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        let mut prefix = Vec::new();
+        self.use_tree(&mut prefix, &u.tree);
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segs.len() > 1 || p.leading_colon.is_some() {
+            let line = p
+                .segments
+                .first()
+                .map_or(0, |s| s.ident.span().start().line);
+            self.record(line, segs);
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        // `#[derive(clap::Args)]`: derive lists are paths, though syn keeps them as tokens.
+        if a.path().is_ident("derive") {
+            if let Ok(list) = a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            ) {
+                for p in &list {
+                    self.visit_path(p);
+                }
+            }
+        }
+        syn::visit::visit_attribute(self, a);
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // An inline module: `super` inside it is the file's module.
+        self.module.push(m.ident.to_string());
+        syn::visit::visit_item_mod(self, m);
+        self.module.pop();
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // Macro bodies are not parsed as code; paths in them are read from their tokens.
+        let text = m.tokens.to_string();
+        let line = m
+            .path
+            .segments
+            .first()
+            .map_or(0, |s| s.ident.span().start().line);
+        for part in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == ' '))
+        {
+            let compact: String = part.chars().filter(|c| *c != ' ').collect();
+            if compact.starts_with("crate::") {
+                let segs: Vec<String> = compact.split("::").map(str::to_string).collect();
+                self.record(line, segs);
+            }
+        }
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+/// The module path of a file under `src` (`bench/convcode/mod.rs` -> `bench::convcode`).
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if !matches!(stem, "mod" | "lib" | "main") {
+            parts.push(stem.to_string());
+        }
+    }
+    parts
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -53,24 +196,49 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every use of a higher layer under `src`, as "file:line: layer uses higher".
+/// Every use of a higher layer or of a crate the layer may not name, under `src`, as
+/// "file:line: layer uses what".
 fn violations(src: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut files = Vec::new();
     rust_files(src, &mut files);
+    files.sort();
     for file in files {
         let rel = file.strip_prefix(src).expect("under src");
-        let layer = rel
-            .components()
-            .next()
-            .and_then(|c| c.as_os_str().to_str())
-            .unwrap_or("")
-            .trim_end_matches(".rs");
-        let Some(own) = rank(layer) else { continue };
+        let module = module_of(rel);
+        let Some(layer) = module.first().cloned() else {
+            continue; // lib.rs, main.rs: the crate root wires the faces
+        };
+        let Some(own) = rank(&layer) else { continue };
         let text = std::fs::read_to_string(&file).expect("source readable");
-        for (line, used) in used_modules(&text) {
-            if rank(&used).is_some_and(|r| r > own) {
-                found.push(format!("{}:{line}: {layer} uses {used}", rel.display()));
+        let parsed = syn::parse_file(&text)
+            .unwrap_or_else(|e| panic!("{}: does not parse: {e}", rel.display()));
+        let mut uses = Uses {
+            module,
+            found: Vec::new(),
+        };
+        uses.visit_file(&parsed);
+        let mut seen = std::collections::BTreeSet::new();
+        for (line, path) in uses.found {
+            let Some(top) = path.first() else { continue };
+            let what = if let Some(k) = top.strip_prefix("extern:") {
+                let ok = if k == "tree_sitter::Parser" {
+                    layer == "python"
+                } else {
+                    crate_allowed(k, &layer)
+                };
+                if ok {
+                    continue;
+                }
+                k.to_string()
+            } else if rank(top).is_some_and(|r| r > own) {
+                top.clone()
+            } else {
+                continue;
+            };
+            let line = format!("{}:{line}: {layer} uses {what}", rel.display());
+            if seen.insert(line.clone()) {
+                found.push(line);
             }
         }
     }
@@ -83,7 +251,7 @@ fn no_layer_imports_a_higher_one() {
     let bad = violations(&src);
     assert!(
         bad.is_empty(),
-        "lower layers use higher ones:\n{}",
+        "lower layers use higher ones, or crates they may not name:\n{}",
         bad.join("\n")
     );
 }
@@ -109,13 +277,43 @@ fn the_check_finds_a_higher_import_in_every_form() {
         "fn f() { crate::llm::x(); crate::python::y(); }\n",
     );
     write("cli/c.rs", "use crate::lsp::z;\n");
+    // A group over several lines, with an item after a nested group.
+    write(
+        "llm/d.rs",
+        "use crate::{\n    python::{a, b},\n    pivots::c,\n    report::d,\n};\n",
+    );
+    // `super::super` out of a nested module into another layer's sibling... and back in.
+    write(
+        "bench/convcode/e.rs",
+        "use super::super::exec::X;\nuse super::f::Y;\nfn g() { let _ = super::super::super::cli::run(); }\n",
+    );
+    // Paths inside macros, and an inline module's `super`.
+    write(
+        "python/f.rs",
+        "fn h() { println!(\"{}\", crate::exec::name()); }\nmod tests { use super::super::super::lsp::Z; }\n",
+    );
+    write("exec/g.rs", "#[derive(clap::ValueEnum)]\nenum M { A }\n");
+    write(
+        "exec/h.rs",
+        "use tree_sitter::Parser;\nfn p() { let _ = tree_sitter::Parser::new(); }\n",
+    );
+    write("python/i.rs", "use tree_sitter::Parser;\n");
+    write("report/j.rs", "use crate::lsp::Server;\n");
     let mut bad = violations(dir.path());
     bad.sort();
     assert_eq!(
         bad,
         vec![
+            "bench/convcode/e.rs:3: bench uses cli".to_string(),
+            "exec/g.rs:1: exec uses clap".to_string(),
+            "exec/h.rs:1: exec uses tree_sitter::Parser".to_string(),
+            "exec/h.rs:2: exec uses tree_sitter::Parser".to_string(),
+            "llm/d.rs:4: llm uses report".to_string(),
             "pivots/ledger.rs:1: pivots uses bench".to_string(),
             "python/a.rs:1: python uses lsp".to_string(),
+            "python/f.rs:1: python uses exec".to_string(),
+            "python/f.rs:2: python uses lsp".to_string(),
+            "report/j.rs:1: report uses lsp".to_string(),
         ]
     );
 }

@@ -664,7 +664,7 @@ fn ledger_active_pivots_at_the_end_equal_history_regex() {
 /// bits), checked against numpy run here. Doubles cross as their bit patterns.
 #[test]
 fn means_are_numpy_s_to_the_bit() {
-    use pivot_lsp::bench::memorycode::numpy;
+    use pivot_lsp::bench::numpy;
     let script = r#"
 import json, sys
 import numpy as np

@@ -48,7 +48,7 @@ pub struct ModelArgs {
     )]
     pub api_key: Option<String>,
     /// `chat` (/chat/completions) or `completions` (raw /completions, vLLM without a chat template).
-    #[arg(long, value_enum, default_value_t = EndpointKind::Chat)]
+    #[arg(long, value_parser = super::choice::parser::<EndpointKind>(EndpointKind::CHOICES), default_value = "chat")]
     pub endpoint: EndpointKind,
 }
 
@@ -77,24 +77,11 @@ pub struct CommonArgs {
     /// Response cache folder (default: RESULTS/.convcode-cache).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
-    /// Answer from the cache only; names the prompts that are missing.
-    #[arg(long)]
-    pub offline: bool,
-    /// Model requests in flight at once (per endpoint).
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
+    #[command(flatten)]
+    pub requests: super::request_args::RequestArgs,
     /// Tasks refined at once.
     #[arg(long, default_value_t = 8)]
     pub workers: usize,
-    /// Seconds before a model request times out (then it is retried).
-    #[arg(long, default_value_t = 300.0)]
-    pub request_timeout: f64,
-    /// Retries on 429, 5xx, timeouts and connection failures.
-    #[arg(long, default_value_t = 6)]
-    pub retries: u32,
-    /// First retry delay in seconds (doubles each retry).
-    #[arg(long, default_value_t = 1.0)]
-    pub backoff: f64,
     /// Interpreter for compiling and running code.
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
@@ -158,7 +145,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "KEY")]
     pub simulator_api_key: Option<String>,
     /// Simulator endpoint: `chat` (/chat/completions) or `completions` (raw /completions).
-    #[arg(long, value_enum, default_value_t = EndpointKind::Chat)]
+    #[arg(long, value_parser = super::choice::parser::<EndpointKind>(EndpointKind::CHOICES), default_value = "chat")]
     pub simulator_endpoint: EndpointKind,
 }
 
@@ -259,7 +246,7 @@ impl Observer for CliObserver {
 }
 
 fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
-    let base = match (&m.base_url, common.offline) {
+    let base = match (&m.base_url, common.requests.offline) {
         (Some(b), _) => b.clone(),
         (None, true) => "http://offline.invalid/v1".into(),
         (None, false) => {
@@ -269,12 +256,8 @@ fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
     let mut c = ClientConfig::new(base, &m.model);
     c.api_key = m.api_key.clone().filter(|k| !k.is_empty());
     c.kind = m.endpoint;
-    c.timeout = Duration::from_secs_f64(common.request_timeout.max(0.001));
-    c.retries = common.retries;
-    c.backoff = Duration::from_secs_f64(common.backoff.max(0.0));
-    c.concurrency = common.concurrency.max(1);
+    common.requests.apply(&mut c)?;
     c.cache = Some(cache.clone());
-    c.offline = common.offline;
     Client::new(c)
 }
 
@@ -283,7 +266,7 @@ fn problems(common: &CommonArgs) -> Result<(Vec<Problem>, Vec<String>)> {
     let mut p = crate::exec::problem::load_problems_with(
         &ProblemSource::parse(&common.problems),
         &common.python,
-        &super::exec_cmd::hub_options(common.offline),
+        &super::exec_cmd::hub_options(common.requests.offline),
     )?;
     if let Some(n) = common.limit {
         p.truncate(n);
@@ -432,7 +415,7 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
         eprintln!(
             "note: novice/expert feedback from the simulator model `{}` at {}{}; its files are named `..._by_{}...`",
             a.simulator_model,
-            if common.offline {
+            if common.requests.offline {
                 "the response cache (--offline)"
             } else {
                 sim.config().base_url.as_str()

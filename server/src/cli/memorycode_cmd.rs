@@ -11,7 +11,6 @@ use crate::llm::loopback::{LoopbackServer, Script};
 use crate::llm::{Cache, Client, ClientConfig, Sampling};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum MemorycodeCommand {
@@ -93,21 +92,8 @@ pub struct EndpointArgs {
     /// (examples and tests; no key needed).
     #[arg(long, value_name = "SCRIPT", conflicts_with = "base_url")]
     pub loopback: Option<PathBuf>,
-    /// Answer from the cache only; names every missing request.
-    #[arg(long)]
-    pub offline: bool,
-    /// Model requests in flight at once.
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
-    /// Seconds before a request times out (then it is retried).
-    #[arg(long, default_value_t = 300.0)]
-    pub request_timeout: f64,
-    /// Retries on 429, 5xx, timeouts and connection failures.
-    #[arg(long, default_value_t = 6)]
-    pub retries: u32,
-    /// First retry delay in seconds (doubles each retry).
-    #[arg(long, default_value_t = 1.0)]
-    pub backoff: f64,
+    #[command(flatten)]
+    pub requests: super::request_args::RequestArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -157,7 +143,7 @@ pub struct GenerateArgs {
     /// Comma-separated modes.
     #[arg(
         long,
-        value_enum,
+        value_parser = super::choice::parser::<Mode>(Mode::CHOICES),
         value_delimiter = ',',
         default_value = "instruction,session,history"
     )]
@@ -184,10 +170,6 @@ pub fn run(cmd: MemorycodeCommand) -> Result<i32> {
         MemorycodeCommand::Converse(a) => run_converse(*a),
         MemorycodeCommand::Templates(a) => run_templates(a),
     }
-}
-
-fn seconds(s: f64, flag: &str) -> Result<Duration> {
-    Duration::try_from_secs_f64(s).with_context(|| format!("{flag}: bad number of seconds {s}"))
 }
 
 fn run_generate(a: GenerateArgs) -> Result<i32> {
@@ -219,7 +201,7 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
             temperature: a.temperature,
             top_p: None,
         },
-        workers: a.endpoint.concurrency.max(1),
+        workers: a.endpoint.requests.concurrency.max(1),
     };
     // The reranker: --reranker-url, or the loopback server's own /rerank.
     let rerank_url = match (&a.reranker_url, &_server) {
@@ -314,18 +296,14 @@ fn client(
     let base_url = match (&server, &e.base_url) {
         (Some(s), _) => s.base_url(),
         (None, Some(u)) => u.clone(),
-        (None, None) if e.offline => String::new(),
+        (None, None) if e.requests.offline => String::new(),
         (None, None) => {
             bail!("no endpoint: give --base-url URL (or OPENAI_BASE_URL), or --loopback SCRIPT")
         }
     };
     let mut cfg = ClientConfig::new(base_url, model);
     cfg.api_key = std::env::var(&e.api_key_env).ok().filter(|k| !k.is_empty());
-    cfg.timeout = seconds(e.request_timeout, "--request-timeout")?;
-    cfg.backoff = seconds(e.backoff, "--backoff")?;
-    cfg.retries = e.retries;
-    cfg.concurrency = e.concurrency.max(1);
-    cfg.offline = e.offline;
+    e.requests.apply(&mut cfg)?;
     cfg.cache = Some(Cache::new(cache));
     Ok((Client::new(cfg)?, server))
 }
@@ -397,7 +375,7 @@ fn run_converse(a: ConverseArgs) -> Result<i32> {
         &a.prompts,
         &a.templates,
         sampling,
-        a.endpoint.concurrency.max(1),
+        a.endpoint.requests.concurrency.max(1),
         &progress,
     )?;
     if let Some(b) = bar.get() {

@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod bench_lsp_cmd;
 mod bundled;
 mod check_bench;
 mod check_client;
@@ -11,6 +12,7 @@ mod check_drive;
 mod check_report;
 mod check_via_lsp;
 mod check_walk;
+mod choice;
 mod completions_cmd;
 mod convcode_cmd;
 mod doctor_cmd;
@@ -24,6 +26,7 @@ mod merge_cmd;
 mod model_server_cmd;
 mod progress;
 mod report_cmd;
+mod request_args;
 mod score_cmd;
 mod score_convcode;
 

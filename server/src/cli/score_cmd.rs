@@ -67,7 +67,7 @@ pub enum BenchCommand {
     /// Time the ConvCodeWorld live loop against an instant loopback model.
     Convcode(super::convcode_cmd::BenchConvcodeArgs),
     /// Language server latency: one-character edit -> new diagnostics, incremental vs full re-parse.
-    Lsp(crate::lsp::bench::BenchLspArgs),
+    Lsp(super::bench_lsp_cmd::BenchLspArgs),
     /// `pivot-lsp check` over a Python tree (default: python3's standard library) with ten
     /// pivots, side by side with `ruff check --select N`.
     Check(super::check_bench::BenchCheckArgs),
@@ -118,7 +118,7 @@ pub fn run_bench(c: BenchCommand) -> Result<i32> {
         BenchCommand::Memorycode(a) => bench_memorycode(a),
         BenchCommand::Exec(a) => super::exec_cmd::bench_exec(a),
         BenchCommand::Convcode(a) => super::convcode_cmd::bench_convcode(a),
-        BenchCommand::Lsp(a) => crate::lsp::bench::bench_lsp(a),
+        BenchCommand::Lsp(a) => super::bench_lsp_cmd::run(a),
         BenchCommand::Check(a) => super::check_bench::bench_check(a),
         BenchCommand::Report(a) => super::report_cmd::bench_report(a),
     }

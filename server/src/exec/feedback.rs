@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 use super::harness;
 use super::problem::Problem;
@@ -106,16 +106,7 @@ pub use crate::python::pystr::splitlines;
 /// each visited depth-first, so nested functions and nested classes count (again).
 /// Partial coverage shows the first three of these.
 pub fn visible_tests(test_source: &str) -> Vec<String> {
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .is_err()
-    {
-        return Vec::new();
-    }
-    let Some(tree) = parser.parse(test_source, None) else {
-        return Vec::new();
-    };
+    let tree = crate::python::module::parse_tree(test_source, None);
     let mut classes: Vec<(usize, Node)> = Vec::new();
     collect_classes(tree.root_node(), 1, &mut classes);
     // ast.walk is breadth-first: by depth, then source order (the sort is stable).

@@ -20,7 +20,6 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -377,10 +376,8 @@ impl Dataset {
         let lock = File::create(&lock_path)
             .with_context(|| format!("creating {}", lock_path.display()))?;
         // One download of a blob at a time (another process may be fetching it).
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            bail!("locking {}", lock_path.display());
-        }
+        lock.lock()
+            .with_context(|| format!("locking {}", lock_path.display()))?;
         if blob.is_file() {
             return Ok(());
         }

@@ -10,7 +10,7 @@
 //! multi-line strings and line continuations are untouched.
 
 use anyhow::{bail, Context, Result};
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 /// The last line of every converted test source: how a problem is known to hold HumanEval's
 /// value tests (decided out of the model's process) rather than BigCodeBench's unittest ones.
@@ -20,13 +20,7 @@ pub fn to_unittest(check_source: &str, entry_point: &str) -> Result<String> {
     if !is_identifier(entry_point) {
         bail!("entry_point {entry_point:?} is not a Python identifier");
     }
-    let mut parser = Parser::new();
-    parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .context("loading the Python grammar")?;
-    let tree = parser
-        .parse(check_source, None)
-        .context("parsing the test source")?;
+    let tree = crate::python::module::parse_tree(check_source, None);
     let root = tree.root_node();
     let check = find_check(root, check_source).context("no top-level `def check(candidate):`")?;
     let body = check

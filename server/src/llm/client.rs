@@ -11,7 +11,7 @@ use std::time::Duration;
 pub const DEFAULT_MAX_TOKENS: u32 = 2048;
 pub const DEFAULT_STOP: &str = "\n\n---\n\n";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EndpointKind {
     /// `POST {base}/chat/completions` with the prompt as a single user message.
     Chat,
@@ -20,10 +20,35 @@ pub enum EndpointKind {
 }
 
 impl EndpointKind {
+    /// Each kind's name (on the command line and in protocol arguments) and what it sends.
+    pub const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "chat",
+            "POST {base}/chat/completions with the prompt as a single user message",
+        ),
+        (
+            "completions",
+            "POST {base}/completions with the raw prompt (vLLM without a chat template)",
+        ),
+    ];
+
     pub fn as_str(&self) -> &'static str {
         match self {
             EndpointKind::Chat => "chat",
             EndpointKind::Completions => "completions",
+        }
+    }
+}
+
+impl std::str::FromStr for EndpointKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "chat" => Ok(EndpointKind::Chat),
+            "completions" => Ok(EndpointKind::Completions),
+            _ => Err(format!(
+                "unknown endpoint kind {s:?}; one of chat, completions"
+            )),
         }
     }
 }

@@ -16,30 +16,50 @@ use super::workspace::Workspace;
 use crate::pivots::Rule;
 use crate::python::ObjectKind;
 use anyhow::Result;
-use serde_json::json;
 use std::time::Instant;
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct BenchLspArgs {
+/// What to time.
+#[derive(Debug, Clone)]
+pub struct BenchLspOptions {
     /// Lines of the generated Python file.
-    #[arg(long, default_value_t = 2000)]
     pub lines: usize,
     /// Edits timed per mode (one character each, inserted then deleted in turn).
-    #[arg(long, default_value_t = 1000)]
     pub edits: usize,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
     /// Time only this mode (e.g. to count instructions of one under callgrind).
-    #[arg(long, value_enum)]
     pub only: Option<Only>,
 }
 
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Only {
     Incremental,
     Tree,
     Full,
+}
+
+impl Only {
+    /// The modes' names (as `bench lsp --only` takes them) and what each times.
+    pub const CHOICES: &'static [(&'static str, &'static str)] = &[
+        ("incremental", "the server's path"),
+        (
+            "tree",
+            "the server's path with the whole tree re-parsed after every edit",
+        ),
+        ("full", "everything from scratch for each edit"),
+    ];
+}
+
+impl std::str::FromStr for Only {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "incremental" => Ok(Only::Incremental),
+            "tree" => Ok(Only::Tree),
+            "full" => Ok(Only::Full),
+            _ => Err(format!(
+                "unknown mode {s:?}; one of incremental, tree, full"
+            )),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -101,7 +121,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Time `edits` one-character edits in each mode.
-pub fn run(a: &BenchLspArgs) -> Result<BenchReport> {
+pub fn run(a: &BenchLspOptions) -> Result<BenchReport> {
     let text = sample_module(a.lines);
     let mut ws = Workspace::default();
     for (id, kind, rule) in PIVOTS {
@@ -180,56 +200,15 @@ pub fn run(a: &BenchLspArgs) -> Result<BenchReport> {
     })
 }
 
-/// The command: run and print.
-pub fn bench_lsp(a: BenchLspArgs) -> Result<i32> {
-    let r = run(&a)?;
-    if a.json {
-        let timings: Vec<_> = r
-            .timings
-            .iter()
-            .map(|t| json!({"mode": t.mode, "p50_us": t.p50_us, "p99_us": t.p99_us, "mean_us": t.mean_us, "max_us": t.max_us}))
-            .collect();
-        let out = json!({"lines": r.lines, "pivots": r.pivots, "diagnostics": r.diagnostics, "edits": a.edits, "fast_edits": r.fast_edits, "timings": timings});
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!(
-            "edit -> diagnostics, in-process: {} lines, {} active pivots, {} diagnostics, {} one-character edits per mode",
-            r.lines, r.pivots, r.diagnostics, a.edits
-        );
-        if a.only.is_none_or(|o| o == Only::Incremental) {
-            println!(
-                "incremental: {} of {} edits analysed from the edited statement alone (the whole tree re-parsed when asked for)",
-                r.fast_edits, a.edits
-            );
-        }
-        println!(
-            "{:<22} {:>10} {:>10} {:>10} {:>10}",
-            "mode", "p50 ms", "p99 ms", "mean ms", "max ms"
-        );
-        for t in &r.timings {
-            println!(
-                "{:<22} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
-                t.mode,
-                t.p50_us / 1e3,
-                t.p99_us / 1e3,
-                t.mean_us / 1e3,
-                t.max_us / 1e3
-            );
-        }
-    }
-    Ok(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn bench_runs_and_finds_diagnostics() {
-        let r = run(&BenchLspArgs {
+        let r = run(&BenchLspOptions {
             lines: 200,
             edits: 20,
-            json: false,
             only: None,
         })
         .unwrap();
@@ -238,19 +217,6 @@ mod tests {
         assert!(r.diagnostics > 0);
         assert_eq!(r.timings.len(), 3);
         assert!(r.fast_edits > 0);
-    }
-
-    /// The full benchmark: `cargo test --release --lib lsp::bench -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn full_bench() {
-        bench_lsp(BenchLspArgs {
-            lines: 2000,
-            edits: 1000,
-            json: false,
-            only: None,
-        })
-        .unwrap();
     }
 }
 

@@ -1,47 +1,13 @@
-//! NumPy-compatible arithmetic for the metrics: `np.mean` (pairwise summation), `np.round(x, 1)`
+//! NumPy-compatible arithmetic for the metrics: `np.mean` (numpy's pairwise summation, from
+//! `bench::numpy`), `np.round(x, 1)`
 //! (half-to-even on the binary value of `x * 10`), and Python's `str(float)`.
-
-/// Sum the way NumPy's `pairwise_sum` does for a contiguous float64 array, so the last bits
-/// of a mean (and therefore a rounding tie) match the original.
-pub fn numpy_sum(a: &[f64]) -> f64 {
-    const BLOCK: usize = 128;
-    let n = a.len();
-    if n < 8 {
-        // NumPy starts from -0.0 here (so that an all -0.0 sum stays -0.0); + on finite values is the same.
-        let mut res = -0.0;
-        for &x in a {
-            res += x;
-        }
-        res
-    } else if n <= BLOCK {
-        let mut r = [0.0f64; 8];
-        r.copy_from_slice(&a[..8]);
-        let mut i = 8;
-        while i < n - (n % 8) {
-            for (k, acc) in r.iter_mut().enumerate() {
-                *acc += a[i + k];
-            }
-            i += 8;
-        }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        while i < n {
-            res += a[i];
-            i += 1;
-        }
-        res
-    } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        numpy_sum(&a[..n2]) + numpy_sum(&a[n2..])
-    }
-}
 
 /// `np.mean` of a non-empty slice.
 pub fn numpy_mean(a: &[f64]) -> Option<f64> {
     if a.is_empty() {
         return None;
     }
-    Some(numpy_sum(a) / a.len() as f64)
+    Some(crate::bench::numpy::pairwise_sum(a) / a.len() as f64)
 }
 
 /// `round(x, 1)` on a NumPy float64: `rint(x * 10) / 10`.
@@ -114,7 +80,7 @@ mod tests {
         let v = vec![0.1; 10];
         let naive: f64 = v.iter().sum();
         assert_eq!(naive, 0.9999999999999999);
-        assert_eq!(numpy_sum(&v), 1.0);
+        assert_eq!(crate::bench::numpy::pairwise_sum(&v), 1.0);
         // Beyond one 128-block the split points matter too (value from NumPy 2.4).
         let w: Vec<f64> = (0..300).map(|i| 1.0 / ((i % 11) + 1) as f64).collect();
         assert_eq!(numpy_mean(&w), Some(0.2779000721500721));

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
     /// Every version of every instruction of topics.json (`generate_model_output_instruction`).
     Instruction,
@@ -29,6 +29,48 @@ pub enum Mode {
     InstructionsChain,
     /// The last session's queries after the sessions a reranker picks (`..._rag`).
     Rag,
+}
+
+impl Mode {
+    /// Each mode's name (on the command line and in protocol arguments) and what it asks.
+    pub const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "instruction",
+            "Every version of every instruction of topics.json (generate_model_output_instruction)",
+        ),
+        (
+            "session",
+            "Each session's queries after that session alone (generate_model_output_session)",
+        ),
+        (
+            "history",
+            "The last session's queries after all sessions (generate_model_output_history)",
+        ),
+        (
+            "instructions-chain",
+            "The last session's queries after the list of instructions (..._instructions_chain)",
+        ),
+        (
+            "rag",
+            "The last session's queries after the sessions a reranker picks (..._rag)",
+        ),
+    ];
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "instruction" => Mode::Instruction,
+            "session" => Mode::Session,
+            "history" => Mode::History,
+            "instructions-chain" => Mode::InstructionsChain,
+            "rag" => Mode::Rag,
+            _ => return Err(format!(
+                "unknown mode {s:?}; one of instruction, session, history, instructions-chain, rag"
+            )),
+        })
+    }
 }
 
 /// The output key each dialogue mode fills, as the original names it.

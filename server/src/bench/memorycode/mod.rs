@@ -6,7 +6,6 @@ pub mod dataset;
 pub mod generate;
 pub mod ledger;
 pub mod merge;
-pub mod numpy;
 pub mod original;
 pub mod report;
 pub mod score;

@@ -1,8 +1,8 @@
 //! MemoryCode's aggregate report: per-session and macro scores, in the shape of the
 //! reference dump (`reference/<model>.json`), as JSON, a table or markdown.
 
-use super::numpy;
 use super::score::{nanmean, DialogueResult, DialogueScores};
+use crate::bench::numpy;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 

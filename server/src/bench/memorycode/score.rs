@@ -102,7 +102,7 @@ pub struct DialogueResult {
 /// numpy's 1-D `nanmean`, in numpy's summation order: NaN when nothing is left.
 pub fn nanmean(xs: impl IntoIterator<Item = f64>) -> f64 {
     let xs: Vec<f64> = xs.into_iter().collect();
-    super::numpy::nanmean(&xs)
+    crate::bench::numpy::nanmean(&xs)
 }
 
 fn mean_of_scores(verdicts: &[(usize, Verdict)]) -> f64 {

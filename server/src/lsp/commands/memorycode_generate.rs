@@ -26,11 +26,7 @@ fn modes(args: &Args<'_>) -> Result<Vec<Mode>> {
     list.iter()
         .map(|m| {
             let name = m.as_str().unwrap_or("");
-            <Mode as clap::ValueEnum>::from_str(name, false).map_err(|_| {
-                args.error(&format!(
-                    "unknown mode {m}; one of instruction, session, history, instructions-chain, rag"
-                ))
-            })
+            name.parse::<Mode>().map_err(|e| args.error(&e))
         })
         .collect()
 }

@@ -178,14 +178,12 @@ pub struct StateLock(std::fs::File);
 
 impl Drop for StateLock {
     fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        let _ = self.0.unlock();
     }
 }
 
 /// Wait (up to 10 s) for the workspace's state lock.
 pub fn lock(root: &Path) -> Result<StateLock> {
-    use std::os::fd::AsRawFd;
     let dir = state_path(root)
         .parent()
         .context("state path has no folder")?
@@ -195,12 +193,12 @@ pub fn lock(root: &Path) -> Result<StateLock> {
     let f = open_lock_file(&path)?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return Ok(StateLock(f));
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::WouldBlock {
-            return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+        match f.try_lock() {
+            Ok(()) => return Ok(StateLock(f)),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()))
+            }
         }
         if std::time::Instant::now() > deadline {
             anyhow::bail!(

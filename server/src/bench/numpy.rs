@@ -1,4 +1,5 @@
-//! The reference evaluator's means as numpy computes them, to the last bit.
+//! Sums and means as numpy computes them, to the last bit: MemoryCode's evaluator and
+//! ConvCodeWorld's tables both depend on numpy's summation order.
 //!
 //! Floating-point addition is not associative, so the order of a sum changes the last
 //! digit. numpy's `add.reduce` over a contiguous 1-D float64 array sums pairwise
@@ -14,7 +15,7 @@ const BLOCK: usize = 128;
 pub fn pairwise_sum(a: &[f64]) -> f64 {
     let n = a.len();
     if n < 8 {
-        // numpy starts from 0.0 (not the first element): -0.0 sums to 0.0 as there.
+        // Starting from 0.0: numpy's sum of negative zeros is 0.0 (`np.sum([-0.0] * 3)`).
         a.iter().fold(0.0, |res, &x| res + x)
     } else if n <= BLOCK {
         let mut r = [0.0f64; 8];

@@ -1,0 +1,67 @@
+//! `pivot-lsp bench lsp`: the flags and the printing; the measurement is the server's own
+//! (`lsp::bench`), timed in-process on its edit path.
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::lsp::bench;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchLspArgs {
+    /// Lines of the generated Python file.
+    #[arg(long, default_value_t = 2000)]
+    pub lines: usize,
+    /// Edits timed per mode (one character each, inserted then deleted in turn).
+    #[arg(long, default_value_t = 1000)]
+    pub edits: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Time only this mode (e.g. to count instructions of one under callgrind).
+    #[arg(long, value_parser = super::choice::parser::<bench::Only>(bench::Only::CHOICES))]
+    pub only: Option<bench::Only>,
+}
+
+/// The command: run and print.
+pub fn run(a: BenchLspArgs) -> Result<i32> {
+    let r = bench::run(&bench::BenchLspOptions {
+        lines: a.lines,
+        edits: a.edits,
+        only: a.only,
+    })?;
+    if a.json {
+        let timings: Vec<_> = r
+            .timings
+            .iter()
+            .map(|t| json!({"mode": t.mode, "p50_us": t.p50_us, "p99_us": t.p99_us, "mean_us": t.mean_us, "max_us": t.max_us}))
+            .collect();
+        let out = json!({"lines": r.lines, "pivots": r.pivots, "diagnostics": r.diagnostics, "edits": a.edits, "fast_edits": r.fast_edits, "timings": timings});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "edit -> diagnostics, in-process: {} lines, {} active pivots, {} diagnostics, {} one-character edits per mode",
+            r.lines, r.pivots, r.diagnostics, a.edits
+        );
+        if a.only.is_none_or(|o| o == bench::Only::Incremental) {
+            println!(
+                "incremental: {} of {} edits analysed from the edited statement alone (the whole tree re-parsed when asked for)",
+                r.fast_edits, a.edits
+            );
+        }
+        println!(
+            "{:<22} {:>10} {:>10} {:>10} {:>10}",
+            "mode", "p50 ms", "p99 ms", "mean ms", "max ms"
+        );
+        for t in &r.timings {
+            println!(
+                "{:<22} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+                t.mode,
+                t.p50_us / 1e3,
+                t.p99_us / 1e3,
+                t.mean_us / 1e3,
+                t.max_us / 1e3
+            );
+        }
+    }
+    Ok(0)
+}
