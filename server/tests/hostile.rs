@@ -51,7 +51,7 @@ fn fails_within(c: &mut Client, limit: Duration, cmd: &str, args: Value) -> Stri
 }
 
 #[test]
-fn item01_malformed_headers_do_not_hang_the_server() {
+fn malformed_headers_do_not_hang_the_server() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::start(root.path());
     for bad in [
@@ -67,7 +67,7 @@ fn item01_malformed_headers_do_not_hang_the_server() {
 }
 
 #[test]
-fn item02_fifo_and_dev_zero_give_errors_at_once() {
+fn fifo_and_dev_zero_give_errors_at_once() {
     let root = tempfile::tempdir().unwrap();
     let fifo = root.path().join("dialogue_1.json");
     mkfifo(&fifo);
@@ -100,7 +100,7 @@ fn item02_fifo_and_dev_zero_give_errors_at_once() {
 /// command sent after a check of a large file is answered before the check is. (Opening a
 /// conversation keeps the lock while it reads: commands sent after it act on what it opens.)
 #[test]
-fn item02_checking_outputs_does_not_block_other_commands() {
+fn checking_outputs_does_not_block_other_commands() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::start(root.path());
     let d = fixture("fixtures/memorycode/dataset/dialogue_1.json");
@@ -136,7 +136,7 @@ fn item02_checking_outputs_does_not_block_other_commands() {
 }
 
 #[test]
-fn item02_a_cancelled_convcode_evaluation_stops_scoring() {
+fn a_cancelled_convcode_evaluation_stops_scoring() {
     let root = tempfile::tempdir().unwrap();
     let st = Command::new("cp")
         .arg("-r")
@@ -190,7 +190,7 @@ fn item02_a_cancelled_convcode_evaluation_stops_scoring() {
 }
 
 #[test]
-fn item03_a_state_file_naming_a_fifo_or_dev_zero_does_not_stop_initialize() {
+fn a_state_file_naming_a_fifo_or_dev_zero_does_not_stop_initialize() {
     for target in ["fifo", "/dev/zero"] {
         let root = tempfile::tempdir().unwrap();
         let conv = if target == "fifo" {
@@ -265,7 +265,7 @@ fn memorycode_copy(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 #[test]
-fn item04_12_13_cli_lists_fifos_trailing_data_and_duplicate_ids_under_skipped() {
+fn cli_lists_fifos_trailing_data_and_duplicate_ids_under_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let (data, out) = memorycode_copy(dir.path());
     mkfifo(&data.join("dialogue_99.json"));
@@ -301,7 +301,7 @@ fn item04_12_13_cli_lists_fifos_trailing_data_and_duplicate_ids_under_skipped() 
 }
 
 #[test]
-fn item05_many_pivots_times_many_functions_stay_bounded() {
+fn many_pivots_times_many_functions_stay_bounded() {
     let root = tempfile::tempdir().unwrap();
     let mut toml = String::new();
     for i in 0..20_000 {
@@ -334,7 +334,7 @@ fn item05_many_pivots_times_many_functions_stay_bounded() {
 /// The same, when every pivot passes: each of the 20,000 distinct rules matches every
 /// function name, so nothing is shown but every (rule, name) pair must still be decided.
 #[test]
-fn item05_many_passing_pivots_times_many_functions_stay_bounded() {
+fn many_passing_pivots_times_many_functions_stay_bounded() {
     let root = tempfile::tempdir().unwrap();
     let mut toml = String::new();
     for i in 0..20_000 {
@@ -373,7 +373,7 @@ fn item05_many_passing_pivots_times_many_functions_stay_bounded() {
 }
 
 #[test]
-fn item06_a_20_mb_file_opens_and_edits_quickly_and_a_1_gb_file_is_refused() {
+fn a_20_mb_file_opens_and_edits_quickly_and_a_1_gb_file_is_refused() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(
         root.path().join("pivots.toml"),
@@ -453,7 +453,7 @@ fn user_pivot_ids(c: &mut Client) -> Vec<String> {
 }
 
 #[test]
-fn item07_08_two_windows_keep_both_pivots_and_the_conversation() {
+fn two_windows_keep_both_pivots_and_the_conversation() {
     let root = tempfile::tempdir().unwrap();
     let d = fixture("fixtures/memorycode/dataset/dialogue_1.json");
     // A killed writer's leftovers.
@@ -505,7 +505,7 @@ fn item07_08_two_windows_keep_both_pivots_and_the_conversation() {
 }
 
 #[test]
-fn item09_dollar_requests_with_an_id_get_method_not_found() {
+fn dollar_requests_with_an_id_get_method_not_found() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::start(root.path());
     let t = Instant::now();
@@ -517,7 +517,7 @@ fn item09_dollar_requests_with_an_id_get_method_not_found() {
 }
 
 #[test]
-fn item10_lone_carriage_returns_are_line_ends_in_the_server_and_extract() {
+fn lone_carriage_returns_are_line_ends_in_the_server_and_extract() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::start(root.path());
     let uri = file_uri(&root.path().join("cr.py"));
@@ -551,7 +551,7 @@ fn item10_lone_carriage_returns_are_line_ends_in_the_server_and_extract() {
 }
 
 #[test]
-fn item11_surrogates_lf_headers_and_huge_lengths_lose_no_edit() {
+fn surrogates_lf_headers_and_huge_lengths_lose_no_edit() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::start(root.path());
     let uri = file_uri(&root.path().join("s.py"));
@@ -588,7 +588,7 @@ fn item11_surrogates_lf_headers_and_huge_lengths_lose_no_edit() {
 }
 
 #[test]
-fn item14_extract_into_a_closed_pipe_does_not_panic() {
+fn extract_into_a_closed_pipe_does_not_panic() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("big.py");
     let src: String = (0..20_000)
@@ -615,7 +615,7 @@ fn item14_extract_into_a_closed_pipe_does_not_panic() {
 }
 
 #[test]
-fn item15_pivots_add_inputs_are_bounded() {
+fn pivots_add_inputs_are_bounded() {
     let root = tempfile::tempdir().unwrap();
     let mut c = Client::start(root.path());
     let long = "x".repeat(1 << 20);

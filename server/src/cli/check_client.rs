@@ -2,9 +2,10 @@
 //! process and talks JSON-RPC to it over stdio, as an editor does. A reader thread queues
 //! everything the server sends, so the server never blocks on a full pipe while we write.
 
+use crate::lsp::transport::{write_framed, Frame, FramedReader};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -45,8 +46,13 @@ impl LspClient {
         let stdin = child.stdin.take().map(BufWriter::new);
         let (tx, rx) = channel();
         std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            while let Some(v) = read_frame(&mut r) {
+            let mut r = FramedReader::new(stdout);
+            while let Some(frame) = r.next_frame() {
+                // What does not parse is skipped, as the server skips it from its clients.
+                let Frame::Body(body) = frame else { continue };
+                let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+                    continue;
+                };
                 if tx.send(v).is_err() {
                     return;
                 }
@@ -154,9 +160,7 @@ impl LspClient {
             .stdin
             .as_mut()
             .ok_or_else(|| anyhow!("the language server's input is closed"))?;
-        write!(w, "Content-Length: {}\r\n\r\n", body.len())
-            .and_then(|_| w.write_all(&body))
-            .context("writing to the language server")
+        write_framed(w, &body).context("writing to the language server")
     }
 
     pub fn flush(&mut self) -> Result<()> {
@@ -186,31 +190,6 @@ impl Drop for LspClient {
         if matches!(self.child.try_wait(), Ok(None)) {
             let _ = self.child.kill();
             let _ = self.child.wait();
-        }
-    }
-}
-
-/// One `Content-Length`-framed JSON message, or None at the end of the stream.
-fn read_frame(r: &mut impl BufRead) -> Option<Value> {
-    loop {
-        let mut len = None;
-        loop {
-            let mut line = String::new();
-            if r.read_line(&mut line).ok()? == 0 {
-                return None;
-            }
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length:") {
-                len = v.trim().parse::<usize>().ok();
-            }
-        }
-        let mut body = vec![0; len?];
-        r.read_exact(&mut body).ok()?;
-        if let Ok(v) = serde_json::from_slice(&body) {
-            return Some(v);
         }
     }
 }

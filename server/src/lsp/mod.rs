@@ -11,7 +11,7 @@ mod hover;
 mod publish;
 mod server;
 mod sync;
-mod transport;
+pub mod transport;
 pub mod workspace;
 
 pub use commands::headless::{ANSWER as MEMORYCODE_ANSWER, SETUP as HEADLESS_SETUP};

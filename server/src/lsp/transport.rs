@@ -277,6 +277,50 @@ fn without_lone_surrogates(b: &[u8]) -> Option<Vec<u8>> {
     changed.then_some(out)
 }
 
+/// Blocking reads of framed bodies from any byte stream, with the server's own framing and
+/// bounds: `check`'s client reads the server through it, and so do the tests.
+pub struct FramedReader<R> {
+    inner: R,
+    framer: Framer,
+    chunk: Vec<u8>,
+}
+
+impl<R: std::io::Read> FramedReader<R> {
+    pub fn new(inner: R) -> Self {
+        FramedReader {
+            inner,
+            framer: Framer::default(),
+            chunk: vec![0; 64 << 10],
+        }
+    }
+
+    /// The next frame (a body, or a stretch of bytes that was not one), or None when the
+    /// stream ends or fails.
+    pub fn next_frame(&mut self) -> Option<Frame> {
+        loop {
+            if let Some(f) = self.framer.next_frame() {
+                return Some(f);
+            }
+            let n = loop {
+                match self.inner.read(&mut self.chunk) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    r => break r.ok()?,
+                }
+            };
+            if n == 0 {
+                return None;
+            }
+            self.framer.push(&self.chunk[..n]);
+        }
+    }
+}
+
+/// Writes `body` as one `Content-Length`-framed message.
+pub fn write_framed(w: &mut impl std::io::Write, body: &[u8]) -> std::io::Result<()> {
+    write!(w, "Content-Length: {}\r\n\r\n", body.len())?;
+    w.write_all(body)
+}
+
 fn framed(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     out.extend_from_slice(body);

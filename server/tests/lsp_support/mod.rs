@@ -4,9 +4,10 @@
 
 #![allow(dead_code)]
 
+use pivot_lsp::lsp::transport::{write_framed, Frame, FramedReader};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -35,30 +36,17 @@ pub fn file_uri(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 
-/// Read framed messages until the stream ends.
+/// Read framed messages until the stream ends, with the server's own framer; the server
+/// must send nothing else.
 fn reader(out: impl Read + Send + 'static) -> Receiver<Value> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
-        let mut r = BufReader::new(out);
-        loop {
-            let mut len = None;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.strip_prefix("Content-Length: ") {
-                    len = v.parse::<usize>().ok();
-                }
-            }
-            let mut body = vec![0; len.expect("a Content-Length header")];
-            if r.read_exact(&mut body).is_err() {
-                return;
-            }
+        let mut r = FramedReader::new(out);
+        while let Some(frame) = r.next_frame() {
+            let body = match frame {
+                Frame::Body(b) => b,
+                Frame::Bad(why) => panic!("the server sent bytes that are not a message: {why}"),
+            };
             let v: Value = serde_json::from_slice(&body).expect("the server sends JSON");
             if tx.send(v).is_err() {
                 return;
@@ -139,8 +127,7 @@ impl Client {
             eprintln!(">>> {}", String::from_utf8_lossy(body));
         }
         let stdin = self.stdin.as_mut().expect("stdin open");
-        let _ = write!(stdin, "Content-Length: {}\r\n\r\n", body.len());
-        let _ = stdin.write_all(body);
+        let _ = write_framed(stdin, body);
         let _ = stdin.flush();
     }
 

@@ -66,9 +66,11 @@ impl std::str::FromStr for Mode {
             "history" => Mode::History,
             "instructions-chain" => Mode::InstructionsChain,
             "rag" => Mode::Rag,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "unknown mode {s:?}; one of instruction, session, history, instructions-chain, rag"
-            )),
+            ))
+            }
         })
     }
 }
