@@ -255,7 +255,11 @@ fn gh_prop(s: &str) -> String {
 /// SARIF 2.1.0 for GitHub code scanning: one rule per active pivot (and one for syntax
 /// errors), results with 1-based regions in UTF-16 columns, URIs relative to %SRCROOT%.
 pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[Problem]) -> Value {
-    let mut rules: Vec<Value> = Vec::new();
+    use super::sarif::{
+        ArtifactLocation, Configuration, Driver, Invocation, Level, Location, Log, Message,
+        Notification, PhysicalLocation, Region, Rule, Run, SarifResult, Tool,
+    };
+    let mut rules: Vec<Rule> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for p in pivots.as_array().into_iter().flatten() {
         let id = p["id"].as_str().unwrap_or("").to_string();
@@ -266,97 +270,114 @@ pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[P
         let description = p["description"].as_str().unwrap_or("");
         let short = sentence(text.unwrap_or(description));
         index.insert(id.clone(), rules.len());
-        rules.push(json!({
-            "id": id,
+        let mut properties = Map::new();
+        properties.insert("instruction".into(), json!(text.unwrap_or("")));
+        for key in ["kind", "rule", "origin", "version"] {
+            properties.insert(key.into(), p[key].clone());
+        }
+        rules.push(Rule {
             // SARIF wants a name unlike the id (compared ignoring case).
-            "name": format!("Pivot{}", pascal(&id)),
-            "shortDescription": {"text": short},
-            "fullDescription": {"text": sentence(&format!(
+            name: format!("Pivot{}", pascal(&id)),
+            short_description: Message::new(short),
+            full_description: Message::new(sentence(&format!(
                 "{} (object kind: {}; rule: {}).",
                 text.unwrap_or(description).trim_end_matches('.'),
                 p["kind"].as_str().unwrap_or(""),
                 description
-            ))},
-            "help": {"text": sentence(&format!(
+            ))),
+            help: Message::new(sentence(&format!(
                 "Pivot `{id}`, given at session {}: {}",
-                p["session"], text.unwrap_or(description)
-            ))},
-            "defaultConfiguration": {"level": "warning"},
-            "properties": {
-                "instruction": text.unwrap_or(""),
-                "kind": p["kind"],
-                "rule": p["rule"],
-                "origin": p["origin"],
-                "version": p["version"],
+                p["session"],
+                text.unwrap_or(description)
+            ))),
+            default_configuration: Configuration {
+                level: Level::Warning,
             },
-        }));
+            properties: Some(properties),
+            id,
+        });
     }
     if findings.iter().any(Finding::is_syntax) {
         index.insert("syntax-error".into(), rules.len());
-        rules.push(json!({
-            "id": "syntax-error",
-            "name": "SyntaxError",
-            "shortDescription": {"text": "The file does not parse as Python."},
-            "fullDescription": {"text": "The file does not parse as Python (the verdict CPython's parser gives); no pivot can be checked in it."},
-            "help": {"text": "Fix the syntax error so that the file parses."},
-            "defaultConfiguration": {"level": "error"},
-        }));
+        rules.push(Rule {
+            id: "syntax-error".into(),
+            name: "SyntaxError".into(),
+            short_description: Message::new("The file does not parse as Python."),
+            full_description: Message::new("The file does not parse as Python (the verdict CPython's parser gives); no pivot can be checked in it."),
+            help: Message::new("Fix the syntax error so that the file parses."),
+            default_configuration: Configuration { level: Level::Error },
+            properties: None,
+        });
     }
-    let results: Vec<Value> = findings
+    let results: Vec<SarifResult> = findings
         .iter()
         .map(|f| {
             let id = f.rule_id();
             let (end_line, end_col) = f.end();
-            let mut r = json!({
-                "ruleId": id,
-                "level": if f.is_syntax() { "error" } else { "warning" },
-                "message": {"text": sentence(&one_line(f.message()))},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": uri_path(&f.path), "uriBaseId": "%SRCROOT%"},
-                    "region": {
-                        "startLine": f.line() + 1,
-                        "startColumn": f.col() + 1,
-                        "endLine": end_line + 1,
-                        "endColumn": end_col + 1,
+            SarifResult {
+                rule_index: index.get(&id).copied(),
+                rule_id: id,
+                level: if f.is_syntax() {
+                    Level::Error
+                } else {
+                    Level::Warning
+                },
+                message: Message::new(sentence(&one_line(f.message()))),
+                locations: vec![Location {
+                    physical_location: PhysicalLocation {
+                        artifact_location: ArtifactLocation {
+                            uri: uri_path(&f.path),
+                            uri_base_id: Some("%SRCROOT%"),
+                        },
+                        region: Region {
+                            start_line: f.line() + 1,
+                            start_column: f.col() + 1,
+                            end_line: end_line + 1,
+                            end_column: end_col + 1,
+                        },
                     },
-                }}],
-                "partialFingerprints": {"pivotFindingHash/v1": f.fingerprint},
-            });
-            if let Some(i) = index.get(&id) {
-                r["ruleIndex"] = json!(i);
+                }],
+                partial_fingerprints: [("pivotFindingHash/v1", f.fingerprint.clone())].into(),
             }
-            r
         })
         .collect();
-    let notes: Vec<Value> = problems
+    let notes: Vec<Notification> = problems
         .iter()
-        .map(|p| {
-            json!({
-                "level": "warning",
-                "message": {"text": sentence(&format!("{}: {}", p.path, p.problem))},
-            })
+        .map(|p| Notification {
+            level: Level::Warning,
+            message: Message::new(sentence(&format!("{}: {}", p.path, p.problem))),
         })
         .collect();
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": TOOL,
-                "version": VERSION,
-                "semanticVersion": VERSION,
-                "informationUri": info_uri(),
-                "rules": rules,
-            }},
-            "invocations": [{
-                "executionSuccessful": true,
-                "toolExecutionNotifications": notes,
+    let log = Log {
+        schema: super::sarif::SCHEMA,
+        version: "2.1.0",
+        runs: vec![Run {
+            tool: Tool {
+                driver: Driver {
+                    name: TOOL,
+                    version: VERSION,
+                    semantic_version: VERSION,
+                    information_uri: info_uri(),
+                    rules,
+                },
+            },
+            invocations: vec![Invocation {
+                execution_successful: true,
+                tool_execution_notifications: notes,
             }],
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": root_uri}},
-            "columnKind": "utf16CodeUnits",
-            "results": results,
+            original_uri_base_ids: [(
+                "%SRCROOT%".to_string(),
+                ArtifactLocation {
+                    uri: root_uri.to_string(),
+                    uri_base_id: None,
+                },
+            )]
+            .into(),
+            column_kind: "utf16CodeUnits",
+            results,
         }],
-    })
+    };
+    serde_json::to_value(log).expect("SARIF types serialize")
 }
 
 /// A relative path as a URI reference (percent-encoded where needed).

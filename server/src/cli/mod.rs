@@ -27,6 +27,7 @@ mod model_server_cmd;
 mod progress;
 mod report_cmd;
 mod request_args;
+mod sarif;
 mod score_cmd;
 mod score_convcode;
 
