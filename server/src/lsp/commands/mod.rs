@@ -22,110 +22,237 @@ use serde_json::{Map, Value};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::ExecuteCommandParams;
 
-/// (command, arguments it takes): advertised to the client and used in error messages.
-pub const USAGE: &[(&str, &str)] = &[
-    (
+/// Which handler a command runs: the dispatch `match` over it is exhaustive, so a command in
+/// [`TABLE`] without a handler does not compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmd {
+    ConversationOpen,
+    ConversationClose,
+    ConversationInfo,
+    SessionNext,
+    SessionPrevious,
+    SessionGoto,
+    SessionTranscript,
+    PivotsActive,
+    PivotsAdd,
+    PivotsRemove,
+    PivotsReload,
+    OutputsCheck,
+    EvaluateMemorycode,
+    DocumentInspect,
+    TestsRun,
+    TurnFeedback,
+    TurnSubmit,
+    MemorycodeGenerate,
+    EvaluateConvcode,
+    ReportOpen,
+}
+
+/// Whether a command runs in order with the session commands (under their lock) or beside
+/// them: long runs over explicit inputs neither wait for nor block the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    InSession,
+    Independent,
+}
+
+/// One command: its name (advertised to the client), handler, the arguments it takes (for
+/// error messages) and how it is ordered.
+struct Spec {
+    name: &'static str,
+    cmd: Cmd,
+    usage: &'static str,
+    order: Order,
+}
+
+const fn spec(name: &'static str, cmd: Cmd, usage: &'static str, order: Order) -> Spec {
+    Spec {
+        name,
+        cmd,
+        usage,
+        order,
+    }
+}
+
+use Order::{InSession, Independent};
+
+/// Every command, once.
+const TABLE: &[Spec] = &[
+    spec(
         "pivot.conversation.open",
+        Cmd::ConversationOpen,
         r#"{"path": ".../dialogue_N.json"} or {"path": RESULTS_DIR, "task": ID, optional "config", "model", "player", "simulator"}"#,
+        InSession,
     ),
-    ("pivot.conversation.close", "no arguments"),
-    ("pivot.conversation.info", "no arguments"),
-    ("pivot.session.next", "no arguments"),
-    ("pivot.session.previous", "no arguments"),
-    ("pivot.session.goto", r#"{"index": k} (0-based)"#),
-    ("pivot.session.transcript", r#"optional {"index": k}"#),
-    ("pivot.pivots.active", "no arguments"),
-    (
+    spec(
+        "pivot.conversation.close",
+        Cmd::ConversationClose,
+        "no arguments",
+        InSession,
+    ),
+    spec(
+        "pivot.conversation.info",
+        Cmd::ConversationInfo,
+        "no arguments",
+        InSession,
+    ),
+    spec(
+        "pivot.session.next",
+        Cmd::SessionNext,
+        "no arguments",
+        InSession,
+    ),
+    spec(
+        "pivot.session.previous",
+        Cmd::SessionPrevious,
+        "no arguments",
+        InSession,
+    ),
+    spec(
+        "pivot.session.goto",
+        Cmd::SessionGoto,
+        r#"{"index": k} (0-based)"#,
+        InSession,
+    ),
+    spec(
+        "pivot.session.transcript",
+        Cmd::SessionTranscript,
+        r#"optional {"index": k}"#,
+        InSession,
+    ),
+    spec(
+        "pivot.pivots.active",
+        Cmd::PivotsActive,
+        "no arguments",
+        InSession,
+    ),
+    spec(
         "pivot.pivots.add",
+        Cmd::PivotsAdd,
         r#"{"id", "kind", "rule", optional "text", optional "session"}"#,
+        InSession,
     ),
-    ("pivot.pivots.remove", r#"{"id": "..."}"#),
-    ("pivot.pivots.reload", "no arguments"),
-    ("pivot.outputs.check", r#"{"path": ".../output_N.json"}"#),
-    (
+    spec(
+        "pivot.pivots.remove",
+        Cmd::PivotsRemove,
+        r#"{"id": "..."}"#,
+        InSession,
+    ),
+    spec(
+        "pivot.pivots.reload",
+        Cmd::PivotsReload,
+        "no arguments",
+        InSession,
+    ),
+    // Takes the session lock itself, only to see the conversation (outputs.rs).
+    spec(
+        "pivot.outputs.check",
+        Cmd::OutputsCheck,
+        r#"{"path": ".../output_N.json"}"#,
+        Independent,
+    ),
+    spec(
         "pivot.evaluate.memorycode",
+        Cmd::EvaluateMemorycode,
         r#"{"dataset": DIR, "outputs": DIR}"#,
+        Independent,
     ),
-    ("pivot.document.inspect", r#"{"uri": "file:///..."}"#),
-    (
+    spec(
+        "pivot.document.inspect",
+        Cmd::DocumentInspect,
+        r#"{"uri": "file:///..."}"#,
+        InSession,
+    ),
+    spec(
         "pivot.tests.run",
+        Cmd::TestsRun,
         r#"{"uri": "file:///...", optional "task"}"#,
+        Independent,
     ),
-    (
+    spec(
         "pivot.turn.feedback",
+        Cmd::TurnFeedback,
         r#"{"uri", "kind": "compilation"|"execution"|"execution-partial"|"novice"|"expert", optional "task"}"#,
+        InSession,
     ),
-    ("pivot.turn.submit", r#"{"uri": "file:///..."}"#),
-    (
+    spec(
+        "pivot.turn.submit",
+        Cmd::TurnSubmit,
+        r#"{"uri": "file:///..."}"#,
+        InSession,
+    ),
+    spec(
         "pivot.memorycode.generate",
+        Cmd::MemorycodeGenerate,
         r#"{"model": M, "out": DIR, "baseUrl": URL or "loopback": SCRIPT, optional "modes", "topics", "apiKeyEnv", "rerankerUrl", "temperature"}"#,
+        Independent,
     ),
-    (
+    spec(
         "pivot.evaluate.convcode",
+        Cmd::EvaluateConvcode,
         r#"{"results": DIR, "model": M, optional "static", "refModel", "simulator", "excludeInitSolved"}"#,
+        Independent,
     ),
-    (
+    spec(
         "pivot.report.open",
+        Cmd::ReportOpen,
         r#"{"inputs": [SCORES.json, ...], optional "title"}"#,
+        Independent,
     ),
 ];
 
-pub const COMMANDS: [&str; USAGE.len()] = {
-    let mut out = [""; USAGE.len()];
+/// The command names, in the table's order (advertised in `executeCommandProvider`).
+pub const COMMANDS: [&str; TABLE.len()] = {
+    let mut out = [""; TABLE.len()];
     let mut i = 0;
-    while i < USAGE.len() {
-        out[i] = USAGE[i].0;
+    while i < TABLE.len() {
+        out[i] = TABLE[i].name;
         i += 1;
     }
     out
 };
 
+fn find(command: &str) -> Option<&'static Spec> {
+    TABLE.iter().find(|s| s.name == command)
+}
+
 pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
     let args = Args::new(&p.command, &p.arguments)?;
     let token = p.work_done_progress_params.work_done_token;
-    // Long runs over explicit inputs do not wait for (or block) the session commands;
-    // checking outputs takes the lock only to see the conversation (outputs.rs).
-    let independent = matches!(
-        p.command.as_str(),
-        "pivot.evaluate.memorycode"
-            | "pivot.evaluate.convcode"
-            | "pivot.tests.run"
-            | "pivot.report.open"
-            | "pivot.memorycode.generate"
-            | "pivot.outputs.check"
-    );
-    let _in_order = if independent {
-        None
-    } else {
-        Some(b.command_lock.lock().await)
+    let Some(spec) = find(&p.command) else {
+        return Err(invalid_params(format!(
+            "unknown command `{}`; known commands: {}",
+            p.command,
+            COMMANDS.join(", ")
+        )));
     };
-    match p.command.as_str() {
-        "pivot.conversation.open" => conversation::open(b, &args).await,
-        "pivot.conversation.close" => conversation::close(b, &args).await,
-        "pivot.conversation.info" => args.none().map(|_| b.ws().info()),
-        "pivot.session.next" => session::step(b, &args, session::Dir::Next).await,
-        "pivot.session.previous" => session::step(b, &args, session::Dir::Previous).await,
-        "pivot.session.goto" => session::step(b, &args, session::Dir::Goto).await,
-        "pivot.session.transcript" => session::transcript(b, &args).await,
-        "pivot.pivots.active" => pivots::active(b, &args),
-        "pivot.pivots.add" => pivots::add(b, &args).await,
-        "pivot.pivots.remove" => pivots::remove(b, &args).await,
-        "pivot.pivots.reload" => pivots::reload(b, &args).await,
-        "pivot.outputs.check" => outputs::check(b, &args).await,
-        "pivot.evaluate.memorycode" => evaluate::memorycode(b, &args, token).await,
-        "pivot.document.inspect" => document::inspect(b, &args),
-        "pivot.tests.run" => tests::run(b, &args, token).await,
-        "pivot.turn.feedback" => turn::feedback(b, &args).await,
-        "pivot.turn.submit" => turn::submit(b, &args, token).await,
-        "pivot.evaluate.convcode" => convcode::evaluate(b, &args, token).await,
-        "pivot.report.open" => report::open(b, &args).await,
-        "pivot.memorycode.generate" => {
+    let _in_order = match spec.order {
+        InSession => Some(b.command_lock.lock().await),
+        Independent => None,
+    };
+    match spec.cmd {
+        Cmd::ConversationOpen => conversation::open(b, &args).await,
+        Cmd::ConversationClose => conversation::close(b, &args).await,
+        Cmd::ConversationInfo => args.none().map(|_| b.ws().info()),
+        Cmd::SessionNext => session::step(b, &args, session::Dir::Next).await,
+        Cmd::SessionPrevious => session::step(b, &args, session::Dir::Previous).await,
+        Cmd::SessionGoto => session::step(b, &args, session::Dir::Goto).await,
+        Cmd::SessionTranscript => session::transcript(b, &args).await,
+        Cmd::PivotsActive => pivots::active(b, &args),
+        Cmd::PivotsAdd => pivots::add(b, &args).await,
+        Cmd::PivotsRemove => pivots::remove(b, &args).await,
+        Cmd::PivotsReload => pivots::reload(b, &args).await,
+        Cmd::OutputsCheck => outputs::check(b, &args).await,
+        Cmd::EvaluateMemorycode => evaluate::memorycode(b, &args, token).await,
+        Cmd::DocumentInspect => document::inspect(b, &args),
+        Cmd::TestsRun => tests::run(b, &args, token).await,
+        Cmd::TurnFeedback => turn::feedback(b, &args).await,
+        Cmd::TurnSubmit => turn::submit(b, &args, token).await,
+        Cmd::EvaluateConvcode => convcode::evaluate(b, &args, token).await,
+        Cmd::ReportOpen => report::open(b, &args).await,
+        Cmd::MemorycodeGenerate => {
             memorycode_generate::generate_for_conversation(b, &args, token).await
         }
-        other => Err(invalid_params(format!(
-            "unknown command `{other}`; known commands: {}",
-            COMMANDS.join(", ")
-        ))),
     }
 }
 
@@ -158,15 +285,12 @@ impl<'a> Args<'a> {
     }
 
     fn usage(&self) -> &'static str {
-        USAGE
-            .iter()
-            .find(|(c, _)| *c == self.command)
-            .map_or("", |(_, u)| u)
+        find(self.command).map_or("", |s| s.usage)
     }
 
     pub fn error(&self, problem: &str) -> tower_lsp_server::jsonrpc::Error {
         match self.usage() {
-            // Requests outside USAGE (the headless ones) have no usage line to show.
+            // Requests outside the table (the headless ones) have no usage line to show.
             "" => invalid_params(format!("{}: {problem}", self.command)),
             usage => invalid_params(format!("{}: {problem} (arguments: {usage})", self.command)),
         }
