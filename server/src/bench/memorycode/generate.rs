@@ -339,6 +339,14 @@ fn unwritable(client: &Client, opts: &GenerateOptions, no_dialogues: bool) -> Ve
     out
 }
 
+/// What a run asks, planned before any request: the jobs, the instruction keys known so far
+/// (with their answers when read from an earlier run) and the rag queries to rerank.
+struct Plan {
+    jobs: Vec<Job>,
+    known: BTreeMap<String, Option<String>>,
+    rag: Vec<RagQuery>,
+}
+
 /// Plan, check, request, write. Errors here are bad input (nothing was written); request
 /// failures are listed in the report.
 pub fn generate(
@@ -351,196 +359,22 @@ pub fn generate(
 ) -> Result<GenerateReport> {
     let has = |m: Mode| opts.modes.contains(&m);
     let inst_path = instruction_file(&opts.out, &opts.model_name);
-    let mut jobs = Vec::new();
-    // Instruction step: every version of every instruction, whichever dialogues are chosen.
-    let mut known: BTreeMap<String, Option<String>> = BTreeMap::new();
-    if has(Mode::Instruction) {
-        let topics = topics.context("the instruction mode needs --topics")?;
-        for ins in topics {
-            for (u, text) in ins.text.iter().enumerate() {
-                let key = format!("{}.{u}", ins.id);
-                known.insert(key.clone(), None);
-                jobs.push(Job {
-                    target: Target::Instruction(key.clone()),
-                    prompt: Prompt::Ready(prompts::instruction(&ins.eval_query, text)),
-                    what: format!("instruction {key}"),
-                });
-            }
-        }
-    } else if has(Mode::Session) {
-        let (v, _): (Value, _) = super::data::read_json(&inst_path).with_context(|| {
-            "the session mode needs the instruction outputs: add the `instruction` mode".to_string()
-        })?;
-        let obj = v
-            .as_object()
-            .with_context(|| format!("{}: not a JSON object", inst_path.display()))?;
-        for (k, x) in obj {
-            known.insert(k.clone(), Some(x.as_str().unwrap_or_default().to_string()));
-        }
-    }
-    let mut problems = Vec::new();
-    for (di, d) in dialogues.iter().enumerate() {
-        let name = d.path.display();
-        let last = d.sessions.len().saturating_sub(1);
-        let preamble = d.preamble();
-        if has(Mode::Session) {
-            for (si, s) in d.sessions.iter().enumerate() {
-                let Some(queries) = &s.session_eval_query else {
-                    problems.push(format!("{name}: session {si} has no `session_eval_query` (the original reads it for every session)"));
-                    continue;
-                };
-                if queries.is_empty() {
-                    continue;
-                }
-                match d.instructions.get(si) {
-                    Some(pairs) if !pairs.is_empty() => {
-                        for (p, u) in pairs {
-                            let key = format!("{p}.{u}");
-                            if !known.contains_key(&key) {
-                                problems.push(format!(
-                                    "{name}: session {si} names instruction {key}, which {} lacks",
-                                    if has(Mode::Instruction) { "the topics file" } else { "the instruction outputs" }
-                                ));
-                            }
-                        }
-                    }
-                    _ => problems.push(format!(
-                        "{name}: session {si} has eval queries but `instructions[{si}]` names no instruction"
-                    )),
-                }
-                for (qi, q) in queries.iter().enumerate() {
-                    jobs.push(Job {
-                        target: Target::Dialogue {
-                            d: di,
-                            mode: Mode::Session,
-                            session: si,
-                            query: qi,
-                        },
-                        prompt: Prompt::Ready(prompts::dialogue(&preamble, &d.mentor, q, &s.text)),
-                        what: format!("{name}: session {si} query {qi}"),
-                    });
-                }
-            }
-        }
-        let needs_history = has(Mode::History) || has(Mode::InstructionsChain) || has(Mode::Rag);
-        if needs_history {
-            if let Some(si) = d
-                .sessions
-                .iter()
-                .position(|s| s.history_eval_query.is_none())
-            {
-                problems.push(format!("{name}: session {si} has no `history_eval_query`"));
-                continue;
-            }
-        }
-        let Some(last_s) = d.sessions.last() else {
-            problems.push(format!("{name}: no sessions"));
-            continue;
-        };
-        let hq = last_s.history_eval_query.clone().unwrap_or_default();
-        if has(Mode::History) {
-            for (qi, q) in hq.iter().enumerate() {
-                jobs.push(Job {
-                    target: Target::Dialogue {
-                        d: di,
-                        mode: Mode::History,
-                        session: last,
-                        query: qi,
-                    },
-                    prompt: Prompt::History {
-                        d: di,
-                        query: q.clone(),
-                    },
-                    what: format!("{name}: history query {qi}"),
-                });
-            }
-        }
-        if has(Mode::InstructionsChain) {
-            // `"instruction" in type` is a substring test: filler-instruction topics count too.
-            let topics: Vec<String> = (d.sessions.iter())
-                .flat_map(|s| s.types.iter().zip(&s.topics))
-                .filter(|(t, _)| t.contains("instruction"))
-                .map(|(_, topic)| topic.clone())
-                .collect();
-            for (qi, q) in hq.iter().enumerate() {
-                jobs.push(Job {
-                    target: Target::Dialogue {
-                        d: di,
-                        mode: Mode::InstructionsChain,
-                        session: last,
-                        query: qi,
-                    },
-                    prompt: Prompt::Ready(prompts::instructions_chain(q, &topics)),
-                    what: format!("{name}: instructions-chain query {qi}"),
-                });
-            }
-        }
-    }
-    let mut rag = Vec::new();
-    if has(Mode::Rag) {
-        if reranker.is_none() {
-            problems.push("the rag mode needs a reranker (--reranker-url)".into());
-        }
-        for (di, d) in dialogues.iter().enumerate() {
-            if let Some(last) = d.sessions.last() {
-                for (qi, q) in last.history_eval_query.iter().flatten().enumerate() {
-                    rag.push(RagQuery {
-                        d: di,
-                        query: qi,
-                        text: q.clone(),
-                    });
-                }
-            }
-        }
+    // 1. Plan, and check everything before the first request.
+    let (mut plan, mut problems) = plan(topics, dialogues, opts, &inst_path)?;
+    if has(Mode::Rag) && reranker.is_none() {
+        problems.push("the rag mode needs a reranker (--reranker-url)".into());
     }
     problems.extend(unwritable(client, opts, dialogues.is_empty()));
     if !problems.is_empty() {
         bail!("bad input, nothing written:\n  {}", problems.join("\n  "));
     }
-    let mut rag_failed = vec![false; dialogues.len()];
-    let mut rag_failures = Vec::new();
-    if let Some(rr) = reranker.filter(|_| has(Mode::Rag)) {
-        for q in &rag {
-            let d = &dialogues[q.d];
-            let texts: Vec<String> = d.sessions.iter().map(|s| s.text.clone()).collect();
-            // As many sessions as the dialogue has instruction sessions.
-            let top_n = d.instructions.iter().filter(|p| !p.is_empty()).count();
-            match rr.rerank(&q.text, &texts, top_n) {
-                Ok(mut picked) => {
-                    // The original keeps the chronological order and renumbers from 0.
-                    picked.sort_unstable();
-                    let chunks = prompts::join_sessions(picked.iter().map(|&i| texts[i].as_str()));
-                    jobs.push(Job {
-                        target: Target::Dialogue {
-                            d: q.d,
-                            mode: Mode::Rag,
-                            session: d.sessions.len() - 1,
-                            query: q.query,
-                        },
-                        prompt: Prompt::Ready(prompts::dialogue(
-                            &d.preamble(),
-                            &d.mentor,
-                            &q.text,
-                            &chunks,
-                        )),
-                        what: format!("{}: rag query {}", d.path.display(), q.query),
-                    });
-                }
-                Err(e) => {
-                    rag_failed[q.d] = true;
-                    rag_failures.push(format!(
-                        "{}: rerank of query {}: {e}",
-                        d.path.display(),
-                        q.query
-                    ));
-                    if e.is_fatal() {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-
+    // 2. The rag mode's sessions, chosen by the reranker.
+    let (rag_failed, rag_failures) = match reranker.filter(|_| has(Mode::Rag)) {
+        Some(rr) => rerank(rr, dialogues, &plan.rag, &mut plan.jobs),
+        None => (vec![false; dialogues.len()], Vec::new()),
+    };
+    // 3. Every request.
+    let jobs = &plan.jobs;
     let make = |i: usize| match &jobs[i].prompt {
         Prompt::Ready(p) => p.clone(),
         Prompt::History { d, query } => {
@@ -571,7 +405,7 @@ pub fn generate(
                 report.cached += c.cached as usize;
                 match &job.target {
                     Target::Instruction(k) => {
-                        known.insert(k.clone(), Some(c.text));
+                        plan.known.insert(k.clone(), Some(c.text));
                     }
                     Target::Dialogue {
                         d,
@@ -595,16 +429,14 @@ pub fn generate(
             }
         }
     }
+    // 4. The output files: the instruction file, then one file per dialogue.
     if has(Mode::Instruction) && !inst_failed {
-        let mut obj = Map::new();
-        for (k, v) in &known {
-            obj.insert(k.clone(), Value::String(v.clone().unwrap_or_default()));
-        }
         // The original's order: topics order, then version.
         let mut ordered = Map::new();
-        for job in &jobs {
+        for job in jobs {
             if let Target::Instruction(k) = &job.target {
-                ordered.insert(k.clone(), obj[k].clone());
+                let answer = plan.known.get(k).cloned().flatten().unwrap_or_default();
+                ordered.insert(k.clone(), Value::String(answer));
             }
         }
         write_if_changed(&inst_path, &Value::Object(ordered), &mut report)?;
@@ -630,10 +462,228 @@ pub fn generate(
             .out
             .join(&opts.model_name)
             .join(format!("output_{}.json", d.id));
-        let value = assemble(d, &dialogue_modes, &per_dialogue[di], &known, &path)?;
+        let value = assemble(d, &dialogue_modes, &per_dialogue[di], &plan.known, &path)?;
         write_if_changed(&path, &value, &mut report)?;
     }
     Ok(report)
+}
+
+/// Every job of the run, in the original's order, and the problems of the input (each
+/// named by file and place). Reading the instruction outputs of an earlier run (for the
+/// session mode without the instruction mode) is the only error returned at once.
+fn plan(
+    topics: Option<&[GenInstruction]>,
+    dialogues: &[GenDialogue],
+    opts: &GenerateOptions,
+    inst_path: &Path,
+) -> Result<(Plan, Vec<String>)> {
+    let has = |m: Mode| opts.modes.contains(&m);
+    let mut jobs = Vec::new();
+    // Instruction step: every version of every instruction, whichever dialogues are chosen.
+    let mut known: BTreeMap<String, Option<String>> = BTreeMap::new();
+    if has(Mode::Instruction) {
+        let topics = topics.context("the instruction mode needs --topics")?;
+        for ins in topics {
+            for (u, text) in ins.text.iter().enumerate() {
+                let key = format!("{}.{u}", ins.id);
+                known.insert(key.clone(), None);
+                jobs.push(Job {
+                    target: Target::Instruction(key.clone()),
+                    prompt: Prompt::Ready(prompts::instruction(&ins.eval_query, text)),
+                    what: format!("instruction {key}"),
+                });
+            }
+        }
+    } else if has(Mode::Session) {
+        let (v, _): (Value, _) = super::data::read_json(inst_path).with_context(|| {
+            "the session mode needs the instruction outputs: add the `instruction` mode".to_string()
+        })?;
+        let obj = v
+            .as_object()
+            .with_context(|| format!("{}: not a JSON object", inst_path.display()))?;
+        for (k, x) in obj {
+            known.insert(k.clone(), Some(x.as_str().unwrap_or_default().to_string()));
+        }
+    }
+    let mut problems = Vec::new();
+    for (di, d) in dialogues.iter().enumerate() {
+        plan_dialogue(di, d, opts, &known, &mut jobs, &mut problems);
+    }
+    let mut rag = Vec::new();
+    if has(Mode::Rag) {
+        for (di, d) in dialogues.iter().enumerate() {
+            if let Some(last) = d.sessions.last() {
+                for (qi, q) in last.history_eval_query.iter().flatten().enumerate() {
+                    rag.push(RagQuery {
+                        d: di,
+                        query: qi,
+                        text: q.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok((Plan { jobs, known, rag }, problems))
+}
+
+/// One dialogue's jobs (session, history and instructions-chain modes), or its problems.
+fn plan_dialogue(
+    di: usize,
+    d: &GenDialogue,
+    opts: &GenerateOptions,
+    known: &BTreeMap<String, Option<String>>,
+    jobs: &mut Vec<Job>,
+    problems: &mut Vec<String>,
+) {
+    let has = |m: Mode| opts.modes.contains(&m);
+    let name = d.path.display();
+    let last = d.sessions.len().saturating_sub(1);
+    let preamble = d.preamble();
+    if has(Mode::Session) {
+        for (si, s) in d.sessions.iter().enumerate() {
+            let Some(queries) = &s.session_eval_query else {
+                problems.push(format!("{name}: session {si} has no `session_eval_query` (the original reads it for every session)"));
+                continue;
+            };
+            if queries.is_empty() {
+                continue;
+            }
+            match d.instructions.get(si) {
+                Some(pairs) if !pairs.is_empty() => {
+                    for (p, u) in pairs {
+                        let key = format!("{p}.{u}");
+                        if !known.contains_key(&key) {
+                            problems.push(format!(
+                                "{name}: session {si} names instruction {key}, which {} lacks",
+                                if has(Mode::Instruction) { "the topics file" } else { "the instruction outputs" }
+                            ));
+                        }
+                    }
+                }
+                _ => problems.push(format!(
+                    "{name}: session {si} has eval queries but `instructions[{si}]` names no instruction"
+                )),
+            }
+            for (qi, q) in queries.iter().enumerate() {
+                jobs.push(Job {
+                    target: Target::Dialogue {
+                        d: di,
+                        mode: Mode::Session,
+                        session: si,
+                        query: qi,
+                    },
+                    prompt: Prompt::Ready(prompts::dialogue(&preamble, &d.mentor, q, &s.text)),
+                    what: format!("{name}: session {si} query {qi}"),
+                });
+            }
+        }
+    }
+    let needs_history = has(Mode::History) || has(Mode::InstructionsChain) || has(Mode::Rag);
+    if needs_history {
+        if let Some(si) = d
+            .sessions
+            .iter()
+            .position(|s| s.history_eval_query.is_none())
+        {
+            problems.push(format!("{name}: session {si} has no `history_eval_query`"));
+            return;
+        }
+    }
+    let Some(last_s) = d.sessions.last() else {
+        problems.push(format!("{name}: no sessions"));
+        return;
+    };
+    let hq = last_s.history_eval_query.clone().unwrap_or_default();
+    if has(Mode::History) {
+        for (qi, q) in hq.iter().enumerate() {
+            jobs.push(Job {
+                target: Target::Dialogue {
+                    d: di,
+                    mode: Mode::History,
+                    session: last,
+                    query: qi,
+                },
+                prompt: Prompt::History {
+                    d: di,
+                    query: q.clone(),
+                },
+                what: format!("{name}: history query {qi}"),
+            });
+        }
+    }
+    if has(Mode::InstructionsChain) {
+        // `"instruction" in type` is a substring test: filler-instruction topics count too.
+        let topics: Vec<String> = (d.sessions.iter())
+            .flat_map(|s| s.types.iter().zip(&s.topics))
+            .filter(|(t, _)| t.contains("instruction"))
+            .map(|(_, topic)| topic.clone())
+            .collect();
+        for (qi, q) in hq.iter().enumerate() {
+            jobs.push(Job {
+                target: Target::Dialogue {
+                    d: di,
+                    mode: Mode::InstructionsChain,
+                    session: last,
+                    query: qi,
+                },
+                prompt: Prompt::Ready(prompts::instructions_chain(q, &topics)),
+                what: format!("{name}: instructions-chain query {qi}"),
+            });
+        }
+    }
+}
+
+/// The rag mode's jobs: for each query, the sessions the reranker picks, in chronological
+/// order. A dialogue whose rerank failed is marked, and a fatal error (no such endpoint, a
+/// bad key) stops the reranking.
+fn rerank(
+    rr: &Client,
+    dialogues: &[GenDialogue],
+    rag: &[RagQuery],
+    jobs: &mut Vec<Job>,
+) -> (Vec<bool>, Vec<String>) {
+    let mut rag_failed = vec![false; dialogues.len()];
+    let mut rag_failures = Vec::new();
+    for q in rag {
+        let d = &dialogues[q.d];
+        let texts: Vec<String> = d.sessions.iter().map(|s| s.text.clone()).collect();
+        // As many sessions as the dialogue has instruction sessions.
+        let top_n = d.instructions.iter().filter(|p| !p.is_empty()).count();
+        match rr.rerank(&q.text, &texts, top_n) {
+            Ok(mut picked) => {
+                // The original keeps the chronological order and renumbers from 0.
+                picked.sort_unstable();
+                let chunks = prompts::join_sessions(picked.iter().map(|&i| texts[i].as_str()));
+                jobs.push(Job {
+                    target: Target::Dialogue {
+                        d: q.d,
+                        mode: Mode::Rag,
+                        session: d.sessions.len() - 1,
+                        query: q.query,
+                    },
+                    prompt: Prompt::Ready(prompts::dialogue(
+                        &d.preamble(),
+                        &d.mentor,
+                        &q.text,
+                        &chunks,
+                    )),
+                    what: format!("{}: rag query {}", d.path.display(), q.query),
+                });
+            }
+            Err(e) => {
+                rag_failed[q.d] = true;
+                rag_failures.push(format!(
+                    "{}: rerank of query {}: {e}",
+                    d.path.display(),
+                    q.query
+                ));
+                if e.is_fatal() {
+                    break;
+                }
+            }
+        }
+    }
+    (rag_failed, rag_failures)
 }
 
 /// One dialogue's output file: the existing file's sessions (when they match in number) with
