@@ -5,7 +5,7 @@
 
 use super::check_drive::{drive, Checked};
 use super::check_report::{self as report, Finding, Inputs};
-use super::check_walk::{named, relative, sort_problems, walk, Problem};
+use super::check_walk::{named, relative, sort_problems, walk, Problem, SourceFile};
 use super::log_safe;
 use super::Progress;
 use anyhow::{Context, Result};
@@ -112,65 +112,34 @@ fn read_input(root: &Path, p: &Path) -> std::result::Result<(PathBuf, Vec<u8>), 
     Ok((real, bytes))
 }
 
+/// The inputs a run names besides the tree, each read (bounded, inside the root) and
+/// checked before anything is started.
+struct Named {
+    baseline: Option<HashSet<String>>,
+    /// (resolved path, bytes) of the pivots file and of the conversation.
+    pivots_file: Option<(PathBuf, Vec<u8>)>,
+    conversation: Option<(PathBuf, Vec<u8>)>,
+}
+
 pub fn run(a: CheckArgs) -> Result<i32> {
     let root = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .context("cannot read the current directory")?;
-    if a.max_file_size.is_nan() || a.max_file_size <= 0.0 {
-        return input_error("--max-file-size must be a positive number of MB".into());
-    }
-    let baseline = match &a.baseline {
-        Some(p) => match read_baseline(&root, p) {
-            Ok(b) => Some(b),
-            Err(e) => return input_error(e),
-        },
-        None => None,
-    };
-    // The pivots file: read here (bounded, inside the root) for its hash, and by the server
-    // from the same resolved path.
-    let default_pivots = Path::new("pivots.toml");
-    let pivots_file = match &a.pivots {
-        Some(p) if root.join(p).is_dir() => {
-            return input_error(format!(
-                "--pivots {}: a directory, not a pivots file (name the .toml file, e.g. {})",
-                p.display(),
-                p.join("pivots.toml").display()
-            ))
-        }
-        Some(p) if std::fs::symlink_metadata(root.join(p)).is_err() => {
-            return input_error(format!("--pivots {}: no such pivots file", p.display()))
-        }
-        Some(p) => Some(p.as_path()),
-        None => Some(default_pivots).filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok()),
-    };
-    let pivots_file = match pivots_file.map(|p| read_input(&root, p)).transpose() {
-        Ok(f) => f,
+    let named = match named_inputs(&root, &a) {
+        Ok(n) => n,
         Err(e) => return input_error(e),
     };
-    let conversation = match a
-        .conversation
-        .as_deref()
-        .map(|p| read_input(&root, p))
-        .transpose()
-    {
-        Ok(c) => c,
-        Err(e) => return input_error(e),
-    };
-    if a.shard.is_some() && a.format != CheckFormat::Json {
-        return input_error(
-            "--shard writes a shard for `pivot-lsp merge`: add --format json (SARIF, text and GitHub output are not sharded; merge the JSON)".into(),
-        );
-    }
     let walked = match walk(&root, &a.paths, a.shard) {
         Ok(w) => w,
         Err(e) => return input_error(format!("{e:#}")),
     };
 
+    // The servers: set up as asked, then each file opened, published and closed.
     let mut setup = json!({});
-    if let Some((p, _)) = &pivots_file {
+    if let Some((p, _)) = &named.pivots_file {
         setup["pivots"] = json!(p);
     }
-    if let Some((p, _)) = &conversation {
+    if let Some((p, _)) = &named.conversation {
         setup["conversation"] = json!(p);
     }
     if let Some(k) = a.session {
@@ -196,69 +165,23 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         }
         Err(e) => return Err(e),
     };
-    let setup_errors: Vec<String> = driven.setup["errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.as_str().map(str::to_string))
-        .collect();
-    // Everything from the tree or the server is escaped for the log (log_safe.rs).
-    for e in &setup_errors {
-        eprintln!("error: {}", log_safe::text(e));
-    }
-    // What the server showed (a corrupt state file...), unless said just above.
-    for m in &driven.messages {
-        if !setup_errors.iter().any(|e| m.contains(e.as_str())) {
-            eprintln!("warning: {}", log_safe::text(m));
-        }
-    }
-    for w in driven.setup["warnings"].as_array().into_iter().flatten() {
-        eprintln!(
-            "warning: {}",
-            log_safe::text(w.as_str().unwrap_or_default())
-        );
-    }
+    let setup_errors = say_setup(&driven.setup, &driven.messages);
     let pivots = driven.setup["pivots"].clone();
     let session = driven.setup["index"].clone();
 
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut problems = walked.problems;
-    let mut checked: Vec<(String, String)> = Vec::new();
-    for (f, result) in walked.files.iter().zip(driven.results) {
-        match result {
-            Checked::Published {
-                diagnostics,
-                sha256,
-            } => {
-                findings.extend(report::file_findings(&f.rel, diagnostics));
-                checked.push((f.rel.clone(), sha256));
-            }
-            Checked::NotChecked(problem) => problems.push(Problem {
-                path: f.rel.clone(),
-                problem,
-            }),
-        }
-    }
-    sort_problems(&mut problems);
-    for p in &problems {
-        eprintln!(
-            "warning: {}: {}",
-            log_safe::path(&p.path),
-            log_safe::text(&p.problem)
-        );
-    }
-    report::sort(&mut findings);
-
+    // The findings, sorted, and what could not be checked.
+    let (mut findings, problems, checked) = gather(&walked.files, driven.results, walked.problems);
     if let Some(path) = &a.bundle {
         let inputs = Inputs {
             files: checked.clone(),
-            pivots: pivots_file
+            pivots: named
+                .pivots_file
                 .as_ref()
                 .map(|(p, b)| (relative(&root, p), report::sha256_hex(b))),
             conversation: a
                 .conversation
                 .as_ref()
-                .zip(conversation.as_ref())
+                .zip(named.conversation.as_ref())
                 .map(|(p, (_, b))| (relative(&root, &root.join(p)), report::sha256_hex(b))),
             session: session.clone(),
         };
@@ -268,19 +191,11 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         std::fs::write(path, bytes)
             .with_context(|| format!("cannot write the bundle {}", path.display()))?;
     }
-
-    if let Some(known) = &baseline {
-        let now: HashSet<&str> = findings.iter().map(|f| f.fingerprint.as_str()).collect();
-        let fixed = known.iter().filter(|k| !now.contains(k.as_str())).count();
-        findings.retain(|f| !known.contains(&f.fingerprint));
-        eprintln!(
-            "baseline: {} new finding{}, {fixed} of the baseline's {} fixed",
-            findings.len(),
-            if findings.len() == 1 { "" } else { "s" },
-            known.len()
-        );
+    if let Some(known) = &named.baseline {
+        keep_new(&mut findings, known);
     }
 
+    // The output, and one line of counts.
     let out = match a.shard {
         Some(shard) => {
             let v = report::shard_json(
@@ -314,6 +229,126 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// The flags' values and the files they name, checked and read: the baseline, the pivots
+/// file (read here for its hash; the server reads the same resolved path), the conversation.
+fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String> {
+    if a.max_file_size.is_nan() || a.max_file_size <= 0.0 {
+        return Err("--max-file-size must be a positive number of MB".into());
+    }
+    let baseline = a
+        .baseline
+        .as_deref()
+        .map(|p| read_baseline(root, p))
+        .transpose()?;
+    let default_pivots = Path::new("pivots.toml");
+    let pivots_file = match &a.pivots {
+        Some(p) if root.join(p).is_dir() => {
+            return Err(format!(
+                "--pivots {}: a directory, not a pivots file (name the .toml file, e.g. {})",
+                p.display(),
+                p.join("pivots.toml").display()
+            ))
+        }
+        Some(p) if std::fs::symlink_metadata(root.join(p)).is_err() => {
+            return Err(format!("--pivots {}: no such pivots file", p.display()))
+        }
+        Some(p) => Some(p.as_path()),
+        None => Some(default_pivots).filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok()),
+    };
+    let pivots_file = pivots_file.map(|p| read_input(root, p)).transpose()?;
+    let conversation = a
+        .conversation
+        .as_deref()
+        .map(|p| read_input(root, p))
+        .transpose()?;
+    if a.shard.is_some() && a.format != CheckFormat::Json {
+        return Err(
+            "--shard writes a shard for `pivot-lsp merge`: add --format json (SARIF, text and GitHub output are not sharded; merge the JSON)".into(),
+        );
+    }
+    Ok(Named {
+        baseline,
+        pivots_file,
+        conversation,
+    })
+}
+
+/// Prints what the servers' set-up said (errors, then messages and warnings not already
+/// said), escaped for the log (log_safe.rs); returns the errors.
+fn say_setup(setup: &Value, messages: &[String]) -> Vec<String> {
+    let errors: Vec<String> = setup["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str().map(str::to_string))
+        .collect();
+    for e in &errors {
+        eprintln!("error: {}", log_safe::text(e));
+    }
+    // What the server showed (a corrupt state file...), unless said just above.
+    for m in messages {
+        if !errors.iter().any(|e| m.contains(e.as_str())) {
+            eprintln!("warning: {}", log_safe::text(m));
+        }
+    }
+    for w in setup["warnings"].as_array().into_iter().flatten() {
+        eprintln!(
+            "warning: {}",
+            log_safe::text(w.as_str().unwrap_or_default())
+        );
+    }
+    errors
+}
+
+/// Each file's findings (sorted), the files not checked (sorted and printed) and the
+/// (path, SHA-256) of each file checked.
+fn gather(
+    files: &[SourceFile],
+    results: Vec<Checked>,
+    mut problems: Vec<Problem>,
+) -> (Vec<Finding>, Vec<Problem>, Vec<(String, String)>) {
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut checked: Vec<(String, String)> = Vec::new();
+    for (f, result) in files.iter().zip(results) {
+        match result {
+            Checked::Published {
+                diagnostics,
+                sha256,
+            } => {
+                findings.extend(report::file_findings(&f.rel, diagnostics));
+                checked.push((f.rel.clone(), sha256));
+            }
+            Checked::NotChecked(problem) => problems.push(Problem {
+                path: f.rel.clone(),
+                problem,
+            }),
+        }
+    }
+    sort_problems(&mut problems);
+    for p in &problems {
+        eprintln!(
+            "warning: {}: {}",
+            log_safe::path(&p.path),
+            log_safe::text(&p.problem)
+        );
+    }
+    report::sort(&mut findings);
+    (findings, problems, checked)
+}
+
+/// Keeps the findings the baseline does not hold, and says how many of its were fixed.
+fn keep_new(findings: &mut Vec<Finding>, known: &HashSet<String>) {
+    let now: HashSet<&str> = findings.iter().map(|f| f.fingerprint.as_str()).collect();
+    let fixed = known.iter().filter(|k| !now.contains(k.as_str())).count();
+    findings.retain(|f| !known.contains(&f.fingerprint));
+    eprintln!(
+        "baseline: {} new finding{}, {fixed} of the baseline's {} fixed",
+        findings.len(),
+        if findings.len() == 1 { "" } else { "s" },
+        known.len()
+    );
 }
 
 fn render(
