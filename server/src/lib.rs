@@ -2,19 +2,15 @@
 //! coding instructions ("pivots") and evaluates code assistants on MemoryCode and
 //! ConvCodeWorld / ConvCodeBench.
 //!
-//! Layers (see ARCHITECTURE.md): `python`, `pivots`, `bench`, `exec` and `llm` are the core
-//! and know nothing of LSP or the terminal; `lsp` and `cli` are thin faces over it.
+//! Layers (see ARCHITECTURE.md): the core is the `pivot-core` crate (`python`, `pivots`,
+//! `bench`, `exec`, `llm`, `report`), which knows nothing of LSP or the terminal; `lsp` and
+//! `cli` here are thin faces over it.
 
-pub mod bench;
-pub mod bounded_read;
 pub mod cli;
-pub mod durable;
-pub mod exec;
-pub mod fasthash;
-pub mod llm;
 pub mod lsp;
-pub mod pivots;
-pub mod python;
-pub mod report;
+
+// The core's modules under their usual paths (`crate::python::…` in the faces, and
+// `pivot_lsp::exec::…` for the tests and other users).
 #[doc(hidden)]
-pub mod test_skip;
+pub use pivot_core::test_skip;
+pub use pivot_core::{bench, bounded_read, durable, exec, fasthash, llm, pivots, python, report};

@@ -1,4 +1,6 @@
-//! The layering ARCHITECTURE.md promises, checked on the parsed source (syn): a module may use
+//! The layering ARCHITECTURE.md promises, checked on the parsed source (syn) of both crates
+//! (`pivot-core`: the core; `pivot-lsp`: the faces, whose `crate::python` and so on are the
+//! core's modules re-exported): a module may use
 //! its own layer and the layers below it, never one above (helpers < `python` < `pivots` <
 //! `bench` / `exec` / `llm` < `report` < `lsp` / `cli`). Every path counts: `use` trees with
 //! nested groups over several lines, paths in code and types, `super::super::…` and `self::…`
@@ -247,8 +249,11 @@ fn violations(src: &Path) -> Vec<String> {
 
 #[test]
 fn no_layer_imports_a_higher_one() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let bad = violations(&src);
+    // The core crate cannot name the faces at all (they are not its dependencies); inside
+    // each crate the ranks still hold.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = violations(&manifest.join("../core/src"));
+    bad.extend(violations(&manifest.join("src")));
     assert!(
         bad.is_empty(),
         "lower layers use higher ones, or crates they may not name:\n{}",

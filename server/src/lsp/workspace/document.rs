@@ -628,7 +628,7 @@ mod tests {
             "#",
             "x = 1\n",
         ];
-        let mut rng = crate::python::incremental::tests::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = crate::python::edit_fuzz::Rng(0x9e37_79b9_7f4a_7c15);
         let mut d = Document::new("def main():\n    s = '😀'\n    return s\n".into(), 0);
         let mut model = d.text().to_string();
         for step in 0..3000 {
@@ -664,7 +664,7 @@ mod tests {
         use crate::lsp::workspace::Workspace;
         use crate::lsp::{bench, convert, publish};
         use crate::pivots::Rule;
-        use crate::python::incremental::tests as inc;
+        use crate::python::edit_fuzz as inc;
         use crate::python::ObjectKind;
 
         let mut more: Vec<(&str, &str, &str)> = vec![

@@ -3,6 +3,8 @@
 //! its source range.
 
 pub mod code_block;
+#[doc(hidden)]
+pub mod edit_fuzz;
 pub mod incremental;
 pub mod joined;
 pub mod literal;

@@ -102,7 +102,7 @@ mod tests {
         {
             Ok(o) if o.status.success() => o,
             _ => {
-                eprintln!("SKIP: python3 is not available to compare the shuffle with");
+                crate::test_skip::skip("python3 is not available to compare the shuffle with");
                 return;
             }
         };

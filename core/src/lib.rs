@@ -1,0 +1,17 @@
+//! Pivot LSP's core: Python analysis (`python`), pivots and their ledger (`pivots`), the
+//! benchmarks (`bench`), execution in a sandbox (`exec`), model endpoints (`llm`) and the HTML
+//! report (`report`), with the helpers every layer uses. It knows nothing of LSP or the
+//! terminal (no protocol or command-line crate is a dependency); the faces are the
+//! `pivot-lsp` crate's `lsp` and `cli`.
+
+pub mod bench;
+pub mod bounded_read;
+pub mod durable;
+pub mod exec;
+pub mod fasthash;
+pub mod llm;
+pub mod pivots;
+pub mod python;
+pub mod report;
+#[doc(hidden)]
+pub mod test_skip;
