@@ -486,6 +486,72 @@ fn run_bounded(cmd: &mut Command, what: &str, limit: Duration) -> Result<(bool, 
     Ok((ok, text))
 }
 
+/// The interpreter `requested` names, as an absolute path that runs. A name that does not
+/// run (a pyenv shim for a version that is not the active one, say) is looked for among
+/// pyenv's installed versions and the usual prefixes before giving up: uv would otherwise
+/// download an interpreter of its own, which is never done here.
+pub fn resolve_python(requested: &Path) -> Result<PathBuf> {
+    let runs = |p: &Path| -> Option<PathBuf> {
+        let out = Command::new(p)
+            .args(["-c", "import sys; print(sys.executable)"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let exe = String::from_utf8(out.stdout).ok()?;
+        let exe = exe.trim();
+        (out.status.success() && !exe.is_empty()).then(|| PathBuf::from(exe))
+    };
+    if let Some(p) = runs(requested) {
+        return Ok(p);
+    }
+    let name = requested
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let version = name
+        .strip_prefix("python")
+        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if let (Some(version), true) = (version, requested.components().count() == 1) {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        let pyenv = std::env::var_os("PYENV_ROOT")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")));
+        if let Some(versions) = pyenv.map(|r| r.join("versions")) {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(&versions)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&format!("{version}.")))
+                })
+                .collect();
+            // The newest patch release first.
+            found.sort_by_key(|p| {
+                std::cmp::Reverse(version_key(
+                    &p.file_name().unwrap_or_default().to_string_lossy(),
+                ))
+            });
+            candidates.extend(found.into_iter().map(|p| p.join("bin").join(&name)));
+        }
+        for prefix in ["/usr/local/bin", "/usr/bin"] {
+            candidates.push(Path::new(prefix).join(&name));
+        }
+        if let Some(p) = candidates.iter().find_map(|c| runs(c)) {
+            return Ok(p);
+        }
+    }
+    bail!(
+        "{} does not run here, and no such interpreter was found in pyenv's versions or the usual \
+         prefixes: install it (e.g. `pyenv install 3.10`, or your distribution's python3.10) or \
+         name one with --python",
+        requested.display()
+    )
+}
+
 fn make_venv(opts: &BuildOptions, dir: &Path, say: &dyn Fn(&str)) -> Result<()> {
     if dir.join("pyvenv.cfg").is_file() {
         say(&format!(
@@ -505,21 +571,24 @@ fn make_venv(opts: &BuildOptions, dir: &Path, say: &dyn Fn(&str)) -> Result<()> 
             dir.display()
         );
     }
+    let python = resolve_python(&opts.python)?;
     say(&format!(
         "creating a virtualenv in {} with {}",
         dir.display(),
-        opts.python.display()
+        python.display()
     ));
     let (ok, _, err) = match &opts.installer {
         Installer::Uv(uv) => run(
             Command::new(uv)
                 .args(["venv", "--quiet", "--allow-existing", "--python"])
-                .arg(&opts.python)
+                .arg(&python)
+                // Only the interpreter named: never one uv would download.
+                .env("UV_PYTHON_DOWNLOADS", "never")
                 .arg(dir),
             "uv venv",
         )?,
         Installer::Pip => run(
-            Command::new(&opts.python).args(["-m", "venv"]).arg(dir),
+            Command::new(&python).args(["-m", "venv"]).arg(dir),
             "python -m venv",
         )?,
     };
@@ -1060,6 +1129,19 @@ pub fn check(python: &Path) -> Result<PinCheck> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interpreter_is_resolved_to_a_path_that_runs_or_named_in_the_error() {
+        let p = resolve_python(Path::new("python3")).expect("python3 runs here");
+        assert!(p.is_absolute(), "{}", p.display());
+        let e = resolve_python(Path::new("python9.97"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("python9.97 does not run here") && e.contains("--python"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn pins_of_the_shipped_requirements() {
