@@ -129,7 +129,11 @@ pub fn run(
     // evaluator runs in its own folder.
     let python = std::path::absolute(&cfg.python)
         .with_context(|| format!("resolving {}", cfg.python.display()))?;
-    let fork = std::path::absolute(&cfg.fork)
+    // The checkout is a plain folder: canonical, so that no `..` or link in its path has
+    // to exist inside the sandbox.
+    let fork = cfg
+        .fork
+        .canonicalize()
         .with_context(|| format!("resolving {}", cfg.fork.display()))?;
     let interp = sandbox::query_interpreter(&python)?;
     let dir = tempfile::Builder::new()
@@ -185,7 +189,16 @@ pub fn run(
             Isolation::Docker => {
                 let bwrap = sandbox::require_bwrap()?;
                 let mut c = Command::new(bwrap);
-                c.args(bwrap_args(&interp.paths, &fork, &work, drop)?);
+                // The venv itself (its pyvenv.cfg and the python link in it) besides the
+                // interpreter's folders: under a private /tmp it would otherwise be gone.
+                let mut paths = interp.paths.clone();
+                if let Some(bin) = python.parent() {
+                    match bin.parent().filter(|v| v.join("pyvenv.cfg").is_file()) {
+                        Some(venv) => paths.push(venv.to_path_buf()),
+                        None => paths.push(bin.to_path_buf()),
+                    }
+                }
+                c.args(bwrap_args(&paths, &fork, &work, drop)?);
                 c.arg("--").arg(&python).args(&driver_args);
                 c
             }
@@ -324,6 +337,25 @@ fn bwrap_args(
             }
         }
     }
+    // What the evaluator reads from under /tmp or /dev/shm (a checkout or a venv there) is
+    // bound again over the private ones, with the folders on the way open to `nobody`.
+    for p in needed.iter().filter(|p| p.exists()) {
+        let Some(base) = [Path::new("/tmp"), Path::new("/dev/shm")]
+            .into_iter()
+            .find(|b| p.starts_with(b) && p.as_path() != *b)
+        else {
+            continue;
+        };
+        let mut d = base.to_path_buf();
+        for c in p.strip_prefix(base).unwrap_or(Path::new("")).components() {
+            d.push(c);
+            if d != *p {
+                a.extend(["--perms", "0755", "--dir"].map(String::from));
+                a.push(s(&d));
+            }
+        }
+        a.extend(["--ro-bind".to_string(), s(p), s(p)]);
+    }
     // After the private /tmp: the work folder (under the host's temp dir) stays visible.
     a.extend(["--bind".to_string(), s(work), s(work)]);
     a.extend(
@@ -371,4 +403,36 @@ fn closed_ancestor(path: &Path) -> Option<PathBuf> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A checkout or venv under /tmp is bound again over the private /tmp, after it, with the
+    /// folders on the way made first.
+    #[test]
+    fn folders_under_tmp_stay_visible() {
+        let d = tempfile::Builder::new()
+            .prefix("pivot-evaluator-test-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let venv = d.path().join("venv");
+        std::fs::create_dir_all(&venv).unwrap();
+        let work = d.path().join("work");
+        let args = bwrap_args(&[venv.clone()], Path::new("/usr"), &work, false).unwrap();
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let tmpfs = args
+            .windows(2)
+            .position(|w| w == ["--tmpfs", "/tmp"])
+            .unwrap();
+        let dir = args
+            .windows(2)
+            .position(|w| w[0] == "--dir" && w[1] == s(d.path()));
+        let bind = args
+            .windows(3)
+            .position(|w| w == ["--ro-bind".to_string(), s(&venv), s(&venv)]);
+        assert!(dir.is_some_and(|i| i > tmpfs), "{args:?}");
+        assert!(bind.is_some_and(|i| i > dir.unwrap()), "{args:?}");
+    }
 }
