@@ -420,7 +420,8 @@ mod tests {
         let venv = d.path().join("venv");
         std::fs::create_dir_all(&venv).unwrap();
         let work = d.path().join("work");
-        let args = bwrap_args(&[venv.clone()], Path::new("/usr"), &work, false).unwrap();
+        let args =
+            bwrap_args(std::slice::from_ref(&venv), Path::new("/usr"), &work, false).unwrap();
         let s = |p: &Path| p.to_string_lossy().into_owned();
         let tmpfs = args
             .windows(2)
