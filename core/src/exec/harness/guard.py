@@ -129,6 +129,19 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
             n += 1
         return frame is not None and code_kind(frame.f_code) == "untrusted"
 
+    def untrusted_on_stack(depth):
+        """Whether the model's code is anywhere on this thread's stack, from the frame `depth`
+        levels out: the harness formatting a traceback after the model's code has returned
+        (a test's timeout that struck inside this hook, say) is not the model's doing."""
+        frame = getframe(depth)
+        n = 0
+        while frame is not None and n < 500:
+            if code_kind(frame.f_code) == "untrusted":
+                return True
+            frame = frame.f_back
+            n += 1
+        return False
+
     def chain_to_loop(frame):
         """Every frame from `frame` out to the registered test loop is unittest's, the tests'
         or the harness's; no model frame, no other thread's."""
@@ -547,7 +560,7 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
             obj, name = args[0], args[1]
             if name in ("tb_frame", "gi_frame", "cr_frame", "ag_frame"):
                 f = getattr(obj, name, None)
-                if is_hook_frame(f):
+                if is_hook_frame(f) and untrusted_on_stack(3):
                     tamper("reached the harness's guard through a frame")
                     return event
             return None
