@@ -296,6 +296,21 @@ fn chown(path: &Path, (uid, gid): (u32, u32)) -> Result<()> {
 
 /// bubblewrap's arguments: the host read-only, private `/tmp`, `/dev` and `/proc`, no
 /// network, the work folder writable, a clean environment.
+/// Binds `p` (read-only) inside the tmpfs mounted at `base`, making the folders on the way
+/// first with mode 0755: bwrap would make them private to root, closed to `nobody`.
+fn bind_inside(a: &mut Vec<String>, base: &Path, p: &Path) {
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let mut d = base.to_path_buf();
+    for c in p.strip_prefix(base).unwrap_or(Path::new("")).components() {
+        d.push(c);
+        if d != *p {
+            a.extend(["--perms", "0755", "--dir"].map(String::from));
+            a.push(s(&d));
+        }
+    }
+    a.extend(["--ro-bind".to_string(), s(p), s(p)]);
+}
+
 fn bwrap_args(
     interpreter_paths: &[PathBuf],
     fork: &Path,
@@ -324,16 +339,7 @@ fn bwrap_args(
             a.extend(["--perms", "0755", "--tmpfs"].map(String::from));
             a.push(s(h));
             for p in needed.iter().filter(|p| p.starts_with(h) && p.exists()) {
-                // bwrap would make the folders on the way private to root.
-                let mut d = h.clone();
-                for c in p.strip_prefix(h).unwrap_or(Path::new("")).components() {
-                    d.push(c);
-                    if d != *p {
-                        a.extend(["--perms", "0755", "--dir"].map(String::from));
-                        a.push(s(&d));
-                    }
-                }
-                a.extend(["--ro-bind".to_string(), s(p), s(p)]);
+                bind_inside(&mut a, h, p);
             }
         }
     }
@@ -346,15 +352,7 @@ fn bwrap_args(
         else {
             continue;
         };
-        let mut d = base.to_path_buf();
-        for c in p.strip_prefix(base).unwrap_or(Path::new("")).components() {
-            d.push(c);
-            if d != *p {
-                a.extend(["--perms", "0755", "--dir"].map(String::from));
-                a.push(s(&d));
-            }
-        }
-        a.extend(["--ro-bind".to_string(), s(p), s(p)]);
+        bind_inside(&mut a, base, p);
     }
     // After the private /tmp: the work folder (under the host's temp dir) stays visible.
     a.extend(["--bind".to_string(), s(work), s(work)]);
