@@ -22,8 +22,7 @@
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -126,7 +125,6 @@ struct State {
     script: Script,
     fired: Mutex<Vec<usize>>,
     seen: Mutex<Vec<Seen>>,
-    stop: AtomicBool,
     turn: AtomicUsize,
     /// When set, requests go to the callback instead of `seen` (a long-running server must
     /// not keep every prompt in memory).
@@ -139,9 +137,13 @@ struct State {
 /// A running server; stops when dropped.
 pub struct LoopbackServer {
     addr: std::net::SocketAddr,
+    server: Arc<tiny_http::Server>,
     state: Arc<State>,
     accept: Option<std::thread::JoinHandle<()>>,
 }
+
+/// The largest request body read; a longer one is answered 413 (a prompt is far smaller).
+const MAX_BODY: u64 = 64 << 20;
 
 impl LoopbackServer {
     pub fn start(script: Script) -> Result<LoopbackServer> {
@@ -155,34 +157,34 @@ impl LoopbackServer {
         port: u16,
         on_request: Option<OnRequest>,
     ) -> Result<LoopbackServer> {
-        let listener = TcpListener::bind(("127.0.0.1", port))
-            .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-        let addr = listener.local_addr()?;
+        let server = tiny_http::Server::http(("127.0.0.1", port))
+            .map_err(|e| anyhow::anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+        let addr = server
+            .server_addr()
+            .to_ip()
+            .context("the loopback server listens on an IP address")?;
+        let server = Arc::new(server);
         let n = script.rules.len();
         let state = Arc::new(State {
             script,
             fired: Mutex::new(vec![0; n]),
             seen: Mutex::new(Vec::new()),
-            stop: AtomicBool::new(false),
             turn: AtomicUsize::new(0),
             on_request,
             record: AtomicBool::new(true),
         });
-        let st = state.clone();
+        let (srv, st) = (server.clone(), state.clone());
+        // tiny_http reads the connections (keep-alive included) on its own threads; each
+        // request is answered on a thread of its own, since a scripted stall sleeps in it.
         let accept = std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if st.stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = conn else { continue };
+            for request in srv.incoming_requests() {
                 let st = st.clone();
-                std::thread::spawn(move || {
-                    let _ = serve(stream, &st);
-                });
+                std::thread::spawn(move || serve(request, &st));
             }
         });
         Ok(LoopbackServer {
             addr,
+            server,
             state,
             accept: Some(accept),
         })
@@ -215,41 +217,32 @@ impl LoopbackServer {
 
 impl Drop for LoopbackServer {
     fn drop(&mut self) {
-        self.state.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop.
-        let _ = TcpStream::connect(self.addr);
+        // Ends `incoming_requests` in the accept loop.
+        self.server.unblock();
         if let Some(h) = self.accept.take() {
             let _ = h.join();
         }
     }
 }
 
-fn serve(stream: TcpStream, st: &State) -> Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    // Head and body go out in two writes: without this, Nagle's algorithm holds the body
-    // until the client's delayed ACK (40 ms a request on Linux).
-    stream.set_nodelay(true)?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-    let mut len = 0usize;
-    let mut auth = None;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            match k.trim().to_ascii_lowercase().as_str() {
-                "content-length" => len = v.trim().parse().unwrap_or(0),
-                "authorization" => auth = Some(v.trim().to_string()),
-                _ => {}
-            }
-        }
+/// Answers one request (a failure to answer is the client's: it went away).
+fn serve(mut request: tiny_http::Request, st: &State) {
+    let path = request.url().to_string();
+    let auth = request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Authorization"))
+        .map(|h| h.value.as_str().trim().to_string());
+    let mut body = Vec::new();
+    let read = request
+        .as_reader()
+        .take(MAX_BODY + 1)
+        .read_to_end(&mut body);
+    if read.is_err() || body.len() as u64 > MAX_BODY {
+        let e = json!({"error": {"message": format!("the request body must be read whole and at most {MAX_BODY} bytes")}});
+        let _ = request.respond(reply(413, e.to_string()));
+        return;
     }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body)?;
     if path.ends_with("/turn") {
         let turn = std::str::from_utf8(&body)
             .ok()
@@ -264,7 +257,8 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
                 json!({"error": {"message": "body must be a turn number"}}).to_string(),
             ),
         };
-        return Ok(reply_json(stream, status, &text)?);
+        let _ = request.respond(reply(status, text));
+        return;
     }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if path.ends_with("/rerank") {
@@ -274,12 +268,13 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
                 endpoint: "rerank".into(),
                 prompt: req["query"].as_str().unwrap_or("").to_string(),
                 body: req.clone(),
-                raw: body.clone(),
+                raw: body,
                 rule: None,
                 status,
             });
         }
-        return Ok(reply_json(stream, status, &text)?);
+        let _ = request.respond(reply(status, text));
+        return;
     }
     let endpoint = if path.ends_with("/chat/completions") {
         "chat"
@@ -301,43 +296,42 @@ fn serve(stream: TcpStream, st: &State) -> Result<()> {
             .to_string()
     };
     let (status, text, rule, stall) = respond(st, endpoint, &prompt, auth.as_deref());
-    let request = Seen {
+    let seen = Seen {
         endpoint: endpoint.into(),
         prompt,
         body: req,
-        raw: body.clone(),
+        raw: body,
         rule,
         status,
     };
     match &st.on_request {
-        Some(log) => log(&request),
+        Some(log) => log(&seen),
         None => {
-            if let Some(mut seen) = recorder(st) {
-                seen.push(request);
+            if let Some(mut kept) = recorder(st) {
+                kept.push(seen);
             }
         }
     }
     if let Some(ms) = stall {
         std::thread::sleep(Duration::from_millis(ms));
     }
-    let reason = match status {
-        200 => "OK",
-        401 => "Unauthorized",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        _ => "Status",
-    };
-    let mut out = stream;
-    let head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
-        text.len(),
-        if status == 429 { "Retry-After: 0\r\n" } else { "" }
-    );
-    out.write_all(head.as_bytes())?;
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
+    let mut response = reply(status, text);
+    if status == 429 {
+        response = response.with_header(header("Retry-After", "0"));
+    }
+    let _ = request.respond(response);
+}
+
+fn header(name: &str, value: &str) -> tiny_http::Header {
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes())
+        .expect("a constant header is valid")
+}
+
+/// A JSON answer with `status`.
+fn reply(status: u16, text: String) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    tiny_http::Response::from_string(text)
+        .with_status_code(status)
+        .with_header(header("Content-Type", "application/json"))
 }
 
 /// The request log, when requests are recorded.
@@ -459,27 +453,17 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
     (200, body.to_string())
 }
 
-/// One JSON reply on a connection that closes after it (the turn and rerank endpoints).
-fn reply_json(mut out: TcpStream, status: u16, text: &str) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        if status == 200 { "OK" } else { "Bad Request" },
-        text.len()
-    );
-    out.write_all(head.as_bytes())?;
-    out.write_all(text.as_bytes())?;
-    out.flush()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+    use std::net::TcpStream;
 
     fn post(url: &str, path: &str, body: &str) -> (u16, String) {
         let addr = url.trim_start_matches("http://").trim_end_matches("/v1");
         let mut s = TcpStream::connect(addr).unwrap();
         let req = format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
         s.write_all(req.as_bytes()).unwrap();

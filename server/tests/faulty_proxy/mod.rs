@@ -196,12 +196,20 @@ fn serve(
     }
 }
 
-/// The model server's whole answer to the request (it closes the connection after it).
+/// The model server's whole answer to the request.
 fn forward(upstream: &str, head: &[u8], body: &[u8]) -> std::io::Result<Vec<u8>> {
+    // The answer is read to its end, so the model server is asked to close after it (it
+    // keeps connections alive otherwise).
+    let text = String::from_utf8_lossy(head);
+    let mut head: String = text
+        .split_inclusive('\n')
+        .filter(|l| !l.to_ascii_lowercase().starts_with("connection:") && l.trim() != "")
+        .collect();
+    head.push_str("Connection: close\r\n\r\n");
     let mut up = TcpStream::connect(upstream)?;
     up.set_read_timeout(Some(Duration::from_secs(30)))?;
     up.set_nodelay(true)?;
-    up.write_all(&[head, body].concat())?;
+    up.write_all(&[head.as_bytes(), body].concat())?;
     up.flush()?;
     let mut answer = Vec::new();
     up.read_to_end(&mut answer)?;

@@ -3,8 +3,9 @@
 //! `pivot.evaluate.convcode` (`{"results", "model", "static"?, "refModel"?, "simulator"?,
 //! "excludeInitSolved"?}`: Tables 1 and 2 as text, markdown and JSON, with `$/progress`).
 
+use super::conversation::OpenArgs;
 use super::progress::Progress;
-use super::Args;
+use super::{Args, Text};
 use crate::bench::convcode::config::DEFAULT_SIMULATOR;
 use crate::bench::convcode::conversation::OpenRequest;
 use crate::bench::convcode::{metrics, table, Config, Layout};
@@ -13,21 +14,15 @@ use crate::lsp::convert::request_failed;
 use crate::lsp::server::{Backend, Notify};
 use crate::lsp::workspace::convcode_conv::ConvCodeConversation;
 use crate::lsp::workspace::replay::Source;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{MessageType, ProgressToken};
 
-/// Whether `pivot.conversation.open`'s arguments name a ConvCodeWorld task.
-pub fn wants_convcode(args: &Args<'_>) -> bool {
-    ["task", "config", "model", "player", "simulator"]
-        .iter()
-        .any(|k| args.get(k).is_some())
-}
-
-fn config_arg(args: &Args<'_>) -> Result<Option<Config>> {
-    let Some(code) = args.opt_str("config")? else {
+fn config_arg(args: &Args<'_>, code: Option<&str>) -> Result<Option<Config>> {
+    let Some(code) = code else {
         return Ok(None);
     };
     Config::parse(code).map(Some).ok_or_else(|| {
@@ -42,22 +37,25 @@ fn config_arg(args: &Args<'_>) -> Result<Option<Config>> {
 /// Open task `task` of a results folder at its turn 0. Its problem is loaded too (for the
 /// transcript's task text and the code lens); when that fails the open still succeeds, with
 /// a warning.
-pub async fn open(b: &Backend, args: &Args<'_>) -> Result<Value> {
+pub async fn open(b: &Backend, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     let (root, settings, res) = {
         let ws = b.ws();
         (
-            ws.resolve(args.str("path")?),
+            ws.resolve(&a.path),
             ws.settings.clone(),
             ws.resources.clone(),
         )
     };
     let req = OpenRequest {
         root,
-        task: args.str("task")?.to_string(),
-        config: config_arg(args)?,
-        model: args.opt_str("model")?.map(str::to_string),
-        simulator: args.opt_str("simulator")?.map(str::to_string),
-        player: args.opt_str("player")?.map(str::to_string),
+        task: a
+            .task
+            .ok_or_else(|| args.error("missing argument `task`"))?
+            .0,
+        config: config_arg(args, a.config.as_deref())?,
+        model: a.model.map(|t| t.0),
+        simulator: a.simulator.map(|t| t.0),
+        player: a.player.map(|t| t.0),
     };
     let opened = tokio::task::spawn_blocking(move || {
         let c = ConvCodeConversation::open(req)?;
@@ -77,15 +75,34 @@ pub async fn open(b: &Backend, args: &Args<'_>) -> Result<Value> {
     Ok(info)
 }
 
-pub async fn evaluate(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>) -> Result<Value> {
+/// `pivot.evaluate.convcode`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EvaluateArgs {
+    results: Text,
+    model: Text,
+    #[serde(default)]
+    r#static: bool,
+    ref_model: Option<Text>,
+    simulator: Option<Text>,
+    #[serde(default)]
+    exclude_init_solved: bool,
+}
+
+pub async fn evaluate(
+    b: &Backend,
+    args: &Args<'_>,
+    a: EvaluateArgs,
+    token: Option<ProgressToken>,
+) -> Result<Value> {
     let (results, python) = {
         let ws = b.ws();
-        (ws.resolve(args.str("results")?), ws.settings.python.clone())
+        (ws.resolve(&a.results), ws.settings.python.clone())
     };
-    let model = args.str("model")?.to_string();
-    let is_static = args.opt_bool("static")?.unwrap_or(false);
-    let reference = args.opt_str("refModel")?.map(str::to_string);
-    let exclude = args.opt_bool("excludeInitSolved")?.unwrap_or(false);
+    let model = a.model.0;
+    let is_static = a.r#static;
+    let reference = a.ref_model.map(|t| t.0);
+    let exclude = a.exclude_init_solved;
     let reference = match (is_static, reference) {
         (true, None) => return Err(args.error("\"static\": true needs \"refModel\"")),
         (false, Some(_)) => {
@@ -94,7 +111,7 @@ pub async fn evaluate(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>
         (true, r) => r,
         (false, None) => None,
     };
-    let simulator = args.opt_str("simulator")?.unwrap_or(DEFAULT_SIMULATOR);
+    let simulator = a.simulator.as_deref().unwrap_or(DEFAULT_SIMULATOR);
     if !results.is_dir() {
         return Err(request_failed(format!(
             "results folder {} does not exist",

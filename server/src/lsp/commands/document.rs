@@ -1,13 +1,21 @@
 //! `pivot.document.inspect`: the server's view of an open document (its text as the edits
 //! left it, version, syntax verdict), for clients and tests to check synchronisation.
 
-use super::Args;
+use super::{Args, Text};
 use crate::lsp::server::Backend;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 
-pub fn inspect(b: &Backend, args: &Args<'_>) -> Result<Value> {
-    let uri = args.str("uri")?;
+/// `pivot.document.inspect`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectArgs {
+    uri: Text,
+}
+
+pub fn inspect(b: &Backend, args: &Args<'_>, a: InspectArgs) -> Result<Value> {
+    let uri = &*a.uri;
     let ws = b.ws();
     let doc = ws
         .docs

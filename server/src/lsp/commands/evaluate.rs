@@ -2,11 +2,12 @@
 //! score memorycode --format json`), reporting `$/progress` and cancellable with
 //! `window/workDoneProgress/cancel` (or `$/cancelRequest`).
 
-use super::Args;
+use super::Text;
 use crate::bench::memorycode::data::dialogue_files;
 use crate::bench::memorycode::score::{score_dirs, Detail};
 use crate::lsp::convert::request_failed;
 use crate::lsp::server::{token_key, Backend};
+use serde::Deserialize;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,17 +15,22 @@ use std::time::Duration;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::ProgressToken;
 
+/// `pivot.evaluate.memorycode`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorycodeArgs {
+    dataset: Text,
+    outputs: Text,
+}
+
 pub async fn memorycode(
     b: &Backend,
-    args: &Args<'_>,
+    a: MemorycodeArgs,
     token: Option<ProgressToken>,
 ) -> Result<Value> {
     let (dataset, outputs) = {
         let ws = b.ws();
-        (
-            ws.resolve(args.str("dataset")?),
-            ws.resolve(args.str("outputs")?),
-        )
+        (ws.resolve(&a.dataset), ws.resolve(&a.outputs))
     };
     if !outputs.is_dir() {
         return Err(request_failed(format!(

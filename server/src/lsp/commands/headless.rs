@@ -12,7 +12,7 @@
 //!   document, as a MemoryCode answer of the given kind at the current session, against
 //!   the pairs the benchmark scores it on.
 
-use super::Args;
+use super::{Args, NoArgs, Text};
 use crate::bench::memorycode::score::{pairs_for, AnswerKind};
 use crate::lsp::convert::{invalid_params, request_failed};
 use crate::lsp::server::Backend;
@@ -21,6 +21,7 @@ use crate::lsp::workspace::replay::Move;
 use crate::lsp::workspace::PIVOTS_TOML;
 use crate::pivots::{check, Ledger};
 use anyhow::Context;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::Path;
 use tower_lsp_server::jsonrpc::Result;
@@ -28,13 +29,33 @@ use tower_lsp_server::jsonrpc::Result;
 pub const SETUP: &str = "pivot/headless/setup";
 pub const ANSWER: &str = "pivot/memorycode/answer";
 
+/// `pivot/headless/setup`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupArgs {
+    pivots: Option<Text>,
+    conversation: Option<Text>,
+    session: Option<usize>,
+}
+
+/// `pivot/memorycode/answer`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnswerArgs {
+    uri: Text,
+    /// `session`, `instruction` or `history`.
+    kind: Text,
+    answer: usize,
+}
+
 impl Backend {
     /// `pivot/headless/setup`.
     pub async fn headless_setup(&self, params: Value) -> Result<Value> {
         let args = Args::new(SETUP, std::slice::from_ref(&params))?;
-        let pivots = args.opt_str("pivots")?;
-        let conversation = args.opt_str("conversation")?;
-        let session = args.opt_index("session")?;
+        let a: SetupArgs = args.parse()?;
+        let pivots = a.pivots.as_deref();
+        let conversation = a.conversation.as_deref();
+        let session = a.session;
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         let conv = match conversation {
@@ -78,7 +99,7 @@ impl Backend {
                     None => request_failed(format!("{e} (no conversation was given)")),
                 })?;
         }
-        let mut out = super::pivots::active(self, &Args::empty(&args))?;
+        let mut out = super::pivots::active(self, NoArgs {})?;
         out["errors"] = json!(errors);
         out["warnings"] = json!(warnings);
         Ok(out)
@@ -87,8 +108,9 @@ impl Backend {
     /// `pivot/memorycode/answer`.
     pub async fn memorycode_answer(&self, params: Value) -> Result<Value> {
         let args = Args::new(ANSWER, std::slice::from_ref(&params))?;
-        let uri = args.str("uri")?;
-        let kind = match args.str("kind")? {
+        let a: AnswerArgs = args.parse()?;
+        let uri = &*a.uri;
+        let kind = match &*a.kind {
             "session" => AnswerKind::Session,
             "instruction" => AnswerKind::Instruction,
             "history" => AnswerKind::History,
@@ -98,7 +120,7 @@ impl Backend {
                 )))
             }
         };
-        let answer = args.index("answer")?;
+        let answer = a.answer;
         let ws = self.ws();
         let conv = ws.replay.conversation().ok_or_else(|| {
             args.error(

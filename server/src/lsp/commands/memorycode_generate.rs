@@ -3,7 +3,7 @@
 //! `pivot.outputs.check` then scores.
 
 use super::progress::Progress;
-use super::Args;
+use super::{Args, Text};
 use crate::bench::memorycode::generate::{
     generate, load_topics, model_dir_name, GenDialogue, GenerateOptions, Mode, DEFAULT_RERANK_MODEL,
 };
@@ -11,23 +11,36 @@ use crate::llm::loopback::{LoopbackServer, Script};
 use crate::llm::{Cache, Client, ClientConfig, Sampling};
 use crate::lsp::convert::request_failed;
 use crate::lsp::server::Backend;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::ProgressToken;
 
-fn modes(args: &Args<'_>) -> Result<Vec<Mode>> {
-    let Some(v) = args.get("modes") else {
+/// `pivot.memorycode.generate`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GenerateArgs {
+    model: Text,
+    out: Text,
+    /// An OpenAI-compatible endpoint, or else:
+    base_url: Option<Text>,
+    /// a script for the bundled loopback model.
+    loopback: Option<Text>,
+    /// Mode names; all three when absent.
+    modes: Option<Vec<Text>>,
+    topics: Option<Text>,
+    api_key_env: Option<Text>,
+    reranker_url: Option<Text>,
+    temperature: Option<f64>,
+}
+
+fn modes(args: &Args<'_>, given: Option<Vec<Text>>) -> Result<Vec<Mode>> {
+    let Some(list) = given else {
         return Ok(vec![Mode::Instruction, Mode::Session, Mode::History]);
     };
-    let list = v
-        .as_array()
-        .ok_or_else(|| args.error("`modes` must be a list of mode names"))?;
     list.iter()
-        .map(|m| {
-            let name = m.as_str().unwrap_or("");
-            name.parse::<Mode>().map_err(|e| args.error(&e))
-        })
+        .map(|m| m.parse::<Mode>().map_err(|e| args.error(&e)))
         .collect()
 }
 
@@ -47,6 +60,7 @@ struct Request {
 pub async fn generate_for_conversation(
     b: &Backend,
     args: &Args<'_>,
+    a: GenerateArgs,
     token: Option<ProgressToken>,
 ) -> Result<Value> {
     let req = {
@@ -59,36 +73,26 @@ pub async fn generate_for_conversation(
                 args.error("no MemoryCode conversation is open; open its dialogue with pivot.conversation.open first")
             })?;
         let dataset = dialogue.parent().map(PathBuf::from).unwrap_or_default();
-        let topics = match args.opt_str("topics")? {
+        let topics = match &a.topics {
             Some(t) => ws.resolve(t),
             None => dataset.parent().unwrap_or(&dataset).join("topics.json"),
         };
-        let base_url = args.opt_str("baseUrl")?.map(str::to_string);
-        let loopback = args.opt_str("loopback")?.map(|p| ws.resolve(p));
+        let base_url = a.base_url.map(|t| t.0);
+        let loopback = a.loopback.map(|p| ws.resolve(&p));
         if base_url.is_none() && loopback.is_none() {
             return Err(args.error("give `baseUrl` (an OpenAI-compatible endpoint) or `loopback` (a script for the bundled loopback model)"));
         }
-        let temperature = match args.get("temperature") {
-            None => None,
-            Some(v) => Some(
-                v.as_f64()
-                    .ok_or_else(|| args.error("`temperature` must be a number"))?,
-            ),
-        };
         Request {
             dialogue,
             topics,
-            out: ws.resolve(args.str("out")?),
-            model: args.str("model")?.to_string(),
+            out: ws.resolve(&a.out),
+            model: a.model.0,
             base_url,
             loopback,
-            api_key_env: args
-                .opt_str("apiKeyEnv")?
-                .unwrap_or("OPENAI_API_KEY")
-                .to_string(),
-            reranker_url: args.opt_str("rerankerUrl")?.map(str::to_string),
-            modes: modes(args)?,
-            temperature,
+            api_key_env: a.api_key_env.map_or("OPENAI_API_KEY".into(), |t| t.0),
+            reranker_url: a.reranker_url.map(|t| t.0),
+            modes: modes(args, a.modes)?,
+            temperature: a.temperature,
         }
     };
     let name = req

@@ -2,6 +2,7 @@
 //! file per command family. Every command returns JSON; bad arguments are JSON-RPC
 //! InvalidParams errors that name the command, the argument and the expected shape.
 
+mod args;
 mod convcode;
 mod conversation;
 mod document;
@@ -18,7 +19,8 @@ mod turn;
 
 use super::convert::invalid_params;
 use super::server::Backend;
-use serde_json::{Map, Value};
+pub use args::{Args, NoArgs, Text};
+use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::ExecuteCommandParams;
 
@@ -230,126 +232,33 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
         InSession => Some(b.command_lock.lock().await),
         Independent => None,
     };
+    // Each handler's argument type is read here (`Args::parse`), so what a command takes
+    // is the type in its handler's signature.
+    let a = &args;
     match spec.cmd {
-        Cmd::ConversationOpen => conversation::open(b, &args).await,
-        Cmd::ConversationClose => conversation::close(b, &args).await,
-        Cmd::ConversationInfo => args.none().map(|_| b.ws().info()),
-        Cmd::SessionNext => session::step(b, &args, session::Dir::Next).await,
-        Cmd::SessionPrevious => session::step(b, &args, session::Dir::Previous).await,
-        Cmd::SessionGoto => session::step(b, &args, session::Dir::Goto).await,
-        Cmd::SessionTranscript => session::transcript(b, &args).await,
-        Cmd::PivotsActive => pivots::active(b, &args),
-        Cmd::PivotsAdd => pivots::add(b, &args).await,
-        Cmd::PivotsRemove => pivots::remove(b, &args).await,
-        Cmd::PivotsReload => pivots::reload(b, &args).await,
-        Cmd::OutputsCheck => outputs::check(b, &args).await,
-        Cmd::EvaluateMemorycode => evaluate::memorycode(b, &args, token).await,
-        Cmd::DocumentInspect => document::inspect(b, &args),
-        Cmd::TestsRun => tests::run(b, &args, token).await,
-        Cmd::TurnFeedback => turn::feedback(b, &args).await,
-        Cmd::TurnSubmit => turn::submit(b, &args, token).await,
-        Cmd::EvaluateConvcode => convcode::evaluate(b, &args, token).await,
-        Cmd::ReportOpen => report::open(b, &args).await,
+        Cmd::ConversationOpen => conversation::open(b, a, a.parse()?).await,
+        Cmd::ConversationClose => conversation::close(b, a.parse()?).await,
+        Cmd::ConversationInfo => a.parse::<NoArgs>().map(|_| b.ws().info()),
+        Cmd::SessionNext => session::step(b, a, a.parse::<NoArgs>().map(session::next)?).await,
+        Cmd::SessionPrevious => {
+            session::step(b, a, a.parse::<NoArgs>().map(session::previous)?).await
+        }
+        Cmd::SessionGoto => session::step(b, a, a.parse::<session::GotoArgs>()?.into()).await,
+        Cmd::SessionTranscript => session::transcript(b, a, a.parse()?).await,
+        Cmd::PivotsActive => pivots::active(b, a.parse()?),
+        Cmd::PivotsAdd => pivots::add(b, a, a.parse()?).await,
+        Cmd::PivotsRemove => pivots::remove(b, a, a.parse()?).await,
+        Cmd::PivotsReload => pivots::reload(b, a.parse()?).await,
+        Cmd::OutputsCheck => outputs::check(b, a, a.parse()?).await,
+        Cmd::EvaluateMemorycode => evaluate::memorycode(b, a.parse()?, token).await,
+        Cmd::DocumentInspect => document::inspect(b, a, a.parse()?),
+        Cmd::TestsRun => tests::run(b, a, a.parse()?, token).await,
+        Cmd::TurnFeedback => turn::feedback(b, a, a.parse()?).await,
+        Cmd::TurnSubmit => turn::submit(b, a, a.parse()?, token).await,
+        Cmd::EvaluateConvcode => convcode::evaluate(b, a, a.parse()?, token).await,
+        Cmd::ReportOpen => report::open(b, a, a.parse()?).await,
         Cmd::MemorycodeGenerate => {
-            memorycode_generate::generate_for_conversation(b, &args, token).await
+            memorycode_generate::generate_for_conversation(b, a, a.parse()?, token).await
         }
-    }
-}
-
-/// A command's arguments: none, or one JSON object.
-pub struct Args<'a> {
-    command: &'a str,
-    obj: Option<&'a Map<String, Value>>,
-}
-
-impl<'a> Args<'a> {
-    fn new(command: &'a str, arguments: &'a [Value]) -> Result<Args<'a>> {
-        let a = Args { command, obj: None };
-        match arguments {
-            [] | [Value::Null] => Ok(a),
-            [Value::Object(o)] => Ok(Args { obj: Some(o), ..a }),
-            [other] => Err(a.error(&format!("the argument must be a JSON object, got {other}"))),
-            _ => Err(a.error(&format!(
-                "expected one argument object, got {} arguments",
-                arguments.len()
-            ))),
-        }
-    }
-
-    /// No arguments, for calling another command's handler.
-    pub fn empty(like: &Args<'a>) -> Args<'a> {
-        Args {
-            command: like.command,
-            obj: None,
-        }
-    }
-
-    fn usage(&self) -> &'static str {
-        find(self.command).map_or("", |s| s.usage)
-    }
-
-    pub fn error(&self, problem: &str) -> tower_lsp_server::jsonrpc::Error {
-        match self.usage() {
-            // Requests outside the table (the headless ones) have no usage line to show.
-            "" => invalid_params(format!("{}: {problem}", self.command)),
-            usage => invalid_params(format!("{}: {problem} (arguments: {usage})", self.command)),
-        }
-    }
-
-    /// For commands that take no arguments: an unexpected one is an error, not ignored.
-    pub fn none(&self) -> Result<()> {
-        match self.obj {
-            Some(o) if !o.is_empty() => Err(self.error("this command takes no arguments")),
-            _ => Ok(()),
-        }
-    }
-
-    pub fn get(&self, key: &str) -> Option<&'a Value> {
-        self.obj.and_then(|o| o.get(key)).filter(|v| !v.is_null())
-    }
-
-    pub fn value(&self, key: &str) -> Result<&'a Value> {
-        self.get(key)
-            .ok_or_else(|| self.error(&format!("missing argument `{key}`")))
-    }
-
-    pub fn str(&self, key: &str) -> Result<&'a str> {
-        match self.value(key)? {
-            Value::String(s) if !s.is_empty() => Ok(s),
-            other => Err(self.error(&format!("`{key}` must be a non-empty string, got {other}"))),
-        }
-    }
-
-    pub fn opt_str(&self, key: &str) -> Result<Option<&'a str>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(_) => self.str(key).map(Some),
-        }
-    }
-
-    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Bool(v)) => Ok(Some(*v)),
-            Some(other) => Err(self.error(&format!("`{key}` must be true or false, got {other}"))),
-        }
-    }
-
-    pub fn opt_index(&self, key: &str) -> Result<Option<usize>> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .and_then(|n| usize::try_from(n).ok())
-                .map(Some)
-                .ok_or_else(|| {
-                    self.error(&format!("`{key}` must be a non-negative integer, got {v}"))
-                }),
-        }
-    }
-
-    pub fn index(&self, key: &str) -> Result<usize> {
-        self.opt_index(key)?
-            .ok_or_else(|| self.error(&format!("missing argument `{key}`")))
     }
 }

@@ -1,20 +1,28 @@
 //! `pivot.outputs.check`: a model's answers for the open conversation, scored per session
 //! and answer by the core's MemoryCode scorer.
 
-use super::Args;
+use super::{Args, Text};
 use crate::lsp::convert::request_failed;
 use crate::lsp::server::Backend;
 use crate::lsp::workspace::outputs_check::check_outputs;
+use serde::Deserialize;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
 
-pub async fn check(b: &Backend, args: &Args<'_>) -> Result<Value> {
+/// `pivot.outputs.check`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckArgs {
+    path: Text,
+}
+
+pub async fn check(b: &Backend, args: &Args<'_>, a: CheckArgs) -> Result<Value> {
     // In order with the session commands for the conversation it checks against; the
     // output file is read and scored after the lock is released, blocking no command.
     let (path, conv) = {
         let _in_order = b.command_lock.lock().await;
         let ws = b.ws();
-        let path = ws.resolve(args.str("path")?);
+        let path = ws.resolve(&a.path);
         let conv = ws
             .replay
             .conversation()

@@ -1,17 +1,17 @@
 //! `pivot.pivots.active`, `add`, `remove`, `reload`: the pivots in force and the user's own.
 
-use super::Args;
+use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
 use crate::lsp::server::{Backend, Notify};
 use crate::lsp::sync::reload_toml;
 use crate::pivots::Rule;
 use crate::python::ObjectKind;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 
 /// The active pivots: id, source, version, instruction text, object kind, rule, session.
-pub fn active(b: &Backend, args: &Args<'_>) -> Result<Value> {
-    args.none()?;
+pub fn active(b: &Backend, _: NoArgs) -> Result<Value> {
     let ws = b.ws();
     let r = &ws.replay;
     let list: Vec<Value> = r
@@ -33,20 +33,30 @@ pub fn active(b: &Backend, args: &Args<'_>) -> Result<Value> {
     Ok(json!({"index": r.index(), "count": r.count(), "pivots": list}))
 }
 
+/// `pivot.pivots.add`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddArgs {
+    id: Text,
+    kind: Text,
+    /// A rule in its JSON form (`Rule::from_json`).
+    rule: Value,
+    text: Option<String>,
+    session: Option<usize>,
+}
+
 /// Add a version of a user pivot (saved in `.pivot/state.json`), given at `session`
 /// (default: the current session).
-pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
-    let id = args.str("id")?;
+pub async fn add(b: &Backend, args: &Args<'_>, a: AddArgs) -> Result<Value> {
+    let id = &*a.id;
     bounded(args, "id", id.len(), MAX_ID)?;
-    let text = args.opt_str("text")?.unwrap_or_default().to_string();
+    let text = a.text.unwrap_or_default();
     bounded(args, "text", text.len(), MAX_TEXT)?;
-    bounded(
-        args,
-        "rule",
-        args.value("rule")?.to_string().len(),
-        MAX_RULE,
-    )?;
-    let kind_name = args.str("kind")?;
+    if a.rule.is_null() {
+        return Err(args.error("missing argument `rule`"));
+    }
+    bounded(args, "rule", a.rule.to_string().len(), MAX_RULE)?;
+    let kind_name = &*a.kind;
     let kind = ObjectKind::from_name(kind_name).ok_or_else(|| {
         let known: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.name()).collect();
         args.error(&format!(
@@ -54,8 +64,8 @@ pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
             known.join(", ")
         ))
     })?;
-    let rule = Rule::from_json(args.value("rule")?).map_err(|e| args.error(&e.to_string()))?;
-    let session = args.opt_index("session")?;
+    let rule = Rule::from_json(&a.rule).map_err(|e| args.error(&e.to_string()))?;
+    let session = a.session;
     let before = b.session_key();
     {
         let mut ws = b.ws();
@@ -79,7 +89,7 @@ pub async fn add(b: &Backend, args: &Args<'_>) -> Result<Value> {
             .map_err(|e| args.error(&e))?;
     }
     b.after_change(Notify::IfMoved(before)).await;
-    active(b, &Args::empty(args))
+    active(b, NoArgs {})
 }
 
 // Bounds on what a client can make the server hold and write into `.pivot/state.json`.
@@ -98,19 +108,25 @@ fn bounded(args: &Args<'_>, key: &str, len: usize, max: usize) -> Result<()> {
     Ok(())
 }
 
-pub async fn remove(b: &Backend, args: &Args<'_>) -> Result<Value> {
-    let id = args.str("id")?;
+/// `pivot.pivots.remove`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveArgs {
+    id: Text,
+}
+
+pub async fn remove(b: &Backend, args: &Args<'_>, a: RemoveArgs) -> Result<Value> {
+    let id = &*a.id;
     let before = b.session_key();
     if !b.ws().replay.remove_user(id) {
         return Err(args.error(&format!("no user pivot `{id}`")));
     }
     b.after_change(Notify::IfMoved(before)).await;
-    active(b, &Args::empty(args))
+    active(b, NoArgs {})
 }
 
 /// Re-read `pivots.toml`.
-pub async fn reload(b: &Backend, args: &Args<'_>) -> Result<Value> {
-    args.none()?;
+pub async fn reload(b: &Backend, _: NoArgs) -> Result<Value> {
     let n = reload_toml(b).await.map_err(request_failed)?;
     let mut info = b.ws().info();
     info["workspace_pivots"] = json!(n);

@@ -1,26 +1,46 @@
 //! `pivot.session.next` / `previous` / `goto` and `pivot.session.transcript`.
 
-use super::Args;
+use super::{Args, NoArgs};
 use crate::lsp::server::{Backend, Notify};
 use crate::lsp::workspace::conversation::transcript as markdown;
 use crate::lsp::workspace::replay::Move;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 
-pub enum Dir {
-    Next,
-    Previous,
-    Goto,
+/// `pivot.session.goto`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GotoArgs {
+    /// 0-based.
+    index: usize,
+}
+
+impl From<GotoArgs> for Move {
+    fn from(a: GotoArgs) -> Move {
+        Move::Goto(a.index)
+    }
+}
+
+pub fn next(_: NoArgs) -> Move {
+    Move::Next
+}
+
+pub fn previous(_: NoArgs) -> Move {
+    Move::Previous
+}
+
+/// `pivot.session.transcript`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptArgs {
+    /// 0-based; the current session when absent.
+    index: Option<usize>,
 }
 
 /// Move and return the conversation info (`moved`: whether the session changed). A change
 /// is notified and every open document republished; a step past either end is a no-op.
-pub async fn step(b: &Backend, args: &Args<'_>, dir: Dir) -> Result<Value> {
-    let m = match dir {
-        Dir::Next => args.none().map(|_| Move::Next)?,
-        Dir::Previous => args.none().map(|_| Move::Previous)?,
-        Dir::Goto => Move::Goto(args.index("index")?),
-    };
+pub async fn step(b: &Backend, args: &Args<'_>, m: Move) -> Result<Value> {
     let before = b.session_key();
     let moved = b.ws().replay.step(m).map_err(|e| args.error(&e))?;
     if moved {
@@ -31,11 +51,11 @@ pub async fn step(b: &Backend, args: &Args<'_>, dir: Dir) -> Result<Value> {
     Ok(info)
 }
 
-pub async fn transcript(b: &Backend, args: &Args<'_>) -> Result<Value> {
+pub async fn transcript(b: &Backend, args: &Args<'_>, a: TranscriptArgs) -> Result<Value> {
     let (k, count, convcode) = {
         let ws = b.ws();
         let r = &ws.replay;
-        let k = args.opt_index("index")?.unwrap_or(r.index());
+        let k = a.index.unwrap_or(r.index());
         if k >= r.count() {
             return Err(args.error(&format!(
                 "session index {k} is out of range (0 to {})",

@@ -3,21 +3,22 @@
 //! lens shows the result, until the next run or the document closes.
 
 use super::progress::Progress;
-use super::Args;
+use super::{Args, Text};
 use crate::exec::doc_tests::{run_document, DocRun};
 use crate::lsp::convert::request_failed;
 use crate::lsp::publish;
 use crate::lsp::server::Backend;
 use crate::lsp::workspace::test_runs::LastRun;
 use crate::lsp::workspace::Workspace;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::ProgressToken;
 
 /// The task to test against: given, else the document's last one, else the open
 /// ConvCodeWorld conversation's.
-pub fn task_for(ws: &Workspace, args: &Args<'_>, uri: &str) -> Result<String> {
-    if let Some(t) = args.opt_str("task")? {
+pub fn task_for(ws: &Workspace, args: &Args<'_>, given: Option<&str>, uri: &str) -> Result<String> {
+    if let Some(t) = given {
         return Ok(t.to_string());
     }
     ws.tests
@@ -40,12 +41,25 @@ pub fn text_of(ws: &Workspace, args: &Args<'_>, uri: &str) -> Result<String> {
         .ok_or_else(|| args.error(&format!("`{uri}` is not an open Python document")))
 }
 
-pub async fn run(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>) -> Result<Value> {
-    let uri = args.str("uri")?.to_string();
+/// `pivot.tests.run`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunArgs {
+    uri: Text,
+    task: Option<Text>,
+}
+
+pub async fn run(
+    b: &Backend,
+    args: &Args<'_>,
+    a: RunArgs,
+    token: Option<ProgressToken>,
+) -> Result<Value> {
+    let uri = a.uri.0;
     let (text, task, settings, res) = {
         let ws = b.ws();
         let text = text_of(&ws, args, &uri)?;
-        let task = task_for(&ws, args, &uri)?;
+        let task = task_for(&ws, args, a.task.as_deref(), &uri)?;
         (text, task, ws.settings.clone(), ws.resources.clone())
     };
     let progress = Progress::begin(b, token, "tests", "Running tests", task.clone()).await;

@@ -5,7 +5,7 @@
 
 use super::progress::Progress;
 use super::tests::{remember, result_json, show_refusal, task_for, text_of};
-use super::Args;
+use super::{Args, Text};
 use crate::bench::convcode::play::{self, FeedbackKind, PlayEnv};
 use crate::bench::convcode::table;
 use crate::bench::convcode::turn::Lm;
@@ -14,6 +14,7 @@ use crate::lsp::convert::request_failed;
 use crate::lsp::server::{Backend, Notify};
 use crate::lsp::workspace::settings::Settings;
 use anyhow::Context;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tower_lsp_server::jsonrpc::Result;
@@ -35,9 +36,19 @@ fn simulator(settings: &Settings) -> anyhow::Result<Option<Client>> {
         .context("cannot set up the feedback simulator (setting pivot.simulator)")
 }
 
-pub async fn feedback(b: &Backend, args: &Args<'_>) -> Result<Value> {
-    let uri = args.str("uri")?.to_string();
-    let name = args.str("kind")?;
+/// `pivot.turn.feedback`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackArgs {
+    uri: Text,
+    /// A [`FeedbackKind`] name.
+    kind: Text,
+    task: Option<Text>,
+}
+
+pub async fn feedback(b: &Backend, args: &Args<'_>, a: FeedbackArgs) -> Result<Value> {
+    let uri = a.uri.0;
+    let name = &*a.kind;
     let kind = FeedbackKind::parse(name).ok_or_else(|| {
         args.error(&format!(
             "unknown kind {name:?}; one of: {}",
@@ -47,7 +58,7 @@ pub async fn feedback(b: &Backend, args: &Args<'_>) -> Result<Value> {
     let (text, task, config, settings, res) = {
         let ws = b.ws();
         let text = text_of(&ws, args, &uri)?;
-        let task = task_for(&ws, args, &uri)?;
+        let task = task_for(&ws, args, a.task.as_deref(), &uri)?;
         // Verbal feedback sees what the open configuration's simulator would.
         let config = ws
             .replay
@@ -102,8 +113,20 @@ pub async fn feedback(b: &Backend, args: &Args<'_>) -> Result<Value> {
     }))
 }
 
-pub async fn submit(b: &Backend, args: &Args<'_>, token: Option<ProgressToken>) -> Result<Value> {
-    let uri = args.str("uri")?.to_string();
+/// `pivot.turn.submit`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitArgs {
+    uri: Text,
+}
+
+pub async fn submit(
+    b: &Backend,
+    args: &Args<'_>,
+    a: SubmitArgs,
+    token: Option<ProgressToken>,
+) -> Result<Value> {
+    let uri = a.uri.0;
     let (text, mut run, pending, settings, res) = {
         let ws = b.ws();
         let text = text_of(&ws, args, &uri)?;
