@@ -9,6 +9,7 @@ use anyhow::{anyhow, Result};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
+use tower_lsp_server::ls_types::Diagnostic;
 
 /// Documents open at once in one server: enough to keep it busy while we read its
 /// answers, few enough that it never holds much of a large tree in memory.
@@ -29,7 +30,7 @@ pub struct Driven {
 pub enum Checked {
     /// The diagnostics published, and the SHA-256 of the text checked (for the bundle).
     Published {
-        diagnostics: Vec<Value>,
+        diagnostics: Vec<Diagnostic>,
         sha256: String,
     },
     NotChecked(String),
@@ -150,7 +151,12 @@ fn one_server(
         let Some((i, sha256)) = pending.remove(uri) else {
             continue;
         };
-        let diagnostics = p["diagnostics"].as_array().cloned().unwrap_or_default();
+        let diagnostics: Vec<Diagnostic> = serde_json::from_value(p["diagnostics"].clone())
+            .map_err(|e| {
+                anyhow!(
+                    "the server published diagnostics for {uri} that are not LSP diagnostics: {e}"
+                )
+            })?;
         out.push((
             i,
             Checked::Published {

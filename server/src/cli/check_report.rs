@@ -7,6 +7,7 @@ use super::check_walk::Problem;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
+use tower_lsp_server::ls_types::{Diagnostic, NumberOrString};
 
 pub const TOOL: &str = "pivot-lsp";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -24,40 +25,33 @@ fn info_uri() -> &'static str {
 pub struct Finding {
     pub path: String,
     /// The LSP diagnostic, as published.
-    pub diagnostic: Value,
+    pub diagnostic: Diagnostic,
     pub fingerprint: String,
 }
 
 impl Finding {
     fn line(&self) -> u64 {
-        self.diagnostic["range"]["start"]["line"]
-            .as_u64()
-            .unwrap_or(0)
+        self.diagnostic.range.start.line.into()
     }
     fn col(&self) -> u64 {
-        self.diagnostic["range"]["start"]["character"]
-            .as_u64()
-            .unwrap_or(0)
+        self.diagnostic.range.start.character.into()
     }
     fn end(&self) -> (u64, u64) {
-        let e = &self.diagnostic["range"]["end"];
-        (
-            e["line"].as_u64().unwrap_or(0),
-            e["character"].as_u64().unwrap_or(0),
-        )
+        let e = self.diagnostic.range.end;
+        (e.line.into(), e.character.into())
     }
     pub fn source(&self) -> &str {
-        self.diagnostic["source"].as_str().unwrap_or("")
+        self.diagnostic.source.as_deref().unwrap_or("")
     }
     pub fn code(&self) -> String {
-        match &self.diagnostic["code"] {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
+        match &self.diagnostic.code {
+            Some(NumberOrString::String(s)) => s.clone(),
+            Some(NumberOrString::Number(n)) => n.to_string(),
+            None => String::new(),
         }
     }
     pub fn message(&self) -> &str {
-        self.diagnostic["message"].as_str().unwrap_or("")
+        &self.diagnostic.message
     }
     fn is_syntax(&self) -> bool {
         self.source() == "python"
@@ -80,7 +74,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// path, source, code and message (which names the object and the pivot), plus which
 /// occurrence of that same key in the file it is, in file order. Code that moves up or
 /// down keeps its fingerprints; a file-level finding (a missing import, on line 1) too.
-pub fn file_findings(path: &str, diagnostics: Vec<Value>) -> Vec<Finding> {
+pub fn file_findings(path: &str, diagnostics: Vec<Diagnostic>) -> Vec<Finding> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Finding> = diagnostics
         .into_iter()
@@ -213,11 +207,11 @@ fn json_finding(f: &Finding) -> Value {
     let d = &f.diagnostic;
     json!({
         "path": f.path,
-        "range": d["range"],
-        "severity": d["severity"],
-        "source": d["source"],
+        "range": d.range,
+        "severity": d.severity,
+        "source": d.source,
         "code": f.rule_id(),
-        "message": d["message"],
+        "message": d.message,
     })
 }
 
