@@ -20,9 +20,10 @@
 //! rule can answer without `Code:` at one given turn only.
 
 use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -137,13 +138,15 @@ struct State {
 /// A running server; stops when dropped.
 pub struct LoopbackServer {
     addr: std::net::SocketAddr,
-    server: Arc<tiny_http::Server>,
     state: Arc<State>,
-    accept: Option<std::thread::JoinHandle<()>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 /// The largest request body read; a longer one is answered 413 (a prompt is far smaller).
-const MAX_BODY: u64 = 64 << 20;
+const MAX_BODY: usize = 64 << 20;
+
+type Reply = hyper::Response<Full<Bytes>>;
 
 impl LoopbackServer {
     pub fn start(script: Script) -> Result<LoopbackServer> {
@@ -157,13 +160,10 @@ impl LoopbackServer {
         port: u16,
         on_request: Option<OnRequest>,
     ) -> Result<LoopbackServer> {
-        let server = tiny_http::Server::http(("127.0.0.1", port))
-            .map_err(|e| anyhow::anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))?;
-        let addr = server
-            .server_addr()
-            .to_ip()
-            .context("the loopback server listens on an IP address")?;
-        let server = Arc::new(server);
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port))
+            .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
         let n = script.rules.len();
         let state = Arc::new(State {
             script,
@@ -173,20 +173,31 @@ impl LoopbackServer {
             on_request,
             record: AtomicBool::new(true),
         });
-        let (srv, st) = (server.clone(), state.clone());
-        // tiny_http reads the connections (keep-alive included) on its own threads; each
-        // request is answered on a thread of its own, since a scripted stall sleeps in it.
-        let accept = std::thread::spawn(move || {
-            for request in srv.incoming_requests() {
-                let st = st.clone();
-                std::thread::spawn(move || serve(request, &st));
-            }
+        // hyper's HTTP/1.1 (keep-alive, pipelining, bounded reads) on a runtime of its own
+        // thread: the server's work per request is small, and a scripted stall is a timer,
+        // not a blocked thread.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .context("starting the loopback server's runtime")?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let st = state.clone();
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                tokio::spawn(accept(listener, st));
+                let _ = stopped.await;
+            });
+            // Dropping the runtime here ends every connection still open.
         });
         Ok(LoopbackServer {
             addr,
-            server,
             state,
-            accept: Some(accept),
+            stop: Some(stop),
+            thread: Some(thread),
         })
     }
 
@@ -217,48 +228,65 @@ impl LoopbackServer {
 
 impl Drop for LoopbackServer {
     fn drop(&mut self) {
-        // Ends `incoming_requests` in the accept loop.
-        self.server.unblock();
-        if let Some(h) = self.accept.take() {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(h) = self.thread.take() {
             let _ = h.join();
         }
     }
 }
 
-/// Answers one request (a failure to answer is the client's: it went away).
-fn serve(mut request: tiny_http::Request, st: &State) {
-    let path = request.url().to_string();
+async fn accept(listener: tokio::net::TcpListener, st: Arc<State>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        // Head and body go out in two writes: without this, Nagle's algorithm holds the body
+        // until the client's delayed ACK (40 ms a request on Linux).
+        let _ = stream.set_nodelay(true);
+        let st = st.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let st = st.clone();
+                async move { Ok::<_, std::convert::Infallible>(serve(req, &st).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// Answers one request.
+async fn serve(request: hyper::Request<hyper::body::Incoming>, st: &State) -> Reply {
+    let path = request.uri().path().to_string();
     let auth = request
         .headers()
-        .iter()
-        .find(|h| h.field.equiv("Authorization"))
-        .map(|h| h.value.as_str().trim().to_string());
-    let mut body = Vec::new();
-    let read = request
-        .as_reader()
-        .take(MAX_BODY + 1)
-        .read_to_end(&mut body);
-    if read.is_err() || body.len() as u64 > MAX_BODY {
-        let e = json!({"error": {"message": format!("the request body must be read whole and at most {MAX_BODY} bytes")}});
-        let _ = request.respond(reply(413, e.to_string()));
-        return;
-    }
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_string());
+    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes().to_vec(),
+        Err(e) => {
+            let e = json!({"error": {"message": format!("the request body could not be read whole (at most {MAX_BODY} bytes): {e}")}});
+            return reply(413, e.to_string());
+        }
+    };
     if path.ends_with("/turn") {
         let turn = std::str::from_utf8(&body)
             .ok()
             .and_then(|s| s.trim().parse::<usize>().ok());
-        let (status, text) = match turn {
+        return match turn {
             Some(t) => {
                 st.turn.store(t, Ordering::SeqCst);
-                (200, json!({"turn": t}).to_string())
+                reply(200, json!({"turn": t}).to_string())
             }
-            None => (
+            None => reply(
                 400,
                 json!({"error": {"message": "body must be a turn number"}}).to_string(),
             ),
         };
-        let _ = request.respond(reply(status, text));
-        return;
     }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if path.ends_with("/rerank") {
@@ -273,8 +301,7 @@ fn serve(mut request: tiny_http::Request, st: &State) {
                 status,
             });
         }
-        let _ = request.respond(reply(status, text));
-        return;
+        return reply(status, text);
     }
     let endpoint = if path.ends_with("/chat/completions") {
         "chat"
@@ -313,25 +340,28 @@ fn serve(mut request: tiny_http::Request, st: &State) {
         }
     }
     if let Some(ms) = stall {
-        std::thread::sleep(Duration::from_millis(ms));
+        tokio::time::sleep(Duration::from_millis(ms)).await;
     }
     let mut response = reply(status, text);
     if status == 429 {
-        response = response.with_header(header("Retry-After", "0"));
+        response.headers_mut().insert(
+            hyper::header::RETRY_AFTER,
+            hyper::header::HeaderValue::from_static("0"),
+        );
     }
-    let _ = request.respond(response);
-}
-
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes())
-        .expect("a constant header is valid")
+    response
 }
 
 /// A JSON answer with `status`.
-fn reply(status: u16, text: String) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    tiny_http::Response::from_string(text)
-        .with_status_code(status)
-        .with_header(header("Content-Type", "application/json"))
+fn reply(status: u16, text: String) -> Reply {
+    let mut r = hyper::Response::new(Full::new(Bytes::from(text)));
+    *r.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
 /// The request log, when requests are recorded.
@@ -456,7 +486,7 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+    use std::io::{Read, Write};
     use std::net::TcpStream;
 
     fn post(url: &str, path: &str, body: &str) -> (u16, String) {
