@@ -541,4 +541,63 @@ mod tests {
         assert_eq!(seen[1].rule.as_deref(), Some("malformed"));
         assert_eq!(seen[0].body["model"], "m");
     }
+
+    /// One answer read off a kept-alive connection (head, then Content-Length bytes).
+    fn read_answer(r: &mut std::io::BufReader<TcpStream>) -> (u16, String) {
+        use std::io::BufRead;
+        let mut status = 0;
+        let mut len = 0;
+        loop {
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            if status == 0 {
+                status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            } else if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            } else if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; len];
+        r.read_exact(&mut body).unwrap();
+        (status, String::from_utf8(body).unwrap())
+    }
+
+    /// Many clients each keeping a connection alive across several requests, all at once
+    /// (a pooled HTTP client's pattern): every request is answered, none waits for another
+    /// connection to close.
+    #[test]
+    fn kept_alive_connections_are_all_served_at_once() {
+        let script: Script = serde_json::from_value(json!({"default": {"reply": "ok"}})).unwrap();
+        let server = LoopbackServer::start(script).unwrap();
+        let addr = server.addr;
+        let clients: Vec<_> = (0..12)
+            .map(|c| {
+                std::thread::spawn(move || {
+                    let s = TcpStream::connect(addr).unwrap();
+                    // A stall shows as a failed read, not a hung test.
+                    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                    let mut w = s.try_clone().unwrap();
+                    let mut r = std::io::BufReader::new(s);
+                    for k in 0..3 {
+                        let body = json!({"model": "m", "prompt": format!("{c}.{k}")}).to_string();
+                        write!(
+                            w,
+                            "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        )
+                        .unwrap();
+                        let (status, answer) = read_answer(&mut r);
+                        assert_eq!(status, 200);
+                        assert_eq!(text(&answer), "ok");
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                })
+            })
+            .collect();
+        for c in clients {
+            c.join().unwrap();
+        }
+        assert_eq!(server.seen().len(), 36);
+    }
 }
