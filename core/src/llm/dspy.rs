@@ -265,11 +265,6 @@ impl Signature {
             .and_then(|v| v.as_deref())
     }
 
-    /// Look up an input field's position by key.
-    pub fn input_index(&self, key: &str) -> Option<usize> {
-        self.inputs.iter().position(|f| f.key == key)
-    }
-
     /// `TemplateV2.extract`: split a completion into the output fields at `\n<NextPrefix>`.
     /// Returns `(key, value)` for each output field found, in order.
     pub fn extract(&self, completion: &str) -> Vec<(&'static str, String)> {

@@ -41,6 +41,8 @@ pub struct Session {
     pub session_eval_query: Vec<String>,
     #[serde(default)]
     pub history_eval_query: Vec<String>,
+    /// Not used in scoring; kept so that this struct states the whole session format (the
+    /// dataset builder reads it from the template's JSON, `dataset.rs`).
     #[serde(default)]
     pub session_length: Option<String>,
     #[serde(default)]
