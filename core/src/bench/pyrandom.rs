@@ -86,7 +86,8 @@ impl PyRandom {
         i64::try_from(start + step * r).ok()
     }
 
-    /// `randint(a, b)`: `randrange(a, b + 1)`; `None` when `a > b`.
+    /// `randint(a, b)`: `randrange(a, b + 1)`; `None` when `a > b` (and for `b = i64::MAX`,
+    /// whose `b + 1` no `i64` holds).
     pub fn randint(&mut self, a: i64, b: i64) -> Option<i64> {
         let stop = b.checked_add(1)?;
         self.randrange(a, stop, 1)

@@ -228,6 +228,10 @@ fn sample_instructions(
             .get("regex")
             .and_then(Value::as_array)
             .with_context(|| format!("topics: instruction {id} has no `regex` list"))?;
+        if texts.is_empty() {
+            // The original's `text_regex.pop` would raise `IndexError` on it.
+            bail!("topics: instruction {id} has no text");
+        }
         let kind = regexes
             .first()
             .and_then(|r| r.get(0))
@@ -591,7 +595,8 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
     bad
 }
 
-/// The seed of template `id` in a run seeded `seed`: each template can be regenerated alone.
+/// The seed of template `id` in a run seeded `seed` (its generator is Python's
+/// `random.Random` of this number): each template can be regenerated alone.
 pub fn template_seed(seed: u64, id: usize) -> u64 {
     seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id as u64
 }
