@@ -6,4 +6,5 @@ pub mod memorycode;
 pub mod numpy;
 pub mod out_dir;
 pub mod pyjson;
+pub mod pyrandom;
 pub mod shard;

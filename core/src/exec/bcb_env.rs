@@ -185,7 +185,9 @@ pub struct PinState {
     pub installed: Option<String>,
 }
 
-/// `DIR/pivot-env.json`.
+/// `DIR/pivot-env.json`. The file is written for whoever inspects the environment; of what
+/// it reads back, [`check`] uses only `moved`, but every field stays in the type that writes
+/// it (the file's format is this struct).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Record {
     pub benchmark: String,

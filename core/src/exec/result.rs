@@ -44,9 +44,6 @@ impl Details {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()

@@ -624,17 +624,6 @@ impl Runner {
             }
         }
     }
-
-    /// Whether tasks run as an unprivileged user (only when the runner is root).
-    pub fn drops_privileges(&self) -> bool {
-        self.take_zygote()
-            .map(|z| {
-                let d = z.ready.drop;
-                self.give_back(z);
-                d
-            })
-            .unwrap_or(false)
-    }
 }
 
 /// A task's status, failing tests, what it tampered with, and its output.

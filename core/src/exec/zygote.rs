@@ -88,13 +88,6 @@ fn yes() -> bool {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Ready {
-    /// Tasks run as an unprivileged user (the runner is root).
-    #[serde(default)]
-    pub drop: bool,
-    /// Whether orphaned task processes come back to the zygote to be killed.
-    #[serde(default)]
-    #[allow(dead_code)]
-    pub subreaper: bool,
     /// Why the seccomp filter is not installed (empty when it is).
     #[serde(default)]
     pub seccomp: String,
@@ -191,8 +184,6 @@ impl Zygote {
             lines,
             stderr_tail,
             ready: Ready {
-                drop: false,
-                subreaper: false,
                 seccomp: String::new(),
                 error: None,
             },

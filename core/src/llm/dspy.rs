@@ -50,14 +50,6 @@ pub enum GenerateError {
     Incomplete { calls: Vec<Call> },
 }
 
-impl GenerateError {
-    pub fn calls(&self) -> &[Call] {
-        match self {
-            GenerateError::Lm { calls, .. } | GenerateError::Incomplete { calls } => calls,
-        }
-    }
-}
-
 /// One field of a signature.
 #[derive(Clone, Debug)]
 pub struct Field {
@@ -73,7 +65,6 @@ pub struct Field {
 /// Input fields, then the outputs (for ChainOfThought: the rationale, then the answer).
 #[derive(Clone, Debug)]
 pub struct Signature {
-    pub name: &'static str,
     pub instructions: String,
     pub inputs: Vec<Field>,
     pub outputs: Vec<Field>,
@@ -265,11 +256,6 @@ impl Signature {
             .and_then(|v| v.as_deref())
     }
 
-    /// Look up an input field's position by key.
-    pub fn input_index(&self, key: &str) -> Option<usize> {
-        self.inputs.iter().position(|f| f.key == key)
-    }
-
     /// `TemplateV2.extract`: split a completion into the output fields at `\n<NextPrefix>`.
     /// Returns `(key, value)` for each output field found, in order.
     pub fn extract(&self, completion: &str) -> Vec<(&'static str, String)> {
@@ -313,7 +299,6 @@ mod tests {
             verbatim: true,
         };
         Signature {
-            name: "t",
             instructions: "Do it.".into(),
             inputs: vec![
                 f("input", "Input:", "${input}"),
@@ -429,8 +414,10 @@ mod tests {
                 Ok(String::new())
             })
             .unwrap_err();
-        assert!(matches!(e, GenerateError::Incomplete { .. }));
+        let GenerateError::Incomplete { calls } = e else {
+            panic!("{e:?}")
+        };
         assert_eq!(seen, [None, Some(1024), Some(512)]);
-        assert_eq!(e.calls().len(), 3);
+        assert_eq!(calls.len(), 3);
     }
 }

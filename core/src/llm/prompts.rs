@@ -222,7 +222,6 @@ pub fn signature(kind: Kind, fix_quirks: bool) -> Signature {
         }
     };
     Signature {
-        name: kind.name(),
         instructions: instructions(kind, fix_quirks),
         inputs,
         outputs: vec![rationale, answer],

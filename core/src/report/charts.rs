@@ -4,6 +4,7 @@
 //! Every chart has its legend in a panel to the right of the plot, drawn by us with
 //! plotters elements, so that a legend never covers data however many series there are.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -162,6 +163,56 @@ fn e<E: std::fmt::Debug>(err: E) -> Err {
     format!("drawing a chart failed: {err:?}")
 }
 
+/// Every chart's coordinates: real numbers on both axes.
+type Coord = plotters::coord::types::RangedCoordf64;
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Coord, Coord>>;
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// A chart's SVG, `height` pixels tall: `plot` draws into the area left of the legend panel,
+/// then the legend (lines with markers, or boxes) is drawn and the whole titled.
+fn chart_svg(
+    title: &str,
+    height: u32,
+    series: &[Series],
+    rows: &[LegendRow],
+    as_lines: bool,
+    plot: impl FnOnce(&Area) -> Result<(), Err>,
+) -> Result<String, Err> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let (plot_area, legend) = root.split_horizontally(WIDTH - LEGEND_W);
+        plot(&plot_area)?;
+        draw_legend(&legend, series, rows, as_lines)?;
+        root.present().map_err(e)?;
+    }
+    Ok(finish(svg, title))
+}
+
+/// The builder every chart starts from: its title as caption, the margins, room for the
+/// x axis's labels.
+fn builder<'a, 'b>(area: &'a Area<'b>, title: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(title, (FONT, 22).into_font())
+        .margin(12)
+        .x_label_area_size(52);
+    b
+}
+
+/// Draw the axes and grid in every chart's style (fonts, faint lines at labelled ticks only)
+/// once `mesh` has the chart's own labels.
+fn draw_mesh<DB: DrawingBackend>(
+    mesh: &mut MeshStyle<'_, '_, Coord, Coord, DB>,
+) -> Result<(), Err> {
+    mesh.axis_desc_style((FONT, 17))
+        .label_style((FONT, 15))
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(BLACK.mix(0.12))
+        .draw()
+        .map_err(e)
+}
+
 /// A line chart: x is an integer position (turn, session), one line per series. Lines differ
 /// by colour, marker shape and (every other series) dashes, so they stay apart in grey print.
 /// Series with the same values everywhere ([`coincident`]) are drawn one inside the other
@@ -187,41 +238,32 @@ pub fn lines(
     }
     let rows = legend_rows(series, &same_as);
     let height = fit_legend(460, &rows);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(e)?;
-        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_W);
+    chart_svg(title, height, series, &rows, true, |plot| {
         let x_max = xs.iter().copied().max().unwrap_or(0).max(1) as f64;
         let x_min = xs.iter().copied().min().unwrap_or(0) as f64;
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(title, (FONT, 22).into_font())
-            .margin(12)
-            .x_label_area_size(52)
+        let mut chart = builder(plot, title)
             .y_label_area_size(70)
             .build_cartesian_2d(x_min - 0.3..x_max + 0.3, 0f64..y.max * 1.04)
             .map_err(e)?;
         let n_x = xs.len().clamp(2, 21);
         let dec = y.tick_decimals();
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc(y.label.as_str())
-            .x_labels(n_x)
-            .x_label_formatter(&|v| {
-                if (v - v.round()).abs() < 1e-9 {
-                    format!("{}", v.round() as i64)
-                } else {
-                    String::new()
-                }
-            })
-            .y_label_formatter(&|v| format!("{v:.dec$}"))
-            .axis_desc_style((FONT, 17))
-            .label_style((FONT, 15))
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(e)?;
+        let x_label_of = |v: &f64| {
+            if (v - v.round()).abs() < 1e-9 {
+                format!("{}", v.round() as i64)
+            } else {
+                String::new()
+            }
+        };
+        let y_label_of = |v: &f64| format!("{v:.dec$}");
+        draw_mesh(
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc(y.label.as_str())
+                .x_labels(n_x)
+                .x_label_formatter(&x_label_of)
+                .y_label_formatter(&y_label_of),
+        )?;
         // With many points, a marker on each would bury the lines: markers then go on every
         // k-th point (staggered between series) and on isolated points, and lines thin.
         let k = xs.len().div_ceil(20).max(1);
@@ -261,12 +303,13 @@ pub fn lines(
             if *alone {
                 halo(&mut chart, pts)?;
             }
-            markers(&mut chart, pts, *i, *alone)?;
+            let r = if *alone { 7 } else { 5 };
+            for p in pts {
+                draw_marker(chart.plotting_area(), *p, *i, r)?;
+            }
         }
-        draw_legend(&legend, series, &rows, true)?;
-        root.present().map_err(e)?;
-    }
-    Ok(finish(svg, title))
+        Ok(())
+    })
 }
 
 /// Consecutive points with a value (a gap splits the line).
@@ -289,38 +332,28 @@ fn shape(i: usize) -> usize {
     (i / PALETTE.len() + i) % 4
 }
 
-/// Draw series `i`'s marker at each point of `run`.
-fn markers<DB: DrawingBackend>(
-    chart: &mut ChartContext<
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    run: &[(f64, f64)],
+/// Draw series `i`'s marker, `r` pixels in radius, at `at` on `area` (the plot, in its
+/// values, or the legend panel, in pixels).
+fn draw_marker<DB: DrawingBackend, CT: plotters::coord::CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    at: CT::From,
     i: usize,
-    big: bool,
+    r: i32,
 ) -> Result<(), Err> {
     let c = colour(i);
-    let r = if big { 7 } else { 5 };
-    let pts = run.iter().map(|p| EmptyElement::at(*p));
+    let m = EmptyElement::at(at);
     match shape(i) {
-        0 => chart.draw_series(pts.map(|m| m + Circle::new((0, 0), r, c.filled()))),
-        1 => chart.draw_series(pts.map(|m| m + TriangleMarker::new((0, 0), r + 2, c.filled()))),
-        2 => chart.draw_series(pts.map(|m| m + Rectangle::new([(-r, -r), (r, r)], c.filled()))),
-        _ => chart.draw_series(pts.map(|m| m + Cross::new((0, 0), r, c.stroke_width(3)))),
+        0 => area.draw(&(m + Circle::new((0, 0), r, c.filled()))),
+        1 => area.draw(&(m + TriangleMarker::new((0, 0), r + 2, c.filled()))),
+        2 => area.draw(&(m + Rectangle::new([(-r, -r), (r, r)], c.filled()))),
+        _ => area.draw(&(m + Cross::new((0, 0), r, c.stroke_width(3)))),
     }
-    .map(|_| ())
     .map_err(e)
 }
 
 /// A white disc under an isolated point's (larger) marker, so it stands out from the lines
 /// it sits on.
-fn halo<DB: DrawingBackend>(
-    chart: &mut ChartContext<
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    run: &[(f64, f64)],
-) -> Result<(), Err> {
+fn halo<DB: DrawingBackend>(chart: &mut Chart<DB>, run: &[(f64, f64)]) -> Result<(), Err> {
     chart
         .draw_series(
             run.iter()
@@ -333,7 +366,7 @@ fn halo<DB: DrawingBackend>(
 /// The legend panel: a swatch (a line with its marker, or a filled box) and the name,
 /// wrapped onto as many lines as it needs; under it, in grey, the series it coincides with.
 fn draw_legend(
-    area: &DrawingArea<SVGBackend, Shift>,
+    area: &Area,
     series: &[Series],
     rows: &[LegendRow],
     as_lines: bool,
@@ -361,14 +394,7 @@ fn draw_legend(
                         .map_err(e)?;
                 }
             }
-            let m = EmptyElement::at((32, y));
-            match shape(i) {
-                0 => area.draw(&(m + Circle::new((0, 0), 5, c.filled()))),
-                1 => area.draw(&(m + TriangleMarker::new((0, 0), 7, c.filled()))),
-                2 => area.draw(&(m + Rectangle::new([(-5, -5), (5, 5)], c.filled()))),
-                _ => area.draw(&(m + Cross::new((0, 0), 5, c.stroke_width(3)))),
-            }
-            .map_err(e)?;
+            draw_marker(area, (32, y), i, 5)?;
         } else {
             area.draw(&Rectangle::new([(16, y - 8), (48, y + 8)], c.filled()))
                 .map_err(e)?;
@@ -389,6 +415,32 @@ fn draw_legend(
     Ok(())
 }
 
+/// Each series' bars, one per finite value, and, with `show_values`, the values beside them:
+/// `bar(i, c, v)` is the rectangle of series `i` in category `c`, `label(i, c, v)` where its
+/// value is written and how.
+fn draw_bars<DB: DrawingBackend>(
+    chart: &mut Chart<DB>,
+    series: &[Series],
+    show_values: bool,
+    bar: impl Fn(usize, usize, f64) -> [(f64, f64); 2],
+    label: impl Fn(usize, usize, f64) -> Text<'static, (f64, f64), String>,
+) -> Result<(), Err> {
+    for (i, s) in series.iter().enumerate() {
+        let finite = || {
+            (s.values.iter().enumerate())
+                .filter_map(|(c, v)| Some((c, v.filter(|v| v.is_finite())?)))
+        };
+        let bars = finite().map(|(c, v)| Rectangle::new(bar(i, c, v), colour(i).filled()));
+        chart.draw_series(bars).map_err(e)?;
+        if show_values {
+            chart
+                .draw_series(finite().map(|(c, v)| label(i, c, v)))
+                .map_err(e)?;
+        }
+    }
+    Ok(())
+}
+
 /// Grouped bars, vertical: one group per category, one bar per series in each group.
 pub fn grouped_bars(
     title: &str,
@@ -401,63 +453,41 @@ pub fn grouped_bars(
     let height = fit_legend(460, &rows);
     let n_cat = categories.len().max(1);
     let n_ser = series.len().max(1);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(e)?;
-        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_W);
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(title, (FONT, 22).into_font())
-            .margin(12)
-            .x_label_area_size(52)
+    chart_svg(title, height, series, &rows, false, |plot| {
+        let mut chart = builder(plot, title)
             .y_label_area_size(70)
             .build_cartesian_2d(-0.5f64..n_cat as f64 - 0.5, 0f64..y.max * 1.08)
             .map_err(e)?;
         let (dec, tick) = (y.decimals, y.tick_decimals());
-        chart
-            .configure_mesh()
-            .x_desc(category_label)
-            .y_desc(y.label.as_str())
-            .x_labels(n_cat)
-            .x_label_formatter(&|v| category_at(categories, *v))
-            .y_label_formatter(&|v| format!("{v:.tick$}"))
-            .disable_x_mesh()
-            .axis_desc_style((FONT, 17))
-            .label_style((FONT, 15))
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(e)?;
+        let category_of = |v: &f64| category_at(categories, *v);
+        let tick_of = |v: &f64| format!("{v:.tick$}");
+        draw_mesh(
+            chart
+                .configure_mesh()
+                .x_desc(category_label)
+                .y_desc(y.label.as_str())
+                .x_labels(n_cat)
+                .x_label_formatter(&category_of)
+                .y_label_formatter(&tick_of)
+                .disable_x_mesh(),
+        )?;
         let group = 0.8;
         let w = group / n_ser as f64;
-        let show_values = n_ser * n_cat <= 24;
-        for (i, s) in series.iter().enumerate() {
-            let bars = s.values.iter().enumerate().filter_map(|(c, v)| {
-                let v = v.filter(|v| v.is_finite())?;
-                let x0 = c as f64 - group / 2.0 + w * i as f64;
-                Some(Rectangle::new(
-                    [(x0 + w * 0.06, 0.0), (x0 + w * 0.94, v)],
-                    colour(i).filled(),
-                ))
-            });
-            chart.draw_series(bars).map_err(e)?;
-            if show_values {
-                let labels = s.values.iter().enumerate().filter_map(|(c, v)| {
-                    let v = v.filter(|v| v.is_finite())?;
-                    let x = c as f64 - group / 2.0 + w * (i as f64 + 0.5);
-                    Some(value_label(
-                        format!("{v:.dec$}"),
-                        (x, v),
-                        Pos::new(HPos::Center, VPos::Bottom),
-                    ))
-                });
-                chart.draw_series(labels).map_err(e)?;
-            }
-        }
-        draw_legend(&legend, series, &rows, false)?;
-        root.present().map_err(e)?;
-    }
-    Ok(finish(svg, title))
+        let x0 = |i: usize, c: usize| c as f64 - group / 2.0 + w * i as f64;
+        draw_bars(
+            &mut chart,
+            series,
+            n_ser * n_cat <= 24,
+            |i, c, v| [(x0(i, c) + w * 0.06, 0.0), (x0(i, c) + w * 0.94, v)],
+            |i, c, v| {
+                value_label(
+                    format!("{v:.dec$}"),
+                    (c as f64 - group / 2.0 + w * (i as f64 + 0.5), v),
+                    Pos::new(HPos::Center, VPos::Bottom),
+                )
+            },
+        )
+    })
 }
 
 /// Grouped bars, horizontal: for many or long category names (object kinds, configurations).
@@ -472,64 +502,43 @@ pub fn grouped_bars_h(
     let per_cat = (n_ser as u32 * 14).clamp(30, 120);
     let rows = legend_rows(series, &[]);
     let height = fit_legend((130 + per_cat * n_cat as u32).max(260), &rows);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(e)?;
-        let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_W);
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(title, (FONT, 22).into_font())
-            .margin(12)
+    chart_svg(title, height, series, &rows, false, |plot| {
+        let mut chart = builder(plot, title)
             .margin_right(40)
-            .x_label_area_size(52)
             .y_label_area_size(190)
             .build_cartesian_2d(0f64..x.max * 1.04, -0.5f64..n_cat as f64 - 0.5)
             .map_err(e)?;
         let (dec, tick) = (x.decimals, x.tick_decimals());
         // Category 0 at the top, as a table reads.
         let top_down = |v: f64| n_cat as f64 - 1.0 - v;
-        chart
-            .configure_mesh()
-            .x_desc(x.label.as_str())
-            .y_labels(n_cat)
-            .y_label_formatter(&|v| category_at(categories, top_down(*v)))
-            .x_label_formatter(&|v| format!("{v:.tick$}"))
-            .disable_y_mesh()
-            .axis_desc_style((FONT, 17))
-            .label_style((FONT, 15))
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.12))
-            .draw()
-            .map_err(e)?;
+        let category_of = |v: &f64| category_at(categories, top_down(*v));
+        let tick_of = |v: &f64| format!("{v:.tick$}");
+        draw_mesh(
+            chart
+                .configure_mesh()
+                .x_desc(x.label.as_str())
+                .y_labels(n_cat)
+                .y_label_formatter(&category_of)
+                .x_label_formatter(&tick_of)
+                .disable_y_mesh(),
+        )?;
         let group = 0.8;
         let h = group / n_ser as f64;
-        let show_values = n_ser <= 4;
-        for (i, s) in series.iter().enumerate() {
-            let y0 = |c: usize| top_down(c as f64) + group / 2.0 - h * (i as f64 + 1.0);
-            let bars = s.values.iter().enumerate().filter_map(|(c, v)| {
-                let v = v.filter(|v| v.is_finite())?;
-                Some(Rectangle::new(
-                    [(0.0, y0(c) + h * 0.08), (v, y0(c) + h * 0.92)],
-                    colour(i).filled(),
-                ))
-            });
-            chart.draw_series(bars).map_err(e)?;
-            if show_values {
-                let labels = s.values.iter().enumerate().filter_map(|(c, v)| {
-                    let v = v.filter(|v| v.is_finite())?;
-                    Some(value_label(
-                        format!(" {v:.dec$}"),
-                        (v, y0(c) + h / 2.0),
-                        Pos::new(HPos::Left, VPos::Center),
-                    ))
-                });
-                chart.draw_series(labels).map_err(e)?;
-            }
-        }
-        draw_legend(&legend, series, &rows, false)?;
-        root.present().map_err(e)?;
-    }
-    Ok(finish(svg, title))
+        let y0 = |i: usize, c: usize| top_down(c as f64) + group / 2.0 - h * (i as f64 + 1.0);
+        draw_bars(
+            &mut chart,
+            series,
+            n_ser <= 4,
+            |i, c, v| [(0.0, y0(i, c) + h * 0.08), (v, y0(i, c) + h * 0.92)],
+            |i, c, v| {
+                value_label(
+                    format!(" {v:.dec$}"),
+                    (v, y0(i, c) + h / 2.0),
+                    Pos::new(HPos::Left, VPos::Center),
+                )
+            },
+        )
+    })
 }
 
 /// A bar's value printed beside it (13 px, black), anchored at `at` by `anchor`.

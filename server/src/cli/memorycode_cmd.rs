@@ -32,7 +32,8 @@ pub enum MemorycodeCommand {
     after_help = "Without --sessions, writes dialogue_1..360.json with the parameters \
 scripts/generate_dataset.sh gives each (30 templates for each of 1, 2, 3, 4, 5, 10, 15, 20, 30, \
 40, 50, 100 sessions). The original draws from Python's unseeded random, so its files cannot be \
-reproduced; these follow the same rules and the same seed gives the same files."
+reproduced; these make the same draws on CPython's generator, seeded from --seed and the template \
+id, so the same seed gives the same files."
 )]
 pub struct TemplatesArgs {
     /// topics.json (instructions, fillers, filler instructions, contexts, personas).
@@ -41,7 +42,7 @@ pub struct TemplatesArgs {
     /// Output folder for dialogue_N.json templates.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Random seed.
+    /// Seed of Python's random generator; template N draws from it mixed with N.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Only templates with this many sessions (generate_dataset.sh's parameters for it).

@@ -9,8 +9,6 @@ pub const VERSION_DIR: &str = "v0.3.6";
 pub const DATASET_NAME: &str = "bigcodebench";
 /// The original's default feedback simulator.
 pub const DEFAULT_SIMULATOR: &str = "gpt-4o";
-/// The original's default ConvCodeBench reference model.
-pub const DEFAULT_REF_MODEL: &str = "codellama/CodeLlama-7b-Instruct-hf";
 /// Number of refinement turns after turn 0.
 pub const MAX_TURNS: usize = 10;
 /// Models whose turn-0 samples the original names `openai` (everything else is `vllm`): its

@@ -162,15 +162,15 @@ pub fn install_turn0(
     Ok(dest)
 }
 
-/// Read a log (noting a repair) and make sure its eval file is complete; returns both.
 /// How many of the log's tasks pass in `eval`.
-pub(crate) fn passes(log: &Log, eval: &HashMap<String, EvalResult>) -> usize {
+fn passes(log: &Log, eval: &HashMap<String, EvalResult>) -> usize {
     log.records
         .iter()
         .filter(|r| eval.get(&r.task_id).is_some_and(|e| e.passed()))
         .count()
 }
 
+/// Read a log (noting a repair) and make sure its eval file is complete; returns both.
 pub(crate) fn log_and_eval(
     runner: &Runner,
     by_id: &HashMap<&str, &Problem>,
@@ -227,43 +227,109 @@ pub(crate) fn read_done(path: &Path, observer: &dyn Observer) -> Result<Log> {
     Ok(done)
 }
 
-/// Run one turn's jobs, appending their records to `log`, where `done` already is; an error
-/// when the turn cannot be completed. True when the run was interrupted (the caller stops
-/// there). The file exists afterwards even when there was nothing to do (an empty shard's
-/// turn), as the next turn and `convcode bench` expect.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_turn_jobs(
-    spec: &TurnSpec,
-    jobs: &[Job],
-    log: &Path,
+/// The jobs of one turn: the problems in the original's visiting order (order.rs, the whole
+/// job's for a shard) that the turn's log `done` does not hold yet, each with its code and
+/// evaluation from the previous turn and, when replaying a reference run, its `frozen`
+/// feedback; and how many were left out because one of those lacks the task.
+pub(crate) fn turn_jobs<'p>(
+    problems: &'p [Problem],
+    whole: Option<&[String]>,
     done: &Log,
-    where_: &str,
-    control: &Control,
-    observer: &dyn Observer,
-    report: &mut RunReport,
-) -> Result<bool> {
-    let mut app = Appender::open(log)?;
-    if jobs.is_empty() {
-        return Ok(false);
+    prev: &Log,
+    prev_eval: &HashMap<String, EvalResult>,
+    frozen: Option<&Log>,
+) -> (Vec<Job<'p>>, usize) {
+    let done_ids = done.by_task();
+    let prev_by = prev.by_task();
+    let frozen_by = frozen.map(Log::by_task);
+    let mut skipped = 0usize;
+    let jobs = visit(problems, whole)
+        .into_iter()
+        .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
+        .filter_map(|p| {
+            let id = p.task_id.as_str();
+            let job = (|| {
+                let rec = prev_by.get(id)?;
+                let ev = prev_eval.get(id)?;
+                let fb = match &frozen_by {
+                    Some(f) => Some(f.get(id)?.user_feedback.clone()),
+                    None => None,
+                };
+                Some(Job {
+                    problem: p,
+                    previous_code: rec.solution.clone(),
+                    previous_eval: ev.clone(),
+                    frozen_user_feedback: fb,
+                })
+            })();
+            if job.is_none() {
+                skipped += 1;
+            }
+            job
+        })
+        .collect();
+    (jobs, skipped)
+}
+
+/// What every turn of a run shares: the models, the evaluator and the run's problems, the
+/// switches, the stop control and the observer.
+pub(crate) struct Turns<'a> {
+    pub env: &'a TurnEnv<'a>,
+    pub runner: &'a Runner,
+    pub by_id: &'a HashMap<&'a str, &'a Problem>,
+    pub fix_quirks: bool,
+    pub workers: usize,
+    pub control: &'a Control,
+    pub observer: &'a dyn Observer,
+}
+
+impl Turns<'_> {
+    /// Run `config`'s turn `turn`: `jobs` appended to `log`, where `done` already is, then
+    /// the log evaluated; its count, or `None` when the run was interrupted (the caller stops
+    /// there); an error when the turn cannot be completed. The log exists afterwards even
+    /// when there was nothing to do (an empty shard's turn), as the next turn and
+    /// `convcode bench` expect.
+    pub(crate) fn run(
+        &self,
+        (config, turn): (Config, usize),
+        jobs: &[Job],
+        log: &Path,
+        done: &Log,
+        where_: &str,
+        report: &mut RunReport,
+    ) -> Result<Option<TurnCount>> {
+        let observer = self.observer;
+        let mut app = Appender::open(log)?;
+        if !jobs.is_empty() {
+            if !done.records.is_empty() {
+                observer.note(&format!(
+                    "resuming {where_}: {} record(s) already in {}, {} to go",
+                    done.records.len(),
+                    short(log),
+                    jobs.len()
+                ));
+            }
+            observer.stage(where_, jobs.len());
+            let spec = TurnSpec {
+                config,
+                turn,
+                fix_quirks: self.fix_quirks,
+                workers: self.workers,
+                env: self.env,
+            };
+            let last_log = done.records.last().and_then(|r| r.log.clone());
+            let out = run_jobs(&spec, jobs, &mut app, last_log, self.control, observer)?;
+            report.written += out.written;
+            if out.interrupted {
+                report.interrupted = true;
+                return Ok(None);
+            }
+            check_outcome(&out, where_, log)?;
+        }
+        drop(app);
+        let (written, eval) = log_and_eval(self.runner, self.by_id, log, false, observer, report)?;
+        Ok(Some((turn, passes(&written, &eval), written.records.len())))
     }
-    if !done.records.is_empty() {
-        observer.note(&format!(
-            "resuming {where_}: {} record(s) already in {}, {} to go",
-            done.records.len(),
-            short(log),
-            jobs.len()
-        ));
-    }
-    observer.stage(where_, jobs.len());
-    let last_log = done.records.last().and_then(|r| r.log.clone());
-    let out = run_jobs(spec, jobs, &mut app, last_log, control, observer)?;
-    report.written += out.written;
-    if out.interrupted {
-        report.interrupted = true;
-        return Ok(true);
-    }
-    check_outcome(&out, where_, log)?;
-    Ok(false)
 }
 
 /// Turn the outcome of a batch into an error when the turn cannot be completed.
@@ -366,6 +432,15 @@ pub fn run_live(
             missing[0]
         ));
     }
+    let turns = Turns {
+        env,
+        runner,
+        by_id: &by_id,
+        fix_quirks: opts.fix_quirks,
+        workers: opts.workers,
+        control,
+        observer,
+    };
     let mut prev0 = Some((log0, eval0));
     for &config in &opts.configs {
         let mut counts = Vec::new();
@@ -384,45 +459,20 @@ pub fn run_live(
             };
             let cur = opts.layout.live_log(&opts.model, config, t);
             let done = read_done(&cur, observer)?;
-            let done_ids = done.by_task();
-            let prev_by = prev_log.by_task();
             // The original's order: DSPy's test split, shuffled with seed 0.
-            let jobs: Vec<Job> = visit(problems, whole.as_deref())
-                .into_iter()
-                .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
-                .filter_map(|p| {
-                    let rec = prev_by.get(p.task_id.as_str())?;
-                    let ev = prev_eval.get(&p.task_id)?;
-                    Some(Job {
-                        problem: p,
-                        previous_code: rec.solution.clone(),
-                        previous_eval: ev.clone(),
-                        frozen_user_feedback: None,
-                    })
-                })
-                .collect();
-            let where_ = format!("{config} turn {t}");
-            let spec = TurnSpec {
-                config,
-                turn: t,
-                fix_quirks: opts.fix_quirks,
-                workers: opts.workers,
-                env,
-            };
-            if run_turn_jobs(
-                &spec,
-                &jobs,
-                &cur,
+            let (jobs, _) = turn_jobs(
+                problems,
+                whole.as_deref(),
                 &done,
-                &where_,
-                control,
-                observer,
-                &mut report,
-            )? {
-                return Ok(report);
+                &prev_log,
+                &prev_eval,
+                None,
+            );
+            let where_ = format!("{config} turn {t}");
+            match turns.run((config, t), &jobs, &cur, &done, &where_, &mut report)? {
+                Some(count) => counts.push(count),
+                None => return Ok(report),
             }
-            let (log, eval) = log_and_eval(runner, &by_id, &cur, false, observer, &mut report)?;
-            counts.push((t, passes(&log, &eval), log.records.len()));
             prev_path = cur;
         }
         report.pass_counts.push((config, counts));

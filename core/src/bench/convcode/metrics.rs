@@ -100,6 +100,55 @@ fn mean_percent(values: &[f64], what: &str) -> Result<f64> {
 /// Tasks left out of MRR and Recall (none unless `exclude_init_solved`).
 type Excluded = std::collections::HashSet<String>;
 
+/// The excluded tasks in turn 0's order (`Scores::excluded_tasks`).
+fn in_turn0_order(init: &EvalFile, excluded: &Excluded) -> Vec<String> {
+    (init.keys().iter())
+        .filter(|k| excluded.contains(*k))
+        .cloned()
+        .collect()
+}
+
+/// A complete configuration's (Pass@1 per turn, MRR, Recall).
+type Numbers = (Vec<f64>, f64, f64);
+
+/// A complete configuration's numbers, or none when they cannot be computed: the
+/// configuration is then dropped, with a note saying why.
+fn kept(config: Config, numbers: Result<Numbers>, notes: &mut Vec<String>) -> Option<Numbers> {
+    match numbers {
+        Ok(n) => Some(n),
+        Err(e) => {
+            notes.push(format!("{config} dropped: {e:#}"));
+            None
+        }
+    }
+}
+
+impl Column {
+    /// A configuration scored from its complete run.
+    fn computed(config: Config, (pass, mrr, recall): Numbers) -> Column {
+        Column {
+            config: config.code(),
+            label: config.label(),
+            complete: true,
+            pass_at_1: pass.into_iter().map(Some).collect(),
+            mrr: Some(mrr),
+            recall: Some(recall),
+        }
+    }
+
+    /// A configuration without numbers: `rows` blank cells in Table 1, none in Table 2.
+    fn blank(config: Config, rows: usize) -> Column {
+        Column {
+            config: config.code(),
+            label: config.label(),
+            complete: false,
+            pass_at_1: vec![None; rows],
+            mrr: None,
+            recall: None,
+        }
+    }
+}
+
 /// Pass@1 of `results` with `base` OR-ed in, over every key of `results`.
 fn pass_at_1(results: &EvalFile, base: &EvalFile) -> Result<f64> {
     let mut v = Vec::with_capacity(results.len());
@@ -244,13 +293,7 @@ fn score_live(
         let mut list = vec![&init];
         list.extend(turns.iter());
         let computed = if list.len() == MAX_TURNS + 1 {
-            match live_column(&list, &init, &excluded) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    notes.push(format!("{config} dropped: {e:#}"));
-                    None
-                }
-            }
+            kept(config, live_column(&list, &init, &excluded), &mut notes)
         } else {
             if !turns.is_empty() {
                 notes.push(format!(
@@ -261,14 +304,7 @@ fn score_live(
             None
         };
         let column = match computed {
-            Some((pass, mrr, recall)) => Column {
-                config: config.code(),
-                label: config.label(),
-                complete: true,
-                pass_at_1: pass.into_iter().map(Some).collect(),
-                mrr: Some(mrr),
-                recall: Some(recall),
-            },
+            Some(numbers) => Column::computed(config, numbers),
             None if config.repeats_turn0() => {
                 if !turn0_checked {
                     turn0_checked = true;
@@ -290,14 +326,7 @@ fn score_live(
                     recall: Some(p0),
                 }
             }
-            None => Column {
-                config: config.code(),
-                label: config.label(),
-                complete: false,
-                pass_at_1: vec![None; MAX_TURNS + 1],
-                mrr: None,
-                recall: None,
-            },
+            None => Column::blank(config, MAX_TURNS + 1),
         };
         columns.push(column);
     }
@@ -307,12 +336,7 @@ fn score_live(
         reference: None,
         turns: (0..=MAX_TURNS).collect(),
         columns,
-        excluded_tasks: init
-            .keys()
-            .iter()
-            .filter(|k| excluded.contains(*k))
-            .cloned()
-            .collect(),
+        excluded_tasks: in_turn0_order(&init, &excluded),
         notes,
     })
 }
@@ -347,8 +371,25 @@ fn check_turn0_compiles(init: &EvalFile, compiles: Option<CompileCheck>, notes: 
     }
 }
 
-/// MRR = mean of 1/(1 + first passing rank), 0 without one; Recall = share with a pass.
-fn mrr_recall(firsts: &[Option<usize>]) -> Result<(f64, f64)> {
+/// MRR and Recall over turn 0's tasks (`init`) but `excluded`. A task's rank is that of the
+/// first `(file, rank)` of `order` it passes in (0-based); MRR = mean of 1/(1 + rank), 0
+/// without one; Recall = share with a pass.
+fn mrr_recall(
+    init: &EvalFile,
+    excluded: &Excluded,
+    order: &[(&EvalFile, usize)],
+) -> Result<(f64, f64)> {
+    let mut firsts: Vec<Option<usize>> = Vec::new();
+    for k in init.keys().iter().filter(|k| !excluded.contains(*k)) {
+        let mut first = None;
+        for (f, rank) in order {
+            if f.passed(k)? {
+                first = Some(*rank);
+                break;
+            }
+        }
+        firsts.push(first);
+    }
     let rr: Vec<f64> = firsts
         .iter()
         .map(|f| f.map_or(0.0, |t| 1.0 / (t as f64 + 1.0)))
@@ -360,30 +401,15 @@ fn mrr_recall(firsts: &[Option<usize>]) -> Result<(f64, f64)> {
     Ok((mean_percent(&rr, "MRR")?, mean_percent(&hit, "Recall")?))
 }
 
-/// (Pass@1 per turn, MRR, Recall) of a complete live run; `list[0]` is turn 0. MRR and
-/// Recall leave `excluded` out.
-fn live_column(
-    list: &[&EvalFile],
-    init: &EvalFile,
-    excluded: &Excluded,
-) -> Result<(Vec<f64>, f64, f64)> {
+/// (Pass@1 per turn, MRR, Recall) of a complete live run; `list[0]` is turn 0, turn `t`
+/// has rank `t`. MRR and Recall leave `excluded` out.
+fn live_column(list: &[&EvalFile], init: &EvalFile, excluded: &Excluded) -> Result<Numbers> {
     let mut pass = Vec::new();
     for f in list {
         pass.push(pass_at_1(f, init)?);
     }
-    // Per task: the rank (0-based) of its first pass, if any.
-    let mut firsts: Vec<Option<usize>> = Vec::new();
-    for k in init.keys().iter().filter(|k| !excluded.contains(*k)) {
-        let mut first = None;
-        for (t, f) in list.iter().enumerate() {
-            if f.passed(k)? {
-                first = Some(t);
-                break;
-            }
-        }
-        firsts.push(first);
-    }
-    let (mrr, recall) = mrr_recall(&firsts)?;
+    let order: Vec<(&EvalFile, usize)> = list.iter().copied().zip(0..).collect();
+    let (mrr, recall) = mrr_recall(init, excluded, &order)?;
     Ok((pass, mrr, recall))
 }
 
@@ -443,13 +469,11 @@ fn score_static(
         targets.extend(owned_t.iter());
         refs.extend(owned_r.iter());
         let computed = if targets.len() == MAX_TURNS + 1 {
-            match static_column(&targets, &refs, &excluded) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    notes.push(format!("{config} dropped: {e:#}"));
-                    None
-                }
-            }
+            kept(
+                config,
+                static_column(&targets, &refs, &excluded),
+                &mut notes,
+            )
         } else {
             if targets.len() > 1 {
                 notes.push(format!(
@@ -460,22 +484,8 @@ fn score_static(
             None
         };
         columns.push(match computed {
-            Some((pass, mrr, recall)) => Column {
-                config: config.code(),
-                label: config.label(),
-                complete: true,
-                pass_at_1: pass.into_iter().map(Some).collect(),
-                mrr: Some(mrr),
-                recall: Some(recall),
-            },
-            None => Column {
-                config: config.code(),
-                label: config.label(),
-                complete: false,
-                pass_at_1: vec![None; MAX_TURNS],
-                mrr: None,
-                recall: None,
-            },
+            Some(numbers) => Column::computed(config, numbers),
+            None => Column::blank(config, MAX_TURNS),
         });
     }
     Ok(Scores {
@@ -484,12 +494,7 @@ fn score_static(
         reference: Some(reference.to_string()),
         turns: (1..=MAX_TURNS).collect(),
         columns,
-        excluded_tasks: init
-            .keys()
-            .iter()
-            .filter(|k| excluded.contains(*k))
-            .cloned()
-            .collect(),
+        excluded_tasks: in_turn0_order(&init, &excluded),
         notes,
     })
 }
@@ -500,34 +505,22 @@ fn static_column(
     targets: &[&EvalFile],
     refs: &[&EvalFile],
     excluded: &Excluded,
-) -> Result<(Vec<f64>, f64, f64)> {
+) -> Result<Numbers> {
     let r0 = refs[0];
     let mut pass = Vec::new();
     for f in &targets[1..] {
         pass.push(pass_at_1(f, r0)?);
     }
-    // Per task: the rank (0-based) of its first pass, if any.
-    let mut firsts: Vec<Option<usize>> = Vec::new();
-    for k in targets[0].keys().iter().filter(|k| !excluded.contains(*k)) {
-        let mut first: Option<usize> = None;
-        if r0.passed(k)? {
-            first = Some(0);
-        } else {
-            for (i, t) in targets.iter().enumerate() {
-                // R's turn i-1 is reached at rank i, before T's turn i (rank i+1).
-                if i > 0 && refs.get(i - 1).map(|r| r.passed(k)).transpose()? == Some(true) {
-                    first = Some(i - 1);
-                    break;
-                }
-                if t.passed(k)? {
-                    first = Some(i);
-                    break;
-                }
-            }
+    // R's turn 0 first, then T's turns, R's turn i-1 reached just before T's turn i, at
+    // rank i-1 (as the original counts).
+    let mut order = vec![(r0, 0), (targets[0], 0)];
+    for (i, t) in targets.iter().enumerate().skip(1) {
+        if let Some(r) = refs.get(i - 1) {
+            order.push((r, i - 1));
         }
-        firsts.push(first);
+        order.push((t, i));
     }
-    let (mrr, recall) = mrr_recall(&firsts)?;
+    let (mrr, recall) = mrr_recall(targets[0], excluded, &order)?;
     Ok((pass, mrr, recall))
 }
 

@@ -4,8 +4,8 @@
 
 use super::config::{eval_path, Config, Layout, MAX_TURNS};
 use super::evaluate::load_eval;
-use super::executor::{Control, Job, Observer, TurnSpec};
-use super::live::{log_and_eval, passes, run_turn_jobs, RunReport};
+use super::executor::{Control, Observer};
+use super::live::{turn_jobs, RunReport, Turns};
 use super::records::read_log;
 use super::turn::TurnEnv;
 use crate::exec::{Problem, Runner};
@@ -85,6 +85,15 @@ pub fn run_static(
     let layout = &opts.layout;
     let r = opts.reference.as_str();
     let mut report = RunReport::default();
+    let turns = Turns {
+        env,
+        runner,
+        by_id: &by_id,
+        fix_quirks: opts.fix_quirks,
+        workers: opts.workers,
+        control,
+        observer,
+    };
     for &config in &opts.configs {
         let mut counts = Vec::new();
         for t in 1..=opts.turns {
@@ -113,64 +122,24 @@ pub fn run_static(
             } else {
                 None
             };
-            let frozen_by = frozen.as_ref().map(|l| l.by_task());
             let out_path = layout.static_log(r, &opts.model, config, t);
             let done = super::live::read_done(&out_path, observer)?;
-            let done_ids = done.by_task();
-            let prev_by = prev_log.by_task();
-            let mut skipped = 0usize;
-            // The original's visiting order (order.rs).
-            let jobs: Vec<Job> = super::order::visit(problems, whole.as_deref())
-                .into_iter()
-                .filter(|p| !done_ids.contains_key(p.task_id.as_str()))
-                .filter_map(|p| {
-                    let id = p.task_id.as_str();
-                    let job = (|| {
-                        let rec = prev_by.get(id)?;
-                        let ev = prev_eval.get(id)?;
-                        let fb = match &frozen_by {
-                            Some(f) => Some(f.get(id)?.user_feedback.clone()),
-                            None => None,
-                        };
-                        Some(Job {
-                            problem: p,
-                            previous_code: rec.solution.clone(),
-                            previous_eval: ev.clone(),
-                            frozen_user_feedback: fb,
-                        })
-                    })();
-                    if job.is_none() {
-                        skipped += 1;
-                    }
-                    job
-                })
-                .collect();
+            let (jobs, skipped) = turn_jobs(
+                problems,
+                whole.as_deref(),
+                &done,
+                &prev_log,
+                &prev_eval,
+                frozen.as_ref(),
+            );
             if skipped > 0 {
                 observer.note(&format!("{config} turn {t}: {skipped} task(s) missing from the reference run are left out"));
             }
             let where_ = format!("static {config} turn {t}");
-            let spec = TurnSpec {
-                config,
-                turn: t,
-                fix_quirks: opts.fix_quirks,
-                workers: opts.workers,
-                env,
-            };
-            if run_turn_jobs(
-                &spec,
-                &jobs,
-                &out_path,
-                &done,
-                &where_,
-                control,
-                observer,
-                &mut report,
-            )? {
-                return Ok(report);
+            match turns.run((config, t), &jobs, &out_path, &done, &where_, &mut report)? {
+                Some(count) => counts.push(count),
+                None => return Ok(report),
             }
-            let (log, eval) =
-                log_and_eval(runner, &by_id, &out_path, false, observer, &mut report)?;
-            counts.push((t, passes(&log, &eval), log.records.len()));
         }
         report.pass_counts.push((config, counts));
     }

@@ -173,11 +173,6 @@ pub fn render_markdown(s: &Scores) -> String {
     )
 }
 
-/// Machine-readable scores.
-pub fn render_json(s: &Scores) -> String {
-    serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,13 +110,6 @@ impl TurnError {
             TurnError::Other { .. } => true,
         }
     }
-
-    pub fn llm_error(&self) -> Option<&LlmError> {
-        match self {
-            TurnError::Lm { source, .. } => Some(source),
-            TurnError::Other { .. } => None,
-        }
-    }
 }
 
 /// DSPy's `inspect_history(n=1)` text of one call.

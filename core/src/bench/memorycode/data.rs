@@ -41,6 +41,8 @@ pub struct Session {
     pub session_eval_query: Vec<String>,
     #[serde(default)]
     pub history_eval_query: Vec<String>,
+    /// Not used in scoring; kept so that this struct states the whole session format (the
+    /// dataset builder reads it from the template's JSON, `dataset.rs`).
     #[serde(default)]
     pub session_length: Option<String>,
     #[serde(default)]
@@ -82,6 +84,9 @@ pub struct ModelOutput {
 pub struct TopicInstruction {
     pub id: i64,
     pub text: Vec<String>,
+    /// `regex` and `eval_query` are read by no one here (the ledger needs the texts); they
+    /// stay so that a catalogue with malformed rules is refused when it is loaded, and so
+    /// that this struct states the format.
     pub regex: Vec<Pair>,
     #[serde(default)]
     pub eval_query: Option<String>,

@@ -1,13 +1,16 @@
 //! Dialogue templates with the structure and sampling rules of MemoryCode's
 //! `generate_template.py`. The original draws from Python's unseeded `random`, so its files
-//! cannot be reproduced; these follow the same distribution and are reproducible by seed
-//! (MT19937, as Python's generator). Where the original iterates a Python set (hash order),
-//! this takes sorted or first-seen order, which every uniform draw makes equivalent; where
-//! the original would crash on an exhausted pool (an `IndexError` in `random.choice`), this
-//! falls back to the other pool or skips the draw.
+//! cannot be reproduced; these make the same calls in the same order on CPython's own
+//! generator (`bench::pyrandom`), seeded per template: template `id` of a run seeded `seed`
+//! draws what Python's `random.seed(template_seed(seed, id))` would. Where the original
+//! iterates a Python set (hash order; for its strings, different in every process), this
+//! takes sorted or first-seen order, which every uniform draw makes equivalent; where the
+//! original would crash on an exhausted pool (an `IndexError` in `random.choice`, a
+//! `ValueError` in `random.sample`), this falls back to the other pool, skips the draw or
+//! samples what there is.
 
+use crate::bench::pyrandom::PyRandom;
 use anyhow::{bail, Context, Result};
-use rand_mt::Mt;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -69,57 +72,12 @@ pub fn dataset_params(n: usize) -> TemplateParams {
 /// The session counts of `generate_dataset.sh`, 30 templates each, ids from 1 in this order.
 pub const DATASET_SESSION_COUNTS: [usize; 12] = [1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 100];
 
-/// Python's `random` over MT19937: the draws the original uses.
-pub struct Rng(Mt);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(Mt::new_with_key([seed as u32, (seed >> 32) as u32]))
-    }
-
-    /// `random.random()`: 53 random bits in [0, 1).
-    pub fn random(&mut self) -> f64 {
-        let a = (self.0.next_u32() >> 5) as f64;
-        let b = (self.0.next_u32() >> 6) as f64;
-        (a * 67108864.0 + b) / 9007199254740992.0
-    }
-
-    /// An integer in `0..n` (n >= 1), by rejection over the fewest bits, as `_randbelow`.
-    pub fn below(&mut self, n: usize) -> usize {
-        let n = n.max(1) as u64;
-        let k = 64 - n.leading_zeros();
-        loop {
-            let hi = self.0.next_u32() as u64;
-            let lo = self.0.next_u32() as u64;
-            let r = ((hi << 32) | lo) >> (64 - k);
-            if r < n {
-                return r as usize;
-            }
-        }
-    }
-
-    pub fn randint(&mut self, a: usize, b: usize) -> usize {
-        a + self.below(b.saturating_sub(a) + 1)
-    }
-
-    pub fn uniform(&mut self, a: f64, b: f64) -> f64 {
-        a + (b - a) * self.random()
-    }
-
-    pub fn choice<T: Clone>(&mut self, items: &[T]) -> Option<T> {
-        (!items.is_empty()).then(|| items[self.below(items.len())].clone())
-    }
-
-    /// `random.sample`: `k` distinct items (at most all of them).
-    pub fn sample<T: Clone>(&mut self, items: &[T], k: usize) -> Vec<T> {
-        let mut pool = items.to_vec();
-        let k = k.min(pool.len());
-        for i in 0..k {
-            let j = i + self.below(pool.len() - i);
-            pool.swap(i, j);
-        }
-        pool.truncate(k);
-        pool
+/// `random.randint(a, b)` over sizes; an error where Python raises one (`a > b`).
+fn randint(rng: &mut PyRandom, a: usize, b: usize) -> Result<usize> {
+    let (lo, hi) = (i64::try_from(a)?, i64::try_from(b)?);
+    match rng.randint(lo, hi) {
+        Some(v) => Ok(v as usize),
+        None => bail!("empty range {a}..={b}"),
     }
 }
 
@@ -138,7 +96,7 @@ fn topics_part<'a>(topics: &'a Value, key: &str) -> Result<&'a Vec<Value>> {
 }
 
 /// One template (`dialogue_N.json` without `text`), as `generate_template` builds it.
-pub fn generate_template(topics: &Value, p: &TemplateParams, rng: &mut Rng) -> Result<Value> {
+pub fn generate_template(topics: &Value, p: &TemplateParams, rng: &mut PyRandom) -> Result<Value> {
     if p.proportion_with_instruction_min <= 0.0 || p.proportion_with_instruction_max > 1.0 {
         bail!("the proportion of sessions with instructions must be in (0, 1]");
     }
@@ -150,30 +108,29 @@ pub fn generate_template(topics: &Value, p: &TemplateParams, rng: &mut Rng) -> R
         );
     }
     const LENGTHS: [&str; 3] = ["short", "medium", "long"];
-    let n = rng.randint(p.n_session_min, p.n_session_max);
-    let lengths: Vec<&str> = (0..n).map(|_| LENGTHS[rng.below(3)]).collect();
+    let n = randint(rng, p.n_session_min, p.n_session_max)?;
+    let lengths = rng.choices(&LENGTHS, n).context("no session lengths")?;
     let proportion = rng.uniform(
         p.proportion_with_instruction_min,
         p.proportion_with_instruction_max,
     );
     let n_with = ((n as f64) * proportion) as usize;
-    let positions = rng.sample(&(0..n).collect::<Vec<_>>(), n_with);
-    let n_only = rng
-        .randint(p.instruction_only_min, p.instruction_only_max)
-        .min(positions.len());
-    let only: Vec<usize> = rng.sample(&positions, n_only);
-    let per_session: BTreeMap<usize, usize> = positions
-        .iter()
-        .map(|&s| {
-            (
-                s,
-                rng.randint(
-                    p.instructions_per_session_min,
-                    p.instructions_per_session_max,
-                ),
-            )
-        })
-        .collect();
+    let positions = rng
+        .sample(&(0..n).collect::<Vec<_>>(), n_with)
+        .context("more sessions with instructions than sessions")?;
+    let n_only = randint(rng, p.instruction_only_min, p.instruction_only_max)?;
+    let only: Vec<usize> = rng
+        .sample(&positions, n_only.min(positions.len()))
+        .unwrap_or_default();
+    let mut per_session: BTreeMap<usize, usize> = BTreeMap::new();
+    for &s in &positions {
+        let k = randint(
+            rng,
+            p.instructions_per_session_min,
+            p.instructions_per_session_max,
+        )?;
+        per_session.insert(s, k);
+    }
     let update_rate = rng.uniform(p.instruction_update_rate_min, p.instruction_update_rate_max);
     let inst = sample_instructions(topics, n, &positions, &per_session, update_rate, rng)?;
     let filler_rate = rng.uniform(p.filler_instruction_rate_min, p.filler_instruction_rate_max);
@@ -228,7 +185,7 @@ pub fn generate_template(topics: &Value, p: &TemplateParams, rng: &mut Rng) -> R
         let persona = rng
             .choice(list)
             .with_context(|| format!("topics: `personas.{role}` is empty"))?;
-        context.insert(format!("{role}_persona"), persona);
+        context.insert(format!("{role}_persona"), persona.clone());
     }
     Ok(json!({
         "context": context,
@@ -254,7 +211,7 @@ fn sample_instructions(
     positions: &[usize],
     per_session: &BTreeMap<usize, usize>,
     update_rate: f64,
-    rng: &mut Rng,
+    rng: &mut PyRandom,
 ) -> Result<Sampled> {
     let mut pool: BTreeMap<i64, Instruction> = BTreeMap::new();
     let mut by_type: Vec<(String, Vec<i64>)> = Vec::new();
@@ -271,6 +228,10 @@ fn sample_instructions(
             .get("regex")
             .and_then(Value::as_array)
             .with_context(|| format!("topics: instruction {id} has no `regex` list"))?;
+        if texts.is_empty() {
+            // The original's `text_regex.pop` would raise `IndexError` on it.
+            bail!("topics: instruction {id} has no text");
+        }
         let kind = regexes
             .first()
             .and_then(|r| r.get(0))
@@ -339,7 +300,7 @@ fn sample_instructions(
                     .copied()
                     .filter(|i| pool.contains_key(i))
                     .collect();
-                if let Some(i) = rng.choice(&live) {
+                if let Some(&i) = rng.choice(&live) {
                     selected.insert(i);
                 }
             }
@@ -354,7 +315,7 @@ fn sample_instructions(
                 .filter(|i| !seen.contains(i))
                 .collect();
             let (id, kind) = if rng.random() < update_rate || insertion.is_empty() {
-                if let Some(i) = rng.choice(&update) {
+                if let Some(&i) = rng.choice(&update) {
                     (i, "instruction-update")
                 } else {
                     let fresh: Vec<i64> = with_updates
@@ -362,7 +323,11 @@ fn sample_instructions(
                         .copied()
                         .filter(|i| pool.contains_key(i) && !updatable.contains(i))
                         .collect();
-                    match rng.choice(&fresh).or_else(|| rng.choice(&insertion)) {
+                    match rng
+                        .choice(&fresh)
+                        .or_else(|| rng.choice(&insertion))
+                        .copied()
+                    {
                         Some(i) => {
                             updatable.insert(i);
                             (i, "instruction-add")
@@ -371,7 +336,7 @@ fn sample_instructions(
                     }
                 }
             } else {
-                let Some(i) = rng.choice(&insertion) else {
+                let Some(&i) = rng.choice(&insertion) else {
                     continue;
                 };
                 if with_updates.contains(&i) {
@@ -384,7 +349,7 @@ fn sample_instructions(
                 continue;
             };
             let at = if ins.shuffle {
-                rng.below(ins.text_regex.len())
+                randint(rng, 0, ins.text_regex.len() - 1)?
             } else {
                 0
             };
@@ -431,13 +396,15 @@ fn sample_fillers(
     only: &[usize],
     filler_rate: f64,
     update_rate: f64,
-    rng: &mut Rng,
+    rng: &mut PyRandom,
 ) -> Result<Fillers> {
     let all = topics_part(topics, "fillers")?;
     let mut left: Vec<(i64, usize)> = Vec::new();
     let mut text_of: BTreeMap<i64, String> = BTreeMap::new();
-    for _ in 0..n.saturating_sub(only.len()) {
-        let f = rng.choice(all).context("topics: `fillers` is empty")?;
+    let drawn = rng
+        .choices(all, n.saturating_sub(only.len()))
+        .context("topics: `fillers` is empty")?;
+    for f in drawn {
         let id = f
             .get("id")
             .and_then(Value::as_i64)
@@ -483,7 +450,8 @@ fn sample_fillers(
             continue;
         }
         if rng.random() < filler_rate && !left.is_empty() {
-            let k = rng.below(left.len());
+            // `random.choice(list(filler_n_update.keys()))`: the fillers left, first seen first.
+            let k = rng.randbelow(left.len() as u64) as usize;
             let id = left[k].0;
             left[k].1 -= 1;
             if left[k].1 == 0 {
@@ -502,11 +470,11 @@ fn sample_fillers(
         let update: Vec<i64> = updatable.iter().copied().collect();
         let (id, kind) = if !update.is_empty() && rng.random() < update_rate {
             (
-                rng.choice(&update).unwrap_or_default(),
+                rng.choice(&update).copied().unwrap_or_default(),
                 "filler-instruction-update",
             )
         } else {
-            let Some(id) = rng.choice(&insertion) else {
+            let Some(&id) = rng.choice(&insertion) else {
                 bail!("topics: the filler instructions ran out");
             };
             updatable.insert(id);
@@ -627,7 +595,8 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
     bad
 }
 
-/// The seed of template `id` in a run seeded `seed`: each template can be regenerated alone.
+/// The seed of template `id` in a run seeded `seed` (its generator is Python's
+/// `random.Random` of this number): each template can be regenerated alone.
 pub fn template_seed(seed: u64, id: usize) -> u64 {
     seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id as u64
 }
@@ -653,7 +622,7 @@ pub fn write_templates(
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut written = Vec::new();
     for (id, p) in plan {
-        let mut rng = Rng::new(template_seed(seed, *id));
+        let mut rng = PyRandom::new(template_seed(seed, *id).into());
         let t = generate_template(topics, p, &mut rng).with_context(|| format!("template {id}"))?;
         let path = out.join(format!("dialogue_{id}.json"));
         std::fs::write(&path, super::generate::python_json_indent(&t, 1))
