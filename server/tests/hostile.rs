@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::bounds::{mkfifo, peak_rss_mb, run_in};
+use support::bounds::{mkfifo, peak_rss_mb, run, run_in};
 use support::cli::EXE;
 use support::lsp::{file_uri, fixture, Client};
 
@@ -233,7 +233,7 @@ fn cli_lists_fifos_trailing_data_and_duplicate_ids_under_skipped() {
     o.extend(b"\0\0garbage");
     std::fs::write(out.join("output_1.json"), o).unwrap();
     std::fs::copy(data.join("dialogue_2.json"), data.join("dialogue_002.json")).unwrap();
-    let run = run_in(
+    let r = run_in(
         dir.path(),
         &[
             "score",
@@ -247,7 +247,7 @@ fn cli_lists_fifos_trailing_data_and_duplicate_ids_under_skipped() {
         Duration::from_secs(20),
         16 << 20,
     );
-    let (code, stdout, stderr) = (run.code, run.stdout, run.stderr);
+    let (code, stdout, stderr) = (r.code, r.stdout, r.stderr);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stderr.contains("skipped dialogue 99") && stderr.contains("not a regular file"),
@@ -508,14 +508,8 @@ fn lone_carriage_returns_are_line_ends_in_the_server_and_extract() {
     c.shutdown_after_noise();
     let f = root.path().join("cr.py");
     std::fs::write(&f, text).unwrap();
-    let run = run_in(
-        root.path(),
-        &["extract", f.to_str().unwrap()],
-        None,
-        Duration::from_secs(10),
-        16 << 20,
-    );
-    let (code, stdout, stderr) = (run.code, run.stdout, run.stderr);
+    let r = run(root.path(), &["extract", f.to_str().unwrap()]);
+    let (code, stdout, stderr) = (r.code, r.stdout, r.stderr);
     assert_eq!(code, Some(0), "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["syntax_error"], Value::Null, "{stdout}");

@@ -20,6 +20,7 @@ use pivot_lsp::exec::hub::{Dataset, HubOptions};
 use pivot_lsp::exec::problem::load_problems_with;
 use pivot_lsp::exec::{load_problems, ProblemSource};
 use sha1::Digest as _;
+use support::cli::EXE;
 use support::host::shared;
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -451,9 +452,8 @@ fn hub_exec_runs_bigcodebench_from_the_hub_and_offline() {
     let (hub, parquet) = hub_with_data();
     let endpoint = serve(hub.clone());
     let home = tempfile::tempdir().unwrap();
-    let exe = env!("CARGO_BIN_EXE_pivot-lsp");
     let run = |extra: &[&str], endpoint: &str| {
-        let out = std::process::Command::new(exe)
+        let out = std::process::Command::new(EXE)
             .args([
                 "exec",
                 "--problems",
