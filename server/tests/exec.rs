@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use pivot_lsp::exec::{
@@ -14,23 +13,13 @@ use pivot_lsp::exec::{
     RunnerConfig, SandboxMode, Status,
 };
 
-#[path = "lsp_support/mod.rs"]
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-// Tests here look at the process tree, so they run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    PathBuf::from(std::env::var("PIVOT_PYTHON").unwrap_or_else(|_| "python3".into()))
-}
+use support::cli::{repo, EXE};
+// Tests here look at the process tree, so they run one at a time (`serial`).
+use support::host::{is_root, python, serial};
+use support::lsp;
 
 fn humaneval() -> Option<Vec<Problem>> {
     match problem::find_humaneval(&python()) {
@@ -97,14 +86,6 @@ fn hostile() -> Problem {
         .into_iter()
         .find(|p| p.task_id == "Mini/hostile")
         .unwrap()
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
 }
 
 #[test]
@@ -281,7 +262,7 @@ fn exec_compilation_feedback_is_the_interpreters_text() {
 #[test]
 fn exec_cli_json_is_bigcodebench_shaped() {
     let _g = serial();
-    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let out = Command::new(EXE)
         .args([
             "exec",
             "--samples",
@@ -320,7 +301,7 @@ fn exec_cli_json_is_bigcodebench_shaped() {
         "{\"task_id\": \"Mini/0\", \"solution\": \"x\"}\n{oops\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let out = Command::new(EXE)
         .args(["exec", "--samples"])
         .arg(&bad)
         .arg("--problems")
@@ -535,7 +516,7 @@ fn hostile_corpus(r: &Runner, target: &Problem, isolated: bool) {
 
 /// Runs `pivot-lsp ARGS` with extra environment variables.
 fn cli(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+    let mut c = Command::new(EXE);
     c.args(args);
     for (k, v) in env {
         c.env(k, v);
@@ -769,7 +750,7 @@ fn exec_default_refuses_when_bwrap_is_hidden() {
         "mount --bind /dev/null {bwrap} && exec \"$0\" exec --problems \"$1\" --samples \"$2\" --subset"
     );
     let out = Command::new("unshare")
-        .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_pivot-lsp")])
+        .args(["-m", "sh", "-c", &script, EXE])
         .arg(repo().join("fixtures/problems/mini.jsonl"))
         .arg(&samples)
         .output()
@@ -1038,14 +1019,14 @@ fn editor_test_runs_hide_the_canary_and_refuse_once_with_a_message() {
     let root = tempfile::tempdir().unwrap();
     let problems = repo().join("fixtures/problems/mini.jsonl");
     // No workDoneProgress capability: the server then asks nothing back.
-    let mut c = lsp_support::Client::start_full(
+    let mut c = lsp::Client::start_full(
         root.path(),
         serde_json::json!({}),
         serde_json::json!({"pivot": {"problems": problems, "python": python()}}),
     );
     let path = root.path().join("solution.py");
     std::fs::write(&path, CANARY_SOLUTION).unwrap();
-    let uri = lsp_support::file_uri(&path);
+    let uri = lsp::file_uri(&path);
     c.notify(
         "textDocument/didOpen",
         serde_json::json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
@@ -1079,7 +1060,7 @@ fn editor_test_runs_hide_the_canary_and_refuse_once_with_a_message() {
         );
         return;
     }
-    let mut c = lsp_support::Client::start_full(
+    let mut c = lsp::Client::start_full(
         root.path(),
         serde_json::json!({}),
         serde_json::json!({"pivot": {"problems": problems, "python": python(), "sandbox": "none"}}),

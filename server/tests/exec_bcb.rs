@@ -3,25 +3,18 @@
 //! an empty working directory; and verdict parity with BigCodeBench's own evaluator on the 30
 //! scientific tasks of fixtures/problems/bcb_bench.jsonl.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
+use std::path::PathBuf;
 use std::time::Duration;
 
 use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, Status};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn python() -> PathBuf {
-    PathBuf::from(std::env::var("PIVOT_PYTHON").unwrap_or_else(|_| "python3".into()))
-}
+use support::cli::repo;
+use support::host::{python, serial, shared};
 
 fn problems() -> Vec<Problem> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/problems/bcb_semantics.jsonl");
+    let path = repo().join("fixtures/problems/bcb_semantics.jsonl");
     load_problems(&ProblemSource::Path(path), &python()).expect("bcb_semantics.jsonl loads")
 }
 
@@ -166,8 +159,7 @@ fn exec_bcb_scientific_stack_tasks_pass_and_a_hang_ends_as_under_the_evaluator()
     let Some(py) = scientific_python() else {
         return;
     };
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/problems/bcb_scientific.jsonl");
+    let path = repo().join("fixtures/problems/bcb_scientific.jsonl");
     let problems = load_problems(&ProblemSource::Path(path), &py).expect("loads");
     let r = Runner::new(RunnerConfig {
         python: py,
@@ -220,13 +212,13 @@ fn exec_bcb_verdicts_equal_bigcodebench_evaluator_on_thirty_scientific_tasks() {
     let Some(py) = scientific_python() else {
         return;
     };
-    let fork =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/originals/bigcodebench-fork");
-    if !fork.join("bigcodebench/eval/__init__.py").is_file() {
-        pivot_lsp::test_skip::skip("no BigCodeBench fork in ../shared/originals/bigcodebench-fork");
+    let Some(fork) = shared(
+        "originals/bigcodebench-fork",
+        "verdicts not compared with BigCodeBench's evaluator",
+    ) else {
         return;
-    }
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/problems/bcb_bench.jsonl");
+    };
+    let path = repo().join("fixtures/problems/bcb_bench.jsonl");
     let problems = load_problems(&ProblemSource::Path(path), &py).expect("bcb_bench.jsonl loads");
     assert_eq!(problems.len(), 30);
     let mut solutions: Vec<(&Problem, String)> = Vec::new();

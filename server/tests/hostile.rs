@@ -3,26 +3,16 @@
 //! read from /proc where memory was the problem. "Alive" means a plain request is answered
 //! within 5 s after the attack.
 
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use lsp_support::{file_uri, fixture, Client};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const EXE: &str = env!("CARGO_BIN_EXE_pivot-lsp");
-
-/// The server's peak resident memory (VmHWM) in MB.
-fn peak_rss_mb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/PID/status");
-    kb / 1024
-}
+use support::bounds::{mkfifo, peak_rss_mb, run, run_in};
+use support::cli::EXE;
+use support::lsp::{file_uri, fixture, Client};
 
 /// A plain request is answered within 5 s.
 fn assert_alive(c: &mut Client) {
@@ -34,11 +24,6 @@ fn assert_alive(c: &mut Client) {
         "took {:?}",
         t.elapsed()
     );
-}
-
-fn mkfifo(p: &Path) {
-    let st = Command::new("mkfifo").arg(p).status().expect("mkfifo");
-    assert!(st.success());
 }
 
 /// A request's error message, timed.
@@ -223,31 +208,6 @@ fn a_state_file_naming_a_fifo_or_dev_zero_does_not_stop_initialize() {
     }
 }
 
-/// Runs the CLI with a time limit; (exit code, stdout, stderr).
-fn cli(args: &[&str], limit: Duration) -> (Option<i32>, String, String) {
-    let mut child = Command::new(EXE)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            panic!("pivot-lsp {args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// A copy of the bundled MemoryCode fixtures: (dataset, outputs).
 fn memorycode_copy(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let (data, out) = (dir.join("dataset"), dir.join("outputs"));
@@ -273,7 +233,8 @@ fn cli_lists_fifos_trailing_data_and_duplicate_ids_under_skipped() {
     o.extend(b"\0\0garbage");
     std::fs::write(out.join("output_1.json"), o).unwrap();
     std::fs::copy(data.join("dialogue_2.json"), data.join("dialogue_002.json")).unwrap();
-    let (code, stdout, stderr) = cli(
+    let r = run_in(
+        dir.path(),
         &[
             "score",
             "memorycode",
@@ -282,8 +243,11 @@ fn cli_lists_fifos_trailing_data_and_duplicate_ids_under_skipped() {
             "--outputs",
             out.to_str().unwrap(),
         ],
+        None,
         Duration::from_secs(20),
+        16 << 20,
     );
+    let (code, stdout, stderr) = (r.code, r.stdout, r.stderr);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stderr.contains("skipped dialogue 99") && stderr.contains("not a regular file"),
@@ -544,7 +508,8 @@ fn lone_carriage_returns_are_line_ends_in_the_server_and_extract() {
     c.shutdown_after_noise();
     let f = root.path().join("cr.py");
     std::fs::write(&f, text).unwrap();
-    let (code, stdout, stderr) = cli(&["extract", f.to_str().unwrap()], Duration::from_secs(10));
+    let r = run(root.path(), &["extract", f.to_str().unwrap()]);
+    let (code, stdout, stderr) = (r.code, r.stdout, r.stderr);
     assert_eq!(code, Some(0), "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["syntax_error"], Value::Null, "{stdout}");

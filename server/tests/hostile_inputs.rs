@@ -5,14 +5,15 @@
 //! state file, its lock, `pivots.toml`), the run ends within 10 s and 500 MB with an error
 //! (or, for a file among others, a warning) that names the input. Figures: `--nocapture`.
 
-mod bounds;
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use bounds::{bounded, mkfifo, run, run_in, RSS_MB, TIME};
-use lsp_support::{fixture, Client};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use support::bounds::{bounded, mkfifo, peak_rss_mb, run, run_in, RSS_MB, TIME};
+use support::files::copy_tree;
+use support::lsp::{fixture, Client};
 
 #[derive(Clone, Copy, Debug)]
 enum Hostile {
@@ -69,19 +70,6 @@ fn hostile(kind: Hostile, name: &str) -> (tempfile::TempDir, PathBuf) {
 
 fn says(text: &str, name: &str, kind: Hostile) -> bool {
     text.contains(name) && kind.reason().iter().any(|r| text.contains(r))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// A CLI run that must fail (`code`, when given) within the bounds and name the input.
@@ -204,8 +192,8 @@ fn score_memorycode_refuses_hostile_folders_and_skips_hostile_files() {
             let d = tempfile::tempdir().unwrap();
             let data = d.path().join("dataset");
             let outputs = d.path().join("outputs");
-            copy_dir(&fixture("fixtures/memorycode/dataset"), &data);
-            copy_dir(&fixture("fixtures/memorycode/outputs/demo-model"), &outputs);
+            copy_tree(&fixture("fixtures/memorycode/dataset"), &data);
+            copy_tree(&fixture("fixtures/memorycode/outputs/demo-model"), &outputs);
             let target = d.path().join(folder).join(file);
             kind.place(&target);
             let args = [
@@ -248,7 +236,7 @@ fn score_convcode_and_merge_results_refuse_hostile_files() {
     for kind in ALL {
         let d = tempfile::tempdir().unwrap();
         let results = d.path().join("results");
-        copy_dir(&fixture("fixtures/lsp/convcode"), &results);
+        copy_tree(&fixture("fixtures/lsp/convcode"), &results);
         kind.place(&results.join("results/v0.3.6").join(log));
         kind.place(&results.join("results/v0.3.6").join(eval));
         let args = [
@@ -285,17 +273,6 @@ fn score_convcode_and_merge_results_refuse_hostile_files() {
     }
 }
 
-/// The server's peak memory, asserted after each attack.
-fn server_rss_mb(c: &Client) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", c.pid())).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap()
-        / 1024
-}
-
 /// A command that must fail within the bounds with an error naming the input.
 fn command_refuses(c: &mut Client, cmd: &str, args: Value, name: &str, kind: Hostile) {
     let t = Instant::now();
@@ -304,13 +281,13 @@ fn command_refuses(c: &mut Client, cmd: &str, args: Value, name: &str, kind: Hos
     eprintln!(
         "{cmd} with {kind:?}: {:.2} s, server peak {} MB",
         took.as_secs_f64(),
-        server_rss_mb(c)
+        peak_rss_mb(c.pid())
     );
     assert!(took < TIME, "{cmd} {args} took {took:?}");
     let e = r.expect_err(&format!("{cmd} {args}: an error"));
     let m = e["message"].as_str().unwrap_or_default();
     assert!(says(m, name, kind), "{cmd} {args}: {m}");
-    assert!(server_rss_mb(c) < RSS_MB, "{} MB", server_rss_mb(c));
+    assert!(peak_rss_mb(c.pid()) < RSS_MB, "{} MB", peak_rss_mb(c.pid()));
     // Still answering.
     c.command("pivot.conversation.info", Value::Null).unwrap();
 }
@@ -360,8 +337,8 @@ fn server_commands_refuse_hostile_inputs() {
         // A dataset and outputs folder with a hostile dialogue: scored without it.
         let data = dir.path().join("dataset");
         let outputs = dir.path().join("outputs");
-        copy_dir(&fixture("fixtures/memorycode/dataset"), &data);
-        copy_dir(&fixture("fixtures/memorycode/outputs/demo-model"), &outputs);
+        copy_tree(&fixture("fixtures/memorycode/dataset"), &data);
+        copy_tree(&fixture("fixtures/memorycode/outputs/demo-model"), &outputs);
         kind.place(&data.join("dialogue_1.json"));
         let t = Instant::now();
         let v = c
@@ -373,7 +350,7 @@ fn server_commands_refuse_hostile_inputs() {
         assert!(t.elapsed() < TIME);
         let skipped = v["skipped"].to_string();
         assert!(says(&skipped, "dialogue_1.json", kind), "{skipped}");
-        assert!(server_rss_mb(&c) < RSS_MB);
+        assert!(peak_rss_mb(c.pid()) < RSS_MB);
         c.shutdown_after_noise();
     }
 }
@@ -415,10 +392,10 @@ fn server_start_up_and_state_writes_survive_hostile_workspace_files() {
             eprintln!(
                 "server with {what}: {:.2} s, peak {} MB",
                 took.as_secs_f64(),
-                server_rss_mb(&c)
+                peak_rss_mb(c.pid())
             );
             assert!(took < TIME, "{what}: {took:?}");
-            assert!(server_rss_mb(&c) < RSS_MB, "{what}");
+            assert!(peak_rss_mb(c.pid()) < RSS_MB, "{what}");
             c.shutdown_after_noise();
         }
     }

@@ -6,11 +6,13 @@
 //! opens nothing there: inotify watches the outside folder), and no line of its output,
 //! stdout or stderr, is a workflow command it did not mean.
 
-mod bounds;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use bounds::{bounded, mkfifo, run};
 use std::os::unix::fs::symlink;
 use std::path::Path;
+use support::bounds::{bounded, mkfifo, run};
+use support::files::write;
 
 const SECRET: &str = "SECRET_TOKEN_4242";
 
@@ -19,11 +21,6 @@ const SECRET: &str = "SECRET_TOKEN_4242";
 const NEWLINE_NAME: &str = "x\n::error file=app.py,line=1::forged by a file name.py";
 const V1_NAME: &str = "##[error]forged v1.py";
 const LEADING_NAME: &str = "::warning::forged lead.py";
-
-fn write(p: &Path, text: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 /// (the folder holding both, the repository root). Outside the root: `outside/` with a
 /// secret in a docstring and in names, a FIFO and a `.gitignore` that is a FIFO.

@@ -7,6 +7,9 @@
 //! dropped transfer, checked against the checksums, offline from the cache; and local JSONL,
 //! gzip and Parquet files.
 
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -17,6 +20,8 @@ use pivot_lsp::exec::hub::{Dataset, HubOptions};
 use pivot_lsp::exec::problem::load_problems_with;
 use pivot_lsp::exec::{load_problems, ProblemSource};
 use sha1::Digest as _;
+use support::cli::EXE;
+use support::host::shared;
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
@@ -447,9 +452,8 @@ fn hub_exec_runs_bigcodebench_from_the_hub_and_offline() {
     let (hub, parquet) = hub_with_data();
     let endpoint = serve(hub.clone());
     let home = tempfile::tempdir().unwrap();
-    let exe = env!("CARGO_BIN_EXE_pivot-lsp");
     let run = |extra: &[&str], endpoint: &str| {
-        let out = std::process::Command::new(exe)
+        let out = std::process::Command::new(EXE)
             .args([
                 "exec",
                 "--problems",
@@ -510,12 +514,12 @@ fn hub_exec_runs_bigcodebench_from_the_hub_and_offline() {
 /// The shared even half of the real BigCodeBench, in the Hugging Face format, loads as it is.
 #[test]
 fn hub_the_shared_even_half_loads_as_it_is() {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/bigcodebench/BigCodeBench-even.jsonl.gz");
-    if !f.is_file() {
-        pivot_lsp::test_skip::skip("no ../shared/bigcodebench/BigCodeBench-even.jsonl.gz");
+    let Some(f) = shared(
+        "bigcodebench/BigCodeBench-even.jsonl.gz",
+        "the real BigCodeBench not loaded",
+    ) else {
         return;
-    }
+    };
     let ps = load_problems(
         &ProblemSource::parse(f.to_str().unwrap()),
         Path::new("python3"),

@@ -2,24 +2,18 @@
 //! `../shared/memorycode` (skipped with a printed reason when it is absent), the CLI on
 //! the bundled fixtures, and bad input.
 
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
 use pivot_lsp::bench::memorycode::score::{score_dirs, AnswerKind, Detail, DialogueResult};
 use pivot_lsp::pivots::Verdict;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-
-fn shared() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/memorycode");
-    if p.join("reference").is_dir() {
-        Some(p)
-    } else {
-        pivot_lsp::test_skip::skip(
-            "needs ../shared/memorycode (the MemoryCode data beside the checkout); not found",
-        );
-        None
-    }
-}
+use std::process::Command;
+use support::cli::{repo, EXE};
+use support::host::shared;
 
 type Key = (u64, u64, String, u64);
 
@@ -95,7 +89,12 @@ fn same_numbers(want: &Value, got: &Value, at: &str, count: &mut usize, differ: 
 }
 
 fn parity(model: &str) {
-    let Some(root) = shared() else { return };
+    let Some(root) = shared(
+        "memorycode",
+        "the parity with MemoryCode's reference not checked",
+    ) else {
+        return;
+    };
     let (mut report, results) = score_dirs(
         &root.join("dataset"),
         &root.join("outputs").join(model),
@@ -236,7 +235,12 @@ fn pruned_walk_equals_whole_walk_on_every_answer() {
     use pivot_lsp::python::module::parse_tree;
     use pivot_lsp::python::{code_block, Module};
     use rayon::prelude::*;
-    let Some(root) = shared() else { return };
+    let Some(root) = shared(
+        "memorycode",
+        "the pruned walk not checked on the real answers",
+    ) else {
+        return;
+    };
     let mut codes = std::collections::BTreeSet::new();
     for model in ["gpt-4o", "command-r-plus"] {
         let dir = root.join("outputs").join(model);
@@ -274,20 +278,16 @@ fn pruned_walk_equals_whole_walk_on_every_answer() {
 // ---------------------------------------------------------------- bundled fixtures, CLI
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/memorycode")
-}
-
-fn bin() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    repo().join("fixtures/memorycode")
 }
 
 /// Expected values derived by hand from the answers in fixtures/memorycode/make_fixtures.py
 /// (each answer's verdicts are commented there).
 #[test]
 fn bundled_fixtures_score_as_derived_by_hand() {
-    let out = bin()
+    let out = Command::new(EXE)
         .args(["score", "memorycode", "--format", "json"])
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .current_dir(repo())
         .output()
         .unwrap();
     assert!(
@@ -317,9 +317,9 @@ fn bundled_fixtures_score_as_derived_by_hand() {
 #[test]
 fn table_and_markdown_formats_name_all_four_scores() {
     for format in ["table", "markdown"] {
-        let out = bin()
+        let out = Command::new(EXE)
             .args(["score", "memorycode", "--per-session", "--format", format])
-            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+            .current_dir(repo())
             .output()
             .unwrap();
         assert!(out.status.success());
@@ -504,7 +504,7 @@ fn invalid_regex_in_a_dialogue_is_a_clear_error() {
 fn cli_reports_skips_on_stderr_with_exit_code_1() {
     let dir = scratch();
     std::fs::write(dir.path().join("outputs/output_1.json"), "{not json").unwrap();
-    let out = bin()
+    let out = Command::new(EXE)
         .args(["score", "memorycode", "--dataset"])
         .arg(dir.path().join("dataset"))
         .arg("--outputs")
@@ -517,7 +517,7 @@ fn cli_reports_skips_on_stderr_with_exit_code_1() {
         err.contains("skipped dialogue 1") && err.contains("output_1.json"),
         "{err}"
     );
-    let missing = bin()
+    let missing = Command::new(EXE)
         .args([
             "score",
             "memorycode",
@@ -539,10 +539,7 @@ fn cli_reports_skips_on_stderr_with_exit_code_1() {
 /// CPython's, unless it is the generic "invalid syntax" (where tree-sitter cannot tell).
 #[test]
 fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
-    let src = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/python/syntax_cases.py"),
-    )
-    .unwrap();
+    let src = std::fs::read_to_string(repo().join("fixtures/python/syntax_cases.py")).unwrap();
     let cases: Vec<(String, String)> = src
         .split("\n### ")
         .skip(1)
@@ -617,7 +614,9 @@ fn ledger_active_pivots_at_the_end_equal_history_regex() {
     use pivot_lsp::bench::memorycode::data::{dialogue_files, Topics};
     use pivot_lsp::bench::memorycode::Dialogue;
     use pivot_lsp::pivots::Ledger;
-    let Some(root) = shared() else { return };
+    let Some(root) = shared("memorycode", "the ledger not checked on the real dialogues") else {
+        return;
+    };
     let topics = Topics::load(&root.join("topics.json")).unwrap();
     let mut checked = 0;
     for (_, path) in dialogue_files(&root.join("dataset")).unwrap() {

@@ -3,22 +3,22 @@
 //! (fixtures/memorycode/golden, recorded by record_original.py there), resume after a failure,
 //! `--offline`, and bad input.
 
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
 use pivot_lsp::llm::loopback::{LoopbackServer, Script};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::cli::{repo, stderr, EXE};
+use support::host::shared;
+use support::lsp::Client;
 
 /// The golden run's one answer (record_original.py's REPLY).
 const REPLY: &str = "```python\ndef f_answer_x():\n    pass\n```";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn fixtures() -> PathBuf {
-    root().join("fixtures/memorycode")
+    repo().join("fixtures/memorycode")
 }
 
 fn server(script: Value) -> LoopbackServer {
@@ -27,7 +27,7 @@ fn server(script: Value) -> LoopbackServer {
 
 fn generate(args: &[&str], out: &Path) -> Output {
     let fx = fixtures();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+    let mut cmd = Command::new(EXE);
     cmd.args(["memorycode", "generate", "--dataset"])
         .arg(fx.join("dataset"))
         .arg("--topics")
@@ -39,10 +39,6 @@ fn generate(args: &[&str], out: &Path) -> Output {
         .env_remove("OPENAI_BASE_URL")
         .env("OPENAI_API_KEY", "sk-golden");
     cmd.output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn read(p: &Path) -> String {
@@ -120,7 +116,7 @@ fn requests_and_files_equal_the_originals() {
         }
     }
     // What `score memorycode` reads.
-    let score = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let score = Command::new(EXE)
         .args(["score", "memorycode", "--format", "json", "--dataset"])
         .arg(fixtures().join("dataset"))
         .arg("--outputs")
@@ -282,7 +278,7 @@ fn copy_dataset(edit: impl Fn(&mut Value)) -> tempfile::TempDir {
 }
 
 fn generate_on(dataset: &Path, topics: &Path, url: &str, out: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    Command::new(EXE)
         .args(["memorycode", "generate", "--model", "m", "--base-url", url])
         .arg("--dataset")
         .arg(dataset)
@@ -354,11 +350,10 @@ fn bad_dialogues_and_topics_stop_before_any_request() {
 /// `pivot-lsp memorycode prompts`: every file byte for byte. `None` when Python or the
 /// original is missing.
 fn prompts_match_original(templates: &Path) -> Option<usize> {
-    let code = root().join("../shared/originals/memorycode/code");
-    if !code.join("generate_prompt.py").exists() {
-        pivot_lsp::test_skip::skip("../shared/originals/memorycode is absent");
-        return None;
-    }
+    let code = shared(
+        "originals/memorycode/code",
+        "prompts not compared with the original's",
+    )?;
     let stub = tempfile::tempdir().unwrap();
     std::fs::write(
         stub.path().join("fire.py"),
@@ -386,7 +381,7 @@ fn prompts_match_original(templates: &Path) -> Option<usize> {
         }
     }
     let ours = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let o = Command::new(EXE)
         .args(["memorycode", "prompts", "--template"])
         .arg(templates)
         .arg("--out")
@@ -435,11 +430,12 @@ fn prompts_equal_the_originals_on_fixture_templates() {
 /// The 360 shipped dialogues are templates plus text: the original's prompts for all of them.
 #[test]
 fn prompts_equal_the_originals_on_the_shipped_dataset() {
-    let data = root().join("../shared/memorycode/dataset");
-    if !data.exists() {
-        pivot_lsp::test_skip::skip("../shared/memorycode is absent");
+    let Some(data) = shared(
+        "memorycode/dataset",
+        "prompts not compared on the shipped dialogues",
+    ) else {
         return;
-    }
+    };
     if let Some(n) = prompts_match_original(&data) {
         assert_eq!(n, 360);
     }
@@ -461,7 +457,7 @@ fn converse_writes_each_sessions_text_into_the_templates() {
         s.as_object_mut().unwrap().remove("text");
     }
     std::fs::write(templates.join("dialogue_1.json"), d.to_string()).unwrap();
-    let bin = env!("CARGO_BIN_EXE_pivot-lsp");
+    let bin = EXE;
     let prompts = dir.path().join("prompts");
     let o = Command::new(bin)
         .args(["memorycode", "prompts", "--template"])
@@ -580,7 +576,7 @@ fn rag_asks_the_reranker_and_keeps_chronological_order() {
 #[test]
 fn editor_command_generates_for_the_open_conversation() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = lsp_support::Client::start(root.path());
+    let mut c = Client::start(root.path());
     c.session_changed();
     let dialogue = fixtures().join("dataset/dialogue_1.json");
     c.command("pivot.conversation.open", json!({"path": dialogue}))
@@ -639,11 +635,12 @@ fn plan_params(id: usize) -> pivot_lsp::bench::memorycode::templates::TemplatePa
 #[test]
 fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
     use pivot_lsp::bench::memorycode::templates::check_constraints;
-    let shared = root().join("../shared/memorycode");
-    if !shared.join("topics.json").exists() {
-        pivot_lsp::test_skip::skip("../shared/memorycode is absent");
+    let Some(shared) = shared(
+        "memorycode",
+        "templates not checked against the shipped dialogues' constraints",
+    ) else {
         return;
-    }
+    };
     let mut problems = Vec::new();
     for id in 1..=360 {
         let d: Value =
@@ -656,7 +653,7 @@ fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let out = tempfile::tempdir().unwrap();
     let run = |dir: &Path| {
-        let o = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        let o = Command::new(EXE)
             .args(["memorycode", "templates", "--seed", "7", "--topics"])
             .arg(shared.join("topics.json"))
             .arg("--out")

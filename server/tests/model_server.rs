@@ -2,52 +2,12 @@
 //! loopback, answers both endpoints from its rules, logs each request, and refuses a bad
 //! script with a message naming the file.
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_pivot-lsp")
-}
-
-/// A running `model-server`, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(script: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(bin())
-        .args(["model-server", "--port", "0", "--script"])
-        .arg(script)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().to_string();
-    assert!(
-        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
-        "{url:?}"
-    );
-    Server { child, url }
-}
+use std::process::Command;
+use support::cli::{repo, EXE};
+use support::model_server::DemoServer;
 
 fn post(url: &str, body: serde_json::Value) -> serde_json::Value {
     reqwest::blocking::Client::new()
@@ -66,7 +26,7 @@ fn demo_script_answers_both_endpoints_and_logs_each_request() {
     let script = repo().join("fixtures/model-server/humaneval-demo.json");
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("requests.jsonl");
-    let mut server = start(&script, &["--log", log.to_str().unwrap()]);
+    let server = DemoServer::start_verbose(&script, Some(&log));
 
     // A refinement prompt quoting the turn-0 code of HumanEval/1: the "fix" rule answers
     // with a DSPy-style `Code:` block holding the fixed version.
@@ -101,16 +61,7 @@ fn demo_script_answers_both_endpoints_and_logs_each_request() {
     assert_eq!(lines[1]["endpoint"], "completions");
 
     // ... and on stderr, one line per request.
-    let _ = server.child.kill();
-    let _ = server.child.wait();
-    let mut err = String::new();
-    server
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = server.stop();
     assert!(
         err.contains("#1 chat 200 rule=fix-separate_paren_groups"),
         "{err}"
@@ -123,7 +74,7 @@ fn a_bad_script_is_refused_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("rules.json");
     std::fs::write(&bad, r#"{"rules": [{"contains": "not a list"}]}"#).unwrap();
-    let out = Command::new(bin())
+    let out = Command::new(EXE)
         .args(["model-server", "--port", "0", "--script"])
         .arg(&bad)
         .output()

@@ -3,30 +3,16 @@
 //! output's numbers; bad inputs are refused by name; headless Chromium renders it without
 //! any network request and the screenshot is not blank.
 
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
-    c.current_dir(root());
-    c
-}
-
-fn ok(out: Output, what: &str) -> Output {
-    assert!(
-        out.status.success(),
-        "{what} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+use std::process::Command;
+use support::cli::{binary_in, ok, repo, EXE};
+use support::files::copy_tree;
+use support::host::shared;
+use support::lsp::Client;
 
 /// Score files of the bundled fixtures: two MemoryCode models (the same outputs under two
 /// names), the ConvCodeWorld fixture folder live, and the same folder as ConvCodeBench.
@@ -35,7 +21,7 @@ fn fixture_scores(dir: &Path) -> (Vec<PathBuf>, Vec<&'static str>, Vec<String>) 
     let mut paths = Vec::new();
     let mut texts = Vec::new();
     let mc = |name: Option<&str>, format: &str| {
-        let mut c = bin();
+        let mut c = binary_in(&repo());
         c.args(["score", "memorycode", "--per-session", "--format", format]);
         if let Some(n) = name {
             c.args(["--model-name", n]);
@@ -52,7 +38,7 @@ fn fixture_scores(dir: &Path) -> (Vec<PathBuf>, Vec<&'static str>, Vec<String>) 
     }
     texts.push(String::from_utf8(mc(None, "table")).unwrap());
     let cc = |extra: &[&str], format: &str| {
-        let mut c = bin();
+        let mut c = binary_in(&repo());
         c.args([
             "score",
             "convcode",
@@ -87,7 +73,7 @@ fn fixture_scores(dir: &Path) -> (Vec<PathBuf>, Vec<&'static str>, Vec<String>) 
 
 fn build_report(dir: &Path, inputs: &[PathBuf]) -> String {
     let out = dir.join("report.html");
-    let mut c = bin();
+    let mut c = binary_in(&repo());
     c.arg("report").args(inputs).arg("--output").arg(&out);
     c.args(["--title", "Fixture <report>"]);
     ok(c.output().unwrap(), "report");
@@ -218,7 +204,7 @@ fn score_report_flag_writes_the_same_kind_of_page() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sub/mc.html");
     let o = ok(
-        bin()
+        binary_in(&repo())
             .args(["score", "memorycode", "--format", "json", "--report"])
             .arg(&out)
             .output()
@@ -262,7 +248,7 @@ fn bad_inputs_are_refused_by_name_and_nothing_is_written() {
             vec![bad.clone()],
             vec![inputs[0].clone(), bad.clone(), inputs[2].clone()],
         ] {
-            let o = bin()
+            let o = binary_in(&repo())
                 .arg("report")
                 .args(&args)
                 .arg("--output")
@@ -278,7 +264,7 @@ fn bad_inputs_are_refused_by_name_and_nothing_is_written() {
         }
     }
     let missing = dir.path().join("missing.json");
-    let o = bin()
+    let o = binary_in(&repo())
         .arg("report")
         .arg(&missing)
         .arg("--output")
@@ -287,7 +273,7 @@ fn bad_inputs_are_refused_by_name_and_nothing_is_written() {
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
     // No inputs at all: a usage error from the argument parser.
-    let o = bin()
+    let o = binary_in(&repo())
         .args(["report", "--output"])
         .arg(&out)
         .output()
@@ -449,7 +435,7 @@ fn chromium_renders_the_page_offline_and_not_blank() {
 fn lsp_report_open_writes_pivot_report_html() {
     let ws = tempfile::tempdir().unwrap();
     let (inputs, _, _) = fixture_scores(ws.path());
-    let mut c = lsp_support::Client::start(ws.path());
+    let mut c = Client::start(ws.path());
     c.session_changed();
     let names: Vec<String> = inputs
         .iter()
@@ -492,16 +478,14 @@ fn lsp_report_open_writes_pivot_report_html() {
 #[test]
 fn by_kind_equals_the_reference_dump_grouped_by_kind() {
     use std::io::BufRead;
-    let shared = root().join("../shared/memorycode");
     let model = "command-r-plus";
-    let dump = shared.join(format!("reference/{model}.outputs.jsonl.gz"));
-    if !dump.exists() {
-        pivot_lsp::test_skip::skip(&format!(
-            "{} not found (MemoryCode data beside the checkout)",
-            dump.display()
-        ));
+    let Some(dump) = shared(
+        &format!("memorycode/reference/{model}.outputs.jsonl.gz"),
+        "by_kind not compared with the reference dump",
+    ) else {
         return;
-    }
+    };
+    let shared = dump.parent().unwrap().parent().unwrap();
     let (report, _) = pivot_lsp::bench::memorycode::score::score_dirs(
         &shared.join("dataset"),
         &shared.join(format!("outputs/{model}")),
@@ -629,7 +613,7 @@ fn a_shard_is_marked_and_long_model_names_are_whole() {
     let long = "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo-with-a-long-suffix";
     let shard = dir.path().join("shard1.json");
     let o = ok(
-        bin()
+        binary_in(&repo())
             .args(["score", "memorycode", "--shard", "1/2", "--format", "json"])
             .args(["--model-name", long])
             .output()
@@ -680,7 +664,7 @@ fn without_output_the_report_goes_under_pivot_and_says_where() {
     let cwd = dir.path().join("work");
     std::fs::create_dir(&cwd).unwrap();
     let o = ok(
-        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        Command::new(EXE)
             .arg("report")
             .arg(&inputs[0])
             .current_dir(&cwd)
@@ -694,7 +678,7 @@ fn without_output_the_report_goes_under_pivot_and_says_where() {
     assert!(cwd.join(".pivot/report.html").is_file());
     assert!(!cwd.join("report.html").exists());
     // This repository ignores that folder, so a report made in the checkout stays out of git.
-    let ignore = std::fs::read_to_string(root().join(".gitignore")).unwrap();
+    let ignore = std::fs::read_to_string(repo().join(".gitignore")).unwrap();
     assert!(ignore.lines().any(|l| l.trim() == "/.pivot/"), "{ignore}");
 }
 
@@ -809,24 +793,11 @@ fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_convcode_shard_folder_is_scored_and_shown_as_a_shard() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("shard-2");
-    copy_tree(&root().join("fixtures/lsp/convcode"), &results);
+    copy_tree(&repo().join("fixtures/lsp/convcode"), &results);
     // The marker `convcode run --shard 2/3` leaves in its folder.
     let marker = json!({
         "k": 2, "n": 3, "problems": "humaneval", "task_ids": ["HumanEval/0"],
@@ -835,7 +806,7 @@ fn a_convcode_shard_folder_is_scored_and_shown_as_a_shard() {
     std::fs::write(results.join("pivot-shard.json"), marker.to_string()).unwrap();
     let score = |format: &str| {
         ok(
-            bin()
+            binary_in(&repo())
                 .args([
                     "score",
                     "convcode",

@@ -4,13 +4,13 @@
 //! keeps answering hovers. The bounds are generous (a debug build on a loaded machine); a
 //! quadratic step exceeds them by far. Speed figures: the test's own output (`--nocapture`).
 
-mod bounds;
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use bounds::run_in;
-use lsp_support::{file_uri, Client};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
+use support::bounds::run_in;
+use support::lsp::{file_uri, Client};
 
 #[test]
 fn extract_of_250k_functions_is_streamed_in_bounded_memory() {

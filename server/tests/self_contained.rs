@@ -3,26 +3,12 @@
 //! its version and commit, and prints shell completions and manual pages.
 //! (tests/packaging/test.sh runs the same from the installed wheel.)
 
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-}
-
-fn pivot(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::process::{Command, Stdio};
+use support::cli::{pivot, repo, text, EXE};
 
 #[test]
 fn score_memorycode_without_paths_is_the_fixture_folders_from_any_folder() {
@@ -54,7 +40,7 @@ fn score_memorycode_without_paths_is_the_fixture_folders_from_any_folder() {
 #[test]
 fn model_server_without_a_script_serves_the_built_in_humaneval_demo() {
     let empty = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let mut child = Command::new(EXE)
         .args(["model-server", "--port", "0", "--quiet"])
         .current_dir(empty.path())
         .stdin(Stdio::null())
@@ -106,7 +92,7 @@ fn model_server_without_a_script_serves_the_built_in_humaneval_demo() {
 
 #[test]
 fn version_names_the_commit_when_built_from_a_git_checkout() {
-    let out = pivot(repo(), &["--version"]);
+    let out = pivot(&repo(), &["--version"]);
     assert!(out.status.success());
     let v = text(&out.stdout);
     let plain = format!("pivot-lsp {}", env!("CARGO_PKG_VERSION"));

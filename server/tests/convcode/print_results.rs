@@ -4,11 +4,12 @@
 //! runs in a venv with the packages ../shared/originals/README.md names for it (built once
 //! under target/ccw-venv); the test skips visibly when it cannot be built.
 
+use super::write_eval;
+use crate::support::cli::{target_dir, EXE};
+use crate::support::host::shared;
+use pivot_lsp::bench::convcode::config::{eval_path, Config, Layout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-use pivot_lsp::bench::convcode::config::{eval_path, Config, Layout};
-use serde_json::json;
 
 /// The original's Python packages, as ../shared/originals/README.md lists them.
 const CCW_PACKAGES: &[&str] = &[
@@ -27,13 +28,6 @@ const CCW_PACKAGES: &[&str] = &[
     "tqdm==4.66.4",
     "joblib==1.3.2",
 ];
-
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target/tmp has a parent")
-        .to_path_buf()
-}
 
 /// target/ccw-venv's python, built when missing (pip, or uv from target/tools when there);
 /// None, said with SKIP, when it cannot be.
@@ -83,25 +77,6 @@ fn ccw_python() -> Option<PathBuf> {
     Some(python)
 }
 
-/// A BigCodeBench-shaped eval file; `passes[k]` is the status of `BigCodeBench/k`.
-fn write_eval(path: &Path, passes: &[bool]) {
-    let mut eval = serde_json::Map::new();
-    for (k, p) in passes.iter().enumerate() {
-        let id = format!("BigCodeBench/{k}");
-        eval.insert(
-            id.clone(),
-            json!([{"task_id": id, "solution": "def task_func():\n    return 1\n",
-                    "status": if *p { "pass" } else { "fail" }, "details": {}}]),
-        );
-    }
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(
-        path,
-        serde_json::to_string(&json!({"date": "2026-11-26 10:00", "eval": eval})).unwrap(),
-    )
-    .unwrap();
-}
-
 const TASKS: usize = 23;
 const TARGET: &str = "org/target";
 const REFERENCE: &str = "org/ref";
@@ -137,7 +112,7 @@ fn tree(root: &Path) {
 }
 
 fn ours(root: &Path, exclude: bool) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"));
+    let mut cmd = Command::new(EXE);
     cmd.args(["score", "convcode", "--results"])
         .arg(root)
         .args(["--model", TARGET, "--static", "--ref-model", REFERENCE]);
@@ -158,8 +133,7 @@ fn ours(root: &Path, exclude: bool) -> String {
     }
 }
 
-fn original(python: &Path, root: &Path, exclude: bool) -> String {
-    let ccw = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/originals/convcodeworld");
+fn original(ccw: &Path, python: &Path, root: &Path, exclude: bool) -> String {
     let home = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(python);
     cmd.arg(ccw.join("print_results.py"))
@@ -199,11 +173,9 @@ fn table(text: &str, n: usize) -> String {
 
 #[test]
 fn exclude_init_solved_changes_only_table_2_as_the_originals_print_results() {
-    let ccw = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/originals/convcodeworld");
-    if !ccw.join("print_results.py").is_file() {
-        pivot_lsp::test_skip::skip("no ../shared/originals/convcodeworld");
+    let Some(ccw) = shared("originals/convcodeworld", "Tables 1 and 2 not compared") else {
         return;
-    }
+    };
     let Some(python) = ccw_python() else {
         return;
     };
@@ -212,7 +184,7 @@ fn exclude_init_solved_changes_only_table_2_as_the_originals_print_results() {
     let mut outputs = Vec::new();
     for exclude in [false, true] {
         let mine = ours(dir.path(), exclude);
-        let theirs = original(&python, dir.path(), exclude);
+        let theirs = original(&ccw, &python, dir.path(), exclude);
         assert_eq!(
             mine.trim_end(),
             theirs.trim_end(),

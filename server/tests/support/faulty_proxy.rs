@@ -5,8 +5,6 @@
 //! request that gets no fault is forwarded, optionally after a delay (a slow model, so a
 //! test can kill a run at many different moments).
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,9 +1,9 @@
 //! A strict JSON-RPC client for the language server's end-to-end tests: it starts the real
 //! binary over stdio, queues everything the server sends, and fails when a test ends (or
-//! checks for quiet) with a message it did not consume.
+//! checks for quiet) with a message it did not consume. With it, an editor's view of a
+//! document (`Doc`), kept in step with the server through incremental changes.
 
-#![allow(dead_code)]
-
+use super::cli::{repo, EXE};
 use pivot_lsp::lsp::transport::{write_framed, Frame, FramedReader};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -24,10 +24,7 @@ pub struct Client {
     pub root: PathBuf,
 }
 
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
+/// A file or folder of the checkout, by its path relative to the checkout (canonical).
 pub fn fixture(rel: &str) -> PathBuf {
     repo().join(rel).canonicalize().unwrap()
 }
@@ -78,7 +75,7 @@ impl Client {
 
     /// Start the binary with these command-line arguments (e.g. `serve --stdio`).
     pub fn start_argv(root: &Path, argv: &[&str], capabilities: Value, options: Value) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
+        let mut child = Command::new(EXE)
             .args(argv)
             .current_dir(root)
             .stdin(Stdio::piped())
@@ -384,4 +381,92 @@ pub fn apply_edits(text: &str, edits: &[Value]) -> String {
         out.replace_range(s..e, &t);
     }
     out
+}
+
+/// An editor's view of one document: its text and version, kept in step with the server.
+pub struct Doc {
+    pub uri: String,
+    pub text: String,
+    pub version: i64,
+}
+
+impl Doc {
+    pub fn open(c: &mut Client, name: &str, text: &str) -> Doc {
+        let uri = file_uri(&c.root.join(name));
+        c.open(&uri, text);
+        Doc {
+            uri,
+            text: text.to_string(),
+            version: 1,
+        }
+    }
+
+    /// Send `edits` (LSP TextEdits against the current text) as one incremental change,
+    /// back to front so each stays valid when applied in order.
+    pub fn edit(&mut self, c: &mut Client, edits: &[Value]) {
+        let mut sorted: Vec<(usize, &Value)> = edits.iter().enumerate().collect();
+        sorted.sort_by(|(i, a), (j, b)| {
+            let key = |e: &Value| {
+                (
+                    e["range"]["start"]["line"].as_u64().unwrap(),
+                    e["range"]["start"]["character"].as_u64().unwrap(),
+                )
+            };
+            key(b).cmp(&key(a)).then(j.cmp(i))
+        });
+        let changes: Vec<Value> = sorted
+            .iter()
+            .map(|(_, e)| json!({"range": e["range"], "text": e["newText"]}))
+            .collect();
+        self.text = apply_edits(&self.text, edits);
+        self.version += 1;
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": self.uri, "version": self.version}, "contentChanges": changes}),
+        );
+    }
+
+    pub fn at(&self, needle: &str) -> Value {
+        lsp_pos(&self.text, self.text.find(needle).unwrap())
+    }
+
+    pub fn range_of(&self, needle: &str) -> Value {
+        let s = self.text.find(needle).unwrap();
+        json!({"start": lsp_pos(&self.text, s), "end": lsp_pos(&self.text, s + needle.len())})
+    }
+}
+
+/// The error a request must have ended with: (code, message).
+pub fn error_of(r: Result<Value, Value>) -> (i64, String) {
+    let e = r.expect_err("an error");
+    (
+        e["code"].as_i64().unwrap(),
+        e["message"].as_str().unwrap().to_string(),
+    )
+}
+
+/// A command run with a work-done token: its result and the `$/progress` end message.
+pub fn with_progress(
+    c: &mut Client,
+    command: &str,
+    args: Value,
+    token: &str,
+) -> (Result<Value, Value>, String) {
+    let r = c.request(
+        "workspace/executeCommand",
+        json!({"command": command, "arguments": [args], "workDoneToken": token}),
+    );
+    let begin = c.expect("$/progress");
+    assert_eq!(begin["params"]["token"], token);
+    assert_eq!(begin["params"]["value"]["kind"], "begin", "{begin}");
+    let end = c.expect("$/progress");
+    assert_eq!(end["params"]["token"], token);
+    assert_eq!(end["params"]["value"]["kind"], "end", "{end}");
+    (
+        r,
+        end["params"]["value"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+    )
 }

@@ -2,16 +2,14 @@
 //! child is killed past it and the test fails), its peak resident memory (each process's
 //! `VmHWM` in /proc, read every few milliseconds while it runs, for it and for the
 //! language servers it starts; `ru_maxrss` would count the test process it was forked
-//! from), and a FIFO maker.
+//! from), the same peak of a process still running (a language server under attack), and a
+//! FIFO maker.
 
-#![allow(dead_code)]
-
+use super::cli::EXE;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-pub const EXE: &str = env!("CARGO_BIN_EXE_pivot-lsp");
 
 /// Per case: the bounds.
 pub const TIME: Duration = Duration::from_secs(10);
@@ -37,8 +35,13 @@ fn hwm_kb(pid: u32) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// The peak resident memory (`VmHWM`) of the running process `pid`, in MB.
+pub fn peak_rss_mb(pid: u32) -> u64 {
+    hwm_kb(pid).unwrap_or_else(|| panic!("no VmHWM in /proc/{pid}/status")) / 1024
+}
+
 /// `pid` and its descendants.
-fn tree(pid: u32) -> Vec<u32> {
+fn process_tree(pid: u32) -> Vec<u32> {
     let mut out = vec![pid];
     let mut i = 0;
     while i < out.len() {
@@ -113,7 +116,7 @@ pub fn run_in(
     let mut peak_kb = 0;
     let status = loop {
         // Read before reaping: a reaped process has no /proc entry.
-        for p in tree(pid) {
+        for p in process_tree(pid) {
             peak_kb = peak_kb.max(hwm_kb(p).unwrap_or(0));
         }
         if let Some(st) = child.try_wait().unwrap() {
