@@ -531,3 +531,68 @@ fn hub_the_shared_even_half_loads_as_it_is() {
         .all(|p| !p.complete_prompt.is_empty() && p.test.contains("TestCases")));
     assert_eq!(ps[1].task_id, "BigCodeBench/2");
 }
+
+/// ConvCodeWorld's loop on BigCodeBench as a user runs it from a fresh machine: the tasks
+/// from the Hub (`--problems bigcodebench`), the model at a loopback endpoint. Turn 0 is
+/// generated from the split's `instruct_prompt`s, evaluated, and the failing task is
+/// refined at turn 1 with execution feedback, in the original's file layout.
+#[test]
+fn hub_convcode_run_on_bigcodebench_against_the_loopback_model() {
+    use pivot_lsp::llm::loopback::{LoopbackServer, Script};
+    let (hub, _) = hub_with_data();
+    let endpoint = serve(hub);
+    let home = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    // Task k wants x + k: the model returns x + 1 for task 1 and x (right for task 0 only)
+    // otherwise, so task 2 fails at turn 0 and is asked again with its feedback.
+    let script: Script = serde_json::from_value(serde_json::json!({
+        "rules": [{"name": "one", "contains": ["Add 1 to x"], "code": "def task_func(x):\n    return x + 1"}],
+        "default": {"code": "def task_func(x):\n    return x"}
+    }))
+    .unwrap();
+    let model = LoopbackServer::start(script).unwrap();
+    let out = std::process::Command::new(EXE)
+        .args(["convcode", "run", "--model", "org/coder", "--base-url"])
+        .arg(model.base_url())
+        .args(["--problems", "bigcodebench", "--python", "python3"])
+        .args(["--turns", "1", "--config", "CF_EF_FULL", "--results"])
+        .arg(results.path())
+        .env("HF_ENDPOINT", &endpoint)
+        .env("HF_HOME", home.path())
+        .env_remove("HF_HUB_CACHE")
+        .env_remove("HF_HUB_OFFLINE")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let seen = model.seen();
+    for k in 0..3 {
+        assert!(
+            seen.iter()
+                .any(|s| s.prompt.contains(&format!("Add {k} to x (v0.1.0_hf)."))),
+            "turn 0 asks with the split's instruct prompt of task {k}"
+        );
+    }
+    let t0 = results.path().join("bigcodebench/sanitized_calibrated_samples/instruct/org--coder--bigcodebench-instruct--vllm-0-1-sanitized-calibrated_eval_results.json");
+    let t0: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&t0).unwrap()).unwrap();
+    let status = |k: usize| t0["eval"][format!("BigCodeBench/{k}")][0]["status"].clone();
+    assert_eq!(
+        (status(0), status(1), status(2)),
+        ("pass".into(), "pass".into(), "fail".into()),
+        "{t0}"
+    );
+    let log = results
+        .path()
+        .join("results/v0.3.6/bigcodebench_org_coder_CF_EF_FULL.jsonl");
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("BigCodeBench/2"),
+        "turn 1 refines the failing task: {log}"
+    );
+    assert!(
+        seen.iter().any(|s| s.prompt.contains("test_add")),
+        "turn 1's prompt carries the execution feedback (the failing test)"
+    );
+}
