@@ -24,7 +24,7 @@ use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfi
 use support::cli::target_dir;
 
 /// The pinned environment's interpreter: `PIVOT_BCB_ENV_PYTHON`, or target/bcb-env built by
-/// `pivot-lsp env bigcodebench` (built here when missing). None, said with SKIP, when it
+/// `pivot-lsp env bigcodebench` (built here when missing). None, a skip listed by test_skip, when it
 /// cannot be built.
 fn env_python() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("PIVOT_BCB_ENV_PYTHON") {

@@ -49,7 +49,7 @@ fn runner(timeout_s: u64) -> Runner {
 
 /// A runner in `mode`. Under `SandboxMode::None` as root, an interpreter inside a private
 /// folder (e.g. pyenv under /root) is refused, so a system one is tried next; None when no
-/// interpreter can run unprivileged here (said with SKIP).
+/// interpreter can run unprivileged here (a skip listed by test_skip).
 fn runner_in(mode: SandboxMode, timeout_s: u64, limits: Option<Limits>) -> Option<Runner> {
     let mut last = String::new();
     for py in [python(), PathBuf::from("/usr/bin/python3")] {

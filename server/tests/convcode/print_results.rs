@@ -30,7 +30,7 @@ const CCW_PACKAGES: &[&str] = &[
 ];
 
 /// target/ccw-venv's python, built when missing (pip, or uv from target/tools when there);
-/// None, said with SKIP, when it cannot be.
+/// None, a skip listed by test_skip, when it cannot be.
 fn ccw_python() -> Option<PathBuf> {
     let venv = target_dir().join("ccw-venv");
     let python = venv.join("bin/python");

@@ -38,7 +38,7 @@ impl Observer for Turns<'_> {
 }
 
 /// Runs turn 1 of `config` as the original's driver would, returns the results folder
-/// and the server (with the requests it saw). `None` (SKIP printed) without python3.
+/// and the server (with the requests it saw). `None` (a skip listed by test_skip) without python3.
 fn run_turn1(config: &str, fix_quirks: bool) -> Option<(tempfile::TempDir, LoopbackServer)> {
     let python = PathBuf::from("python3");
     let runner = match Runner::new(RunnerConfig {
