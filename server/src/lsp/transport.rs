@@ -494,18 +494,7 @@ mod tests {
     }
 
     /// A small deterministic generator, so a failing case can be replayed by its seed.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::python::edit_fuzz::Rng;
 
     /// Bad stretches a client could send, none of them a complete valid header.
     const GARBAGE: &[&[u8]] = &[

@@ -3,25 +3,8 @@
 
 use super::dialogue_1;
 use crate::support::lsp::{fixture, lsp_pos, Client, Doc};
+use pivot_lsp::python::edit_fuzz::Rng;
 use serde_json::{json, Value};
-
-/// xorshift64: deterministic randomness without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
 
 const KEYS: [&str; 16] = [
     "textDocument",
