@@ -240,6 +240,8 @@ impl Drop for LoopbackServer {
 async fn accept(listener: tokio::net::TcpListener, st: Arc<State>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors, say: wait a little rather than spin on the error.
+            tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
         // Head and body go out in two writes: without this, Nagle's algorithm holds the body
