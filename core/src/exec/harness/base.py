@@ -37,6 +37,7 @@ import traceback
 import types
 import unittest
 import unittest.mock
+import _imp
 import _thread
 
 import linecache

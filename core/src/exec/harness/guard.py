@@ -50,6 +50,12 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
     ModuleWriters = frozenset((id(c) for c in vars(unittest.mock._patch).values()
                                if type(c) is FunctionType for c in [c.__code__]))
     mock_base = unittest.mock.NonCallableMock
+    frames_removed_code = sys.modules["importlib._bootstrap"]._call_with_frames_removed.__code__
+    create_dynamic, exec_dynamic = _imp.create_dynamic, _imp.exec_dynamic
+    ModuleSpec = sys.modules["importlib._bootstrap"].ModuleSpec
+    module_dict_of = ModuleType.__dict__["__dict__"].__get__
+    # "module.attr" -> (module, attr, value) that an extension module's initialisation set.
+    library_writes = {}
     tc_callables = frozenset(k for k, v in tc_dict.items() if callable(v) or isinstance(v, (staticmethod, classmethod)))
 
     st = {
@@ -217,7 +223,40 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
             f = f.f_back
             n += 1
         if f is not None and code_kind(f.f_code) == "untrusted":
-            tamper("replaced %s.%s" % (getattr(module, "__name__", "?"), name))
+            where = "%s.%s" % (getattr(module, "__name__", "?"), name)
+            if len_(args) > 2 and extension_init(f):
+                library_writes[where] = (module, name, args[2])
+                return
+            tamper("replaced %s" % where)
+
+    def extension_init(f):
+        """Whether `f` runs code that a library's extension module compiled from a string while
+        it was first imported. Cython does so to wrap `inspect.isgenerator` (and asyncio's
+        coroutine checks) when a module with Cython generators loads, e.g. lxml under pandas'
+        `read_excel`; that is the library's doing, not the solution's."""
+        if f.f_code.co_filename != "<string>":
+            return False
+        b = f.f_back
+        if b is None or b.f_code is not frames_removed_code:
+            return False
+        loc = b.f_locals
+        fn, a = loc.get("f"), loc.get("args")
+        if type_(a) is not tuple or not a:
+            return False
+        spec = None
+        if fn is create_dynamic:
+            spec = a[0]
+        elif fn is exec_dynamic and isinstance_(a[0], ModuleType):
+            spec = module_dict_of(a[0]).get("__spec__")
+        if type_(spec) is not ModuleSpec:
+            return False
+        origin = vars(spec).get("origin")
+        return type_(origin) is str_ and origin.startswith(roots)
+
+    def library_set(where):
+        """Whether `where` ("module.attr") still holds what an extension's initialisation set."""
+        w = library_writes.get(where) if type_(where) is str_ else None
+        return w is not None and module_dict_of(w[0]).get(w[1], MISSING) is w[2]
 
     COMPARING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__",
                  "__contains__", "__float__", "__int__", "__index__", "__abs__", "__sub__", "__round__")
@@ -240,26 +279,53 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
                     return "%s.%s" % (getattr(c, "__qualname__", "?"), k)
         return None
 
+    HEAPTYPE = 1 << 9
+    flags_of = type.__dict__["__flags__"].__get__
+    type_name_of = type.__dict__["__name__"].__get__
+    type_module_of = type.__dict__["__module__"].__get__
+    list_iter, tuple_iter, set_iter, fset_iter = list.__iter__, tuple.__iter__, set.__iter__, frozenset.__iter__
+    dict_keys, dict_values = dict.keys, dict.values
+    islice = itertools.islice
+    COMPARE_BUDGET = 50000
+
     def on_compare(args):
-        """An assertion compares values: none may be an object whose comparison the solution
-        wrote (an `__eq__` that always answers True passes any assertEqual)."""
+        """An assertion compares values: none may be, or hold at any depth, an object whose
+        comparison the solution wrote (an `__eq__` that always answers True passes any
+        assertEqual, and a dict or list compares what it holds with it). Containers are read
+        through the builtins' own C iterators, so a subclass's Python methods never run here."""
         if st["phase"] != 3:
             return
         values = args[0] if args and type_(args[0]) is tuple else ()
-        for v in values:
-            t = type_(v)
-            items = ()
-            if t is list or t is tuple or t is set or t is frozenset:
-                items = v
-            elif t is dict:
-                items = v.values()
-            for w in (v,) + tuple(items)[:1000]:
-                tw = type_(w)
-                if tw.__module__ == "builtins" if type_(tw.__dict__.get("__module__", "")) is str_ else False:
-                    continue
-                what = own_comparison(tw)
-                if what is not None:
-                    tamper("an assertion compared an object whose %s the solution defines" % what)
+        stack = list(values)
+        seen = set()
+        budget = COMPARE_BUDGET
+        while stack and budget > 0:
+            w = stack.pop()
+            budget -= 1
+            tw = type_(w)
+            if isinstance_(w, list):
+                stack.extend(islice(list_iter(w), budget))
+            elif isinstance_(w, tuple):
+                stack.extend(islice(tuple_iter(w), budget))
+            elif isinstance_(w, dict):
+                stack.extend(islice(dict_keys(w), budget))
+                stack.extend(islice(dict_values(w), budget))
+            elif isinstance_(w, set):
+                stack.extend(islice(set_iter(w), budget))
+            elif isinstance_(w, frozenset):
+                stack.extend(islice(fset_iter(w), budget))
+            elif not flags_of(tw) & HEAPTYPE and type_name_of(tw) == "ndarray" and type_module_of(tw) == "numpy":
+                # numpy's own (static) array type: an object array compares its items.
+                if w.dtype.hasobject:
+                    stack.extend(islice(w.flat, budget))
+                continue
+            if not flags_of(tw) & HEAPTYPE or tw in seen:
+                # A static type's comparison is C code, never the solution's.
+                continue
+            seen.add(tw)
+            what = own_comparison(tw)
+            if what is not None:
+                tamper("an assertion compared an object whose %s the solution defines" % what)
 
     def on_pivot(event, args, caller):
         if event == "pivot.suspect" and mode != "values":
@@ -344,7 +410,10 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
             st["ok_other"].add(cur[0])
         elif event == "pivot.changed":
             if caller.f_code is main_code and st["phase"] in (2, 3) and type_(args[0]) is list:
-                tamper("replaced before the tests ran: %s" % ", ".join(str_(x) for x in args[0][:8]))
+                bad = [x for x in args[0] if not library_set(x)]
+                if bad:
+                    tamper("replaced %s the tests ran: %s" % ("before" if st["phase"] == 2 else "while",
+                                                               ", ".join(str_(x) for x in bad[:8])))
             else:
                 tamper("the tested code raised the harness's event %s" % event)
         elif event == "pivot.suspect":
@@ -619,6 +688,10 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
             fn = args[1] if len_(args) > 1 else None
             if type_(fn) is bytes_:
                 fn = fn.decode("utf-8", "replace")
+            if type_(fn) is str_ and fn.startswith("<frozen ") and untrusted_caller(3):
+                # Frozen modules are compiled into the interpreter, never from text at run time.
+                tamper("compiled code under the name of a frozen module (%s)" % fn)
+                return None
             if type_(fn) is str_ and fn.startswith(roots) and untrusted_caller(3):
                 if type_(src) is bytes_:
                     src = src.decode("utf-8", "replace")
@@ -653,7 +726,7 @@ def make_guard(res_fd, sec_fd, module_codes, test_codes, mode):
          "pivot.stop", "pivot.fail", "pivot.skip", "pivot.crash", "pivot.finish", "pivot.changed")
         if mode == "unittest" else ("pivot.suspect",)
     ))
-    for f in (hook, on_event, on_pivot, on_modset, on_compare, own_comparison, record, tamper, finish, pristine, accept_suite, mac, code_kind,
+    for f in (hook, on_event, on_pivot, on_modset, extension_init, library_set, on_compare, own_comparison, record, tamper, finish, pristine, accept_suite, mac, code_kind,
               chain_to_loop, is_hook_frame, untrusted_caller, genuine_skip, test_name_of,
               code_kind_of_class, test_defined_class):
         TRUST.hook_codes[id(f.__code__)] = f.__code__

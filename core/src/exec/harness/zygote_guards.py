@@ -60,7 +60,7 @@ def guard_modules():
         if cls is None:
 
             def __setattr__(self, name, value, _base=base):
-                sys.audit("pivot.modset", self, name)
+                sys.audit("pivot.modset", self, name, value)
                 _base.__setattr__(self, name, value)
 
             def __delattr__(self, name, _base=base):
