@@ -329,8 +329,21 @@ impl ModuleCache {
                 start_line: u32::try_from(p.start_line as i64 + lines).ok()?,
             });
         }
-        // `pre_check` on a root without error is the whole file's indentation check.
-        let syntax_error = syntax::pre_check(src, root)
+        // The tokenizer's rules (`pre_check` on a root without error). When the file before
+        // the edit passed them, only the small text can break them: the tokenizer enters it
+        // as a file starts (see above), and leaves it at a statement at column 0 with no
+        // bracket open (or the small text fails), so the unchanged text after it is read
+        // as before. An error found there is left to the whole file's check, which places
+        // it as CPython does.
+        let tokens = if prev.syntax_error.is_none() {
+            if syntax::tokenizer_error(text).is_some() {
+                return None;
+            }
+            None
+        } else {
+            syntax::tokenizer_error(src)
+        };
+        let syntax_error = tokens
             .or_else(|| first_grammar(&chunks).map(|e| syntax::where_cpython_reports(src, e)));
         Some(Analysis {
             chunks,

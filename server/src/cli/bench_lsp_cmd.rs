@@ -20,27 +20,67 @@ pub struct BenchLspArgs {
     /// Time only this mode (e.g. to count instructions of one under callgrind).
     #[arg(long, value_parser = super::choice::parser::<bench::Only>(bench::Only::CHOICES))]
     pub only: Option<bench::Only>,
+    /// Keep N other processes busy meanwhile (each a `yes > /dev/null`), to see the latency
+    /// while the machine's cores are taken: `--busy 2` on a 2-core machine.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub busy: usize,
+}
+
+/// Processes that keep cores busy until dropped.
+struct Busy(Vec<std::process::Child>);
+
+impl Busy {
+    fn start(n: usize) -> Result<Busy> {
+        let mut kids = Vec::with_capacity(n);
+        for _ in 0..n {
+            let child = std::process::Command::new("yes")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .map_err(|e| anyhow::anyhow!("--busy: cannot start `yes`: {e}"))?;
+            kids.push(child);
+        }
+        Ok(Busy(kids))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        for k in &mut self.0 {
+            let _ = k.kill();
+            let _ = k.wait();
+        }
+    }
 }
 
 /// The command: run and print.
 pub fn run(a: BenchLspArgs) -> Result<i32> {
+    let busy = Busy::start(a.busy)?;
     let r = bench::run(&bench::BenchLspOptions {
         lines: a.lines,
         edits: a.edits,
         only: a.only,
     })?;
+    drop(busy);
     if a.json {
         let timings: Vec<_> = r
             .timings
             .iter()
             .map(|t| json!({"mode": t.mode, "p50_us": t.p50_us, "p99_us": t.p99_us, "mean_us": t.mean_us, "max_us": t.max_us}))
             .collect();
-        let out = json!({"lines": r.lines, "pivots": r.pivots, "diagnostics": r.diagnostics, "edits": a.edits, "fast_edits": r.fast_edits, "timings": timings});
+        let out = json!({"lines": r.lines, "pivots": r.pivots, "diagnostics": r.diagnostics, "edits": a.edits, "fast_edits": r.fast_edits, "busy": a.busy, "timings": timings});
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!(
-            "edit -> diagnostics, in-process: {} lines, {} active pivots, {} diagnostics, {} one-character edits per mode",
-            r.lines, r.pivots, r.diagnostics, a.edits
+            "edit -> diagnostics, in-process: {} lines, {} active pivots, {} diagnostics, {} one-character edits per mode{}",
+            r.lines,
+            r.pivots,
+            r.diagnostics,
+            a.edits,
+            if a.busy > 0 {
+                format!(", while {} other processes keep cores busy", a.busy)
+            } else {
+                String::new()
+            }
         );
         if a.only.is_none_or(|o| o == bench::Only::Incremental) {
             println!(
@@ -49,12 +89,12 @@ pub fn run(a: BenchLspArgs) -> Result<i32> {
             );
         }
         println!(
-            "{:<22} {:>10} {:>10} {:>10} {:>10}",
+            "{:<26} {:>10} {:>10} {:>10} {:>10}",
             "mode", "p50 ms", "p99 ms", "mean ms", "max ms"
         );
         for t in &r.timings {
             println!(
-                "{:<22} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+                "{:<26} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
                 t.mode,
                 t.p50_us / 1e3,
                 t.p99_us / 1e3,

@@ -34,6 +34,7 @@ pub enum Only {
     Incremental,
     Tree,
     Full,
+    Broken,
 }
 
 impl Only {
@@ -45,6 +46,10 @@ impl Only {
             "the server's path with the whole tree re-parsed after every edit",
         ),
         ("full", "everything from scratch for each edit"),
+        (
+            "broken",
+            "the server's path on the file with a syntax error in one function",
+        ),
     ];
 }
 
@@ -55,8 +60,9 @@ impl std::str::FromStr for Only {
             "incremental" => Ok(Only::Incremental),
             "tree" => Ok(Only::Tree),
             "full" => Ok(Only::Full),
+            "broken" => Ok(Only::Broken),
             _ => Err(format!(
-                "unknown mode {s:?}; one of incremental, tree, full"
+                "unknown mode {s:?}; one of incremental, tree, full, broken"
             )),
         }
     }
@@ -143,14 +149,44 @@ pub fn run(a: &BenchLspOptions) -> Result<BenchReport> {
     let mut diagnostics = 0;
     let mut fast_edits = 0;
     let mut timings = Vec::new();
+    // The same file with one function left mid-typing (`    value = x *`): CPython reports
+    // it, so the document's only diagnostic is that syntax error, and every edit elsewhere
+    // must keep finding it.
+    let broken_line = targets[targets.len() / 2] as usize;
+    let broken: String = text
+        .split_inclusive('\n')
+        .enumerate()
+        .map(|(i, l)| {
+            if i == broken_line {
+                "    value = x *\n"
+            } else {
+                l
+            }
+        })
+        .collect();
+    let targets_ok: Vec<u32> = targets
+        .iter()
+        .copied()
+        .filter(|&l| l as usize != broken_line)
+        .collect();
     for (mode, how, which) in [
         ("incremental", Reparse::Incremental, Only::Incremental),
         ("incremental + tree", Reparse::Incremental, Only::Tree),
         ("from scratch", Reparse::Full, Only::Full),
+        (
+            "incremental, syntax error",
+            Reparse::Incremental,
+            Only::Broken,
+        ),
     ] {
         if a.only.is_some_and(|o| o != which) {
             continue;
         }
+        let (text, targets) = if which == Only::Broken {
+            (&broken, &targets_ok)
+        } else {
+            (&text, &targets)
+        };
         ws.docs.insert(key.clone(), Document::new(text.clone(), 0));
         let mut samples = Vec::with_capacity(a.edits);
         for k in 0..a.edits {
@@ -176,12 +212,24 @@ pub fn run(a: &BenchLspOptions) -> Result<BenchReport> {
                 std::hint::black_box(ws.docs[&key].tree().root_node().end_byte());
             }
             samples.push(t.elapsed().as_secs_f64() * 1e6);
-            diagnostics = d.diagnostics.len();
+            if which == Only::Broken {
+                anyhow::ensure!(
+                    d.diagnostics.len() == 1
+                        && d.diagnostics[0].source.as_deref() == Some("python"),
+                    "the file with a syntax error has {} diagnostics, not its syntax error alone",
+                    d.diagnostics.len()
+                );
+            } else {
+                diagnostics = d.diagnostics.len();
+            }
         }
         if which == Only::Incremental {
             fast_edits = ws.docs[&key].fast_edits();
         }
-        anyhow::ensure!(ws.docs[&key].text() == text, "the edits did not cancel out");
+        anyhow::ensure!(
+            ws.docs[&key].text() == *text,
+            "the edits did not cancel out"
+        );
         samples.sort_by(f64::total_cmp);
         timings.push(Timing {
             mode,
@@ -215,7 +263,7 @@ mod tests {
         assert_eq!(r.pivots, 10);
         assert!(r.lines >= 200);
         assert!(r.diagnostics > 0);
-        assert_eq!(r.timings.len(), 3);
+        assert_eq!(r.timings.len(), 4);
         assert!(r.fast_edits > 0);
     }
 }

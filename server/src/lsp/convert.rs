@@ -2,12 +2,12 @@
 //! edits, and JSON-RPC errors.
 
 use super::workspace::document::{Document, Utf16Pos};
-use super::workspace::findings::{Finding, PivotRef};
+use super::workspace::findings::Finding;
 use super::workspace::fixes::Edit;
 use super::workspace::test_runs::TestRuns;
 use crate::exec::doc_tests::Finding as TestFailure;
 use crate::python::Span;
-use serde_json::{json, Value};
+use serde_json::json;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, TextEdit,
@@ -37,50 +37,20 @@ pub fn text_edit(doc: &Document, e: &Edit) -> TextEdit {
     }
 }
 
+/// A finding as an LSP diagnostic. A pivot's diagnostic names the pivot in `code`; it has
+/// no `data`: a document's diagnostics are all sent again after every edit (100,000 of them
+/// for `check` on the standard library), and a JSON object per diagnostic was the largest
+/// part of building them.
 pub fn diagnostic(src: &str, f: &Finding) -> Diagnostic {
-    let data = match f {
-        Finding::Pivot { pivot, .. } => Some(pivot_data(pivot)),
-        Finding::Syntax { .. } | Finding::Notice { .. } => None,
-    };
-    diagnostic_with(src, f, data)
+    diagnostic_with(src, f)
 }
 
-/// `diagnostic` of each finding; the `data` object is built once per pivot and cloned
-/// (building it is most of the cost of a diagnostic).
+/// `diagnostic` of each finding.
 pub fn diagnostics(src: &str, findings: &[Finding]) -> Vec<Diagnostic> {
-    let mut built: Vec<(&PivotRef, Value)> = Vec::new();
-    findings
-        .iter()
-        .map(|f| {
-            let data = match f {
-                Finding::Pivot { pivot, .. } => {
-                    let i = match built.iter().position(|(p, _)| *p == pivot) {
-                        Some(i) => i,
-                        None => {
-                            built.push((pivot, pivot_data(pivot)));
-                            built.len() - 1
-                        }
-                    };
-                    Some(built[i].1.clone())
-                }
-                Finding::Syntax { .. } | Finding::Notice { .. } => None,
-            };
-            diagnostic_with(src, f, data)
-        })
-        .collect()
+    findings.iter().map(|f| diagnostic_with(src, f)).collect()
 }
 
-fn pivot_data(pivot: &PivotRef) -> Value {
-    json!({
-        "pivot": pivot.id,
-        "version": pivot.version,
-        "session": pivot.session,
-        "kind": pivot.kind.name(),
-        "rule": pivot.rule.to_json(),
-    })
-}
-
-fn diagnostic_with(src: &str, f: &Finding, data: Option<Value>) -> Diagnostic {
+fn diagnostic_with(src: &str, f: &Finding) -> Diagnostic {
     let range = span_range(src, f.span());
     match f {
         Finding::Pivot { pivot, .. } => Diagnostic {
@@ -89,7 +59,6 @@ fn diagnostic_with(src: &str, f: &Finding, data: Option<Value>) -> Diagnostic {
             code: Some(NumberOrString::String(pivot.id.clone())),
             source: Some("pivot".into()),
             message: f.message().to_string(),
-            data,
             ..Diagnostic::default()
         },
         Finding::Syntax { .. } => Diagnostic {

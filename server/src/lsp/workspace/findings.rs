@@ -32,6 +32,16 @@ impl PivotRef {
         }
     }
 
+    /// Whether this is `a`'s pivot in `a`'s version, as `PivotRef::of(a)` would make it.
+    fn is(&self, a: &Active) -> bool {
+        self.id == a.pivot.id
+            && self.version == a.version.version
+            && self.session == a.version.session
+            && self.kind == a.version.kind
+            && self.rule == a.version.rule
+            && self.text == a.version.text
+    }
+
     /// The instruction text, or the id when the pivot has none.
     pub fn title(&self) -> &str {
         if self.text.trim().is_empty() {
@@ -46,7 +56,9 @@ impl PivotRef {
 pub enum Finding {
     Pivot {
         span: Span,
-        pivot: PivotRef,
+        /// Shared by all of the pivot's findings: a document's findings are rebuilt on
+        /// every edit, and a copy per finding was most of that.
+        pivot: Arc<PivotRef>,
         reason: Reason,
         message: String,
     },
@@ -122,7 +134,7 @@ impl Checked for Module {
                     more = true;
                     break;
                 }
-                let pivot = PivotRef::of(a);
+                let pivot = Arc::new(PivotRef::of(a));
                 let message = message(src, &pivot, v.span, &v.reason);
                 out.push(Finding::Pivot {
                     span: v.span,
@@ -163,7 +175,7 @@ fn file_level(kind: ObjectKind) -> bool {
 /// statement has a name to test.
 #[derive(Default)]
 pub struct FindingsCache {
-    pivots: Vec<PivotRef>,
+    pivots: Vec<Arc<PivotRef>>,
     /// `pivots` grouped for checking together; built with them.
     groups: PivotGroups,
     /// By chunk address; the `Arc` keeps the chunk alive, so an address is never reused
@@ -196,8 +208,11 @@ impl FindingsCache {
         if let Some(e) = &analysis.syntax_error {
             return vec![syntax(e)];
         }
-        let pivots: Vec<PivotRef> = active.iter().map(PivotRef::of).collect();
-        if pivots != self.pivots {
+        let unchanged = active.len() == self.pivots.len()
+            && active.iter().zip(&self.pivots).all(|(a, p)| p.is(a));
+        if !unchanged {
+            let pivots: Vec<Arc<PivotRef>> =
+                active.iter().map(|a| Arc::new(PivotRef::of(a))).collect();
             self.chunks.clear();
             self.groups = PivotGroups::of(&pivots);
             self.pivots = pivots;
@@ -341,7 +356,7 @@ struct KindPivots {
 }
 
 impl PivotGroups {
-    fn of(pivots: &[PivotRef]) -> PivotGroups {
+    fn of(pivots: &[Arc<PivotRef>]) -> PivotGroups {
         let mut kinds: Vec<KindPivots> = Vec::new();
         let mut index: HashMap<(ObjectKind, &str), (usize, usize)> = HashMap::new();
         for (i, p) in pivots.iter().enumerate() {
@@ -437,7 +452,7 @@ fn regex_set(rules: &[(Rule, Vec<usize>)]) -> Option<RegexSet> {
 
 /// One statement's findings: `check` on its entries alone, for every pivot that is not
 /// file-level.
-fn chunk_findings(chunk: &Chunk, pivots: &[PivotRef], groups: &PivotGroups) -> ChunkFindings {
+fn chunk_findings(chunk: &Chunk, pivots: &[Arc<PivotRef>], groups: &PivotGroups) -> ChunkFindings {
     let module = Module {
         syntax_error: None,
         objects: chunk.objects.clone(),
