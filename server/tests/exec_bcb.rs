@@ -266,3 +266,53 @@ fn exec_bcb_verdicts_equal_bigcodebench_evaluator_on_thirty_scientific_tasks() {
         }
     }
 }
+
+/// Each task draws from numpy's global generator as a new interpreter would: the zygote
+/// imported numpy once, but its forks must not all start from the zygote's seed (under the
+/// evaluator every task is a fresh process, so two samples, or two runs of a flaky test,
+/// see different numbers).
+#[test]
+fn exec_bcb_every_task_gets_fresh_random_seeds() {
+    let _g = serial();
+    let Some(py) = scientific_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("random.jsonl");
+    let task = serde_json::json!({
+        "task_id": "BcbSci/draw",
+        "complete_prompt": "import numpy as np\ndef task_func():\n",
+        "instruct_prompt": "Draw a number.",
+        "code_prompt": "import numpy as np\ndef task_func():\n",
+        "canonical_solution": "    return float(np.random.rand())\n",
+        "test": "import unittest\nclass TestCases(unittest.TestCase):\n    def test_draw(self):\n        self.assertEqual(task_func(), -1.0)\n",
+        "entry_point": "task_func",
+        "doc_struct": "{}",
+        "libs": "['numpy']",
+    });
+    std::fs::write(&path, format!("{task}\n")).unwrap();
+    let problems = load_problems(&ProblemSource::Path(path), &py).expect("loads");
+    let p = &problems[0];
+    let r = Runner::new(RunnerConfig {
+        python: py,
+        timeout: Duration::from_secs(20),
+        jobs: 1,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)");
+    let code = p.canonical_code();
+    let tasks: Vec<(&Problem, &str)> = (0..4).map(|_| (p, code.as_str())).collect();
+    let draws: Vec<String> = r
+        .run_batch(&tasks, |_, _| {})
+        .iter()
+        .map(|res| {
+            assert_eq!(res.status, Status::Fail, "{:?}", res.details);
+            let text = res.details.get("test_draw").unwrap_or("").to_string();
+            let line = text.lines().find(|l| l.starts_with("AssertionError"));
+            line.unwrap_or_else(|| panic!("no assertion line in {text}"))
+                .to_string()
+        })
+        .collect();
+    let distinct: std::collections::HashSet<&String> = draws.iter().collect();
+    assert_eq!(distinct.len(), draws.len(), "the same draws: {draws:?}");
+}

@@ -60,7 +60,27 @@ def child_setup(req, work, home, tmp, out_fd, keep, drop):
     else:
         env["TMPDIR"] = tmp
         tempfile.tempdir = tmp
+    fresh_generators()
     return moved
+
+
+def fresh_generators():
+    """New seeds for the random generators the zygote's libraries made at import. Under the
+    evaluator every task is a new interpreter, seeded anew; a fork would give every task of a
+    worker the same numbers (two samples of a task, or a flaky test, would then never
+    differ). CPython reseeds `random` at fork itself; numpy's global generator, Faker's and
+    torch's it does not."""
+    mtrand = sys.modules.get("numpy.random.mtrand")
+    state = getattr(mtrand, "_rand", None)
+    if state is not None:
+        state.seed()
+    faker_generator = sys.modules.get("faker.generator")
+    shared = getattr(faker_generator, "random", None)
+    if isinstance(shared, random.Random):
+        shared.seed()
+    torch = sys.modules.get("torch")
+    if torch is not None and callable(getattr(torch, "seed", None)):
+        torch.seed()
 
 
 def set_limits(req):
