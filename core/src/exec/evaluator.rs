@@ -198,7 +198,7 @@ pub fn run(
                         None => paths.push(bin.to_path_buf()),
                     }
                 }
-                c.args(bwrap_args(&paths, &fork, &work, drop)?);
+                c.args(bwrap_args(&paths, python.parent(), &fork, &work, drop)?);
                 c.arg("--").arg(&python).args(&driver_args);
                 c
             }
@@ -313,6 +313,7 @@ fn bind_inside(a: &mut Vec<String>, base: &Path, p: &Path) {
 
 fn bwrap_args(
     interpreter_paths: &[PathBuf],
+    interpreter_dir: Option<&Path>,
     fork: &Path,
     work: &Path,
     drop: bool,
@@ -356,6 +357,12 @@ fn bwrap_args(
     }
     // After the private /tmp: the work folder (under the host's temp dir) stays visible.
     a.extend(["--bind".to_string(), s(work), s(work)]);
+    // In BigCodeBench's image the environment's interpreter is the `python` on PATH (a task
+    // that runs `python script.py` gets it), as it is for `exec`'s tasks.
+    let path = match interpreter_dir {
+        Some(d) => format!("{}:/usr/local/bin:/usr/bin:/bin", s(d)),
+        None => "/usr/local/bin:/usr/bin:/bin".to_string(),
+    };
     a.extend(
         [
             "--chdir",
@@ -368,7 +375,7 @@ fn bwrap_args(
             "--clearenv",
             "--setenv",
             "PATH",
-            "/usr/local/bin:/usr/bin:/bin",
+            &path,
             "--setenv",
             "HOME",
             "/tmp",
@@ -418,8 +425,14 @@ mod tests {
         let venv = d.path().join("venv");
         std::fs::create_dir_all(&venv).unwrap();
         let work = d.path().join("work");
-        let args =
-            bwrap_args(std::slice::from_ref(&venv), Path::new("/usr"), &work, false).unwrap();
+        let args = bwrap_args(
+            std::slice::from_ref(&venv),
+            None,
+            Path::new("/usr"),
+            &work,
+            false,
+        )
+        .unwrap();
         let s = |p: &Path| p.to_string_lossy().into_owned();
         let tmpfs = args
             .windows(2)
