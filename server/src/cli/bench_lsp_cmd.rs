@@ -24,6 +24,11 @@ pub struct BenchLspArgs {
     /// while the machine's cores are taken: `--busy 2` on a 2-core machine.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub busy: usize,
+    /// Pause this many milliseconds before each edit (not timed), as between keystrokes
+    /// (10 keys a second is 100 ms). Default: edits back to back, which on a busy machine
+    /// times the scheduler sharing a core between processes that never wait, not typing.
+    #[arg(long, value_name = "MS")]
+    pub pace_ms: Option<u64>,
 }
 
 /// Processes that keep cores busy until dropped.
@@ -59,6 +64,7 @@ pub fn run(a: BenchLspArgs) -> Result<i32> {
         lines: a.lines,
         edits: a.edits,
         only: a.only,
+        pace: a.pace_ms.map(std::time::Duration::from_millis),
     })?;
     drop(busy);
     if a.json {
@@ -67,7 +73,7 @@ pub fn run(a: BenchLspArgs) -> Result<i32> {
             .iter()
             .map(|t| json!({"mode": t.mode, "p50_us": t.p50_us, "p99_us": t.p99_us, "mean_us": t.mean_us, "max_us": t.max_us}))
             .collect();
-        let out = json!({"lines": r.lines, "pivots": r.pivots, "diagnostics": r.diagnostics, "edits": a.edits, "fast_edits": r.fast_edits, "busy": a.busy, "timings": timings});
+        let out = json!({"lines": r.lines, "pivots": r.pivots, "diagnostics": r.diagnostics, "edits": a.edits, "fast_edits": r.fast_edits, "busy": a.busy, "pace_ms": a.pace_ms, "timings": timings});
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!(
@@ -76,10 +82,13 @@ pub fn run(a: BenchLspArgs) -> Result<i32> {
             r.pivots,
             r.diagnostics,
             a.edits,
-            if a.busy > 0 {
-                format!(", while {} other processes keep cores busy", a.busy)
-            } else {
-                String::new()
+            match (a.busy, a.pace_ms) {
+                (0, None) => String::new(),
+                (0, Some(p)) => format!(", {p} ms apart"),
+                (b, None) => format!(", while {b} other processes keep cores busy"),
+                (b, Some(p)) => format!(
+                    ", {p} ms apart, while {b} other processes keep cores busy"
+                ),
             }
         );
         if a.only.is_none_or(|o| o == bench::Only::Incremental) {

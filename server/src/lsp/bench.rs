@@ -27,6 +27,8 @@ pub struct BenchLspOptions {
     pub edits: usize,
     /// Time only this mode (e.g. to count instructions of one under callgrind).
     pub only: Option<Only>,
+    /// A pause before each edit (not timed), as between keystrokes; None: back to back.
+    pub pace: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,6 +206,9 @@ pub fn run(a: &BenchLspOptions) -> Result<BenchReport> {
                     text: String::new(),
                 }
             };
+            if let Some(p) = a.pace {
+                std::thread::sleep(p);
+            }
             let t = Instant::now();
             let doc = ws.docs.get_mut(&key).expect("the document is open");
             doc.apply(std::slice::from_ref(&change), k as i32 + 1, how);
@@ -258,6 +263,7 @@ mod tests {
             lines: 200,
             edits: 20,
             only: None,
+            pace: None,
         })
         .unwrap();
         assert_eq!(r.pivots, 10);

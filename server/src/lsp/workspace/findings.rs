@@ -7,6 +7,7 @@ use crate::python::incremental::{Analysis, Chunk};
 use crate::python::{Entry, Item, Module, ObjectKind, Objects, Span, SyntaxError};
 use regex::{RegexSet, RegexSetBuilder};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// The pivot version a finding is about.
@@ -180,7 +181,29 @@ pub struct FindingsCache {
     groups: PivotGroups,
     /// By chunk address; the `Arc` keeps the chunk alive, so an address is never reused
     /// for another chunk while its entry is here.
-    chunks: HashMap<usize, (Arc<Chunk>, Arc<ChunkFindings>)>,
+    chunks: HashMap<usize, (Arc<Chunk>, Arc<ChunkFindings>), BuildHasherDefault<AddressHash>>,
+}
+
+/// Hashes a chunk's address (a multiple of its alignment) by one multiplication: SipHash
+/// over every statement of the document was a visible part of an edit's cost.
+#[derive(Default)]
+struct AddressHash(u64);
+
+impl Hasher for AddressHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        // The product's high half folded into the low one: the table indexes by low bits,
+        // and an address's low bits are always zero.
+        let h = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = h ^ (h >> 32);
+    }
 }
 
 struct ChunkFindings {
@@ -217,7 +240,10 @@ impl FindingsCache {
             self.groups = PivotGroups::of(&pivots);
             self.pivots = pivots;
         }
-        let mut old = std::mem::take(&mut self.chunks);
+        let mut old = std::mem::replace(
+            &mut self.chunks,
+            HashMap::with_capacity_and_hasher(analysis.chunks.len(), Default::default()),
+        );
         let mut per_chunk = Vec::with_capacity(analysis.chunks.len());
         // Statements are checked in order until MAX_FINDINGS are found; the rest are not
         // checked (nor cached) while the document has that many.
@@ -245,26 +271,23 @@ impl FindingsCache {
         }
         let n = self.pivots.len();
         let tested: Vec<ObjectKind> = per_chunk.iter().flat_map(|f| f.tested.clone()).collect();
-        // Key: (start, end, pivot, chunk, order within the chunk) = a stable sort of the
-        // pivot-major order by position.
-        type Key = (usize, usize, usize, usize, usize);
-        let mut out: Vec<(Key, Finding)> = Vec::new();
-        for (ci, (p, f)) in analysis.chunks.iter().zip(&per_chunk).enumerate() {
-            for (k, c) in f.items.iter().enumerate() {
+        // Statement findings come in order of (start, end, pivot) within each statement, and
+        // statements in order: the whole list is in that order without a sort. Only the
+        // file-level findings (imports, comments: a few) are merged in.
+        let total: usize = per_chunk.iter().map(|f| f.items.len()).sum();
+        let mut out: Vec<Finding> = Vec::with_capacity(total.min(MAX_FINDINGS) + 1);
+        for (p, f) in analysis.chunks.iter().zip(&per_chunk) {
+            for c in &f.items {
                 // Unchecked statements may have a name to test: no conditional finding.
                 if c.conditional && (tested.contains(&self.pivots[c.pivot].kind) || truncated) {
                     continue;
                 }
-                let span = p.absolute(c.span);
-                out.push((
-                    (span.start_byte, span.end_byte, c.pivot, ci, k),
-                    Finding::Pivot {
-                        span,
-                        pivot: self.pivots[c.pivot].clone(),
-                        reason: c.reason.clone(),
-                        message: c.message.clone(),
-                    },
-                ));
+                out.push(Finding::Pivot {
+                    span: p.absolute(c.span),
+                    pivot: self.pivots[c.pivot].clone(),
+                    reason: c.reason.clone(),
+                    message: c.message.clone(),
+                });
             }
         }
         let files: Vec<usize> = (0..n)
@@ -295,10 +318,10 @@ impl FindingsCache {
             for i in files {
                 let pivot = &self.pivots[i];
                 let outcome = check(&module, src, pivot.kind, &pivot.rule);
-                for (k, v) in outcome.violations.into_iter().enumerate() {
+                for v in outcome.violations {
                     let message = message(src, pivot, v.span, &v.reason);
                     extra.push((
-                        (v.span.start_byte, v.span.end_byte, i, 0, k),
+                        i,
                         Finding::Pivot {
                             span: v.span,
                             pivot: pivot.clone(),
@@ -308,22 +331,56 @@ impl FindingsCache {
                     ));
                 }
             }
-            out.extend(extra);
-            out.sort_by_key(|x| x.0);
-        } else if !out.windows(2).all(|w| w[0].0 <= w[1].0) {
-            out.sort_by_key(|x| x.0);
+            // Stable: each pivot's own findings keep the order `check` gave them.
+            extra.sort_by_key(|(i, f)| (f.span().start_byte, f.span().end_byte, *i));
+            out = merge(out, extra, |f| self.pivot_index(f));
         }
         if out.len() > MAX_FINDINGS {
             out.truncate(MAX_FINDINGS);
             truncated = true;
         }
-        let mut shown: Vec<Finding> = Vec::with_capacity(out.len() + 1);
         if truncated {
-            shown.push(capped(src));
+            out.insert(0, capped(src));
         }
-        shown.extend(out.into_iter().map(|x| x.1));
-        shown
+        out
     }
+
+    /// The index in `pivots` of a pivot finding's pivot (by address: they are shared).
+    fn pivot_index(&self, f: &Finding) -> usize {
+        match f {
+            Finding::Pivot { pivot, .. } => self
+                .pivots
+                .iter()
+                .position(|p| Arc::ptr_eq(p, pivot))
+                .unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        }
+    }
+}
+
+/// `sorted` (statement findings in order of start, end and pivot index) and `extra`
+/// (file-level findings with their pivot index, in the same order) as one list in that
+/// order. No two findings of different lists tie: a pivot is file-level or it is not.
+fn merge(
+    sorted: Vec<Finding>,
+    extra: Vec<(usize, Finding)>,
+    index: impl Fn(&Finding) -> usize,
+) -> Vec<Finding> {
+    let mut out = Vec::with_capacity(sorted.len() + extra.len());
+    let mut extra = extra.into_iter().peekable();
+    for f in sorted {
+        let key = (f.span().start_byte, f.span().end_byte, index(&f));
+        while let Some((i, e)) = extra.peek() {
+            if (e.span().start_byte, e.span().end_byte, *i) < key {
+                out.push(extra.next().expect("peeked").1);
+            } else {
+                break;
+            }
+        }
+        out.push(f);
+    }
+    out.extend(extra.map(|(_, e)| e));
+    out
 }
 
 /// Distinct regex rules of one kind above this many are matched through `RegexSet`s rather
