@@ -210,6 +210,10 @@ pub struct BenchExecArgs {
     /// with --python (it needs numpy and matplotlib), and compare every verdict.
     #[arg(long, value_name = "DIR")]
     pub bigcodebench: Option<PathBuf>,
+    /// Leave out the fresh-interpreter baseline (one task after another: on the 570
+    /// BigCodeBench tasks it alone takes about 20 minutes); the peers still run.
+    #[arg(long)]
+    pub no_baseline: bool,
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -483,16 +487,6 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     let profile = runner.profile();
     drop(runner);
 
-    let bar = Progress::new(tasks.len() as u64, "baseline");
-    let start = Instant::now();
-    let mut slow: Vec<EvalResult> = Vec::with_capacity(tasks.len());
-    for (p, s) in &tasks {
-        slow.push(exec::baseline::run_fresh_process(&python, p, s, timeout)?);
-        bar.inc(1);
-    }
-    bar.finish();
-    let baseline_time = start.elapsed();
-
     let passed = |rs: &[EvalResult]| rs.iter().filter(|r| r.status == Status::Pass).count();
     println!(
         "runner   (zygote, sandbox {sandbox}): {:>8.2} s  ({}/{} pass)",
@@ -500,16 +494,27 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         passed(&fast),
         tasks.len()
     );
-    println!(
-        "baseline (fresh python per task, sequential, no sandbox): {:>8.2} s  ({}/{} pass)",
-        baseline_time.as_secs_f64(),
-        passed(&slow),
-        tasks.len()
-    );
-    println!(
-        "speed-up: {:.1}x",
-        baseline_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
-    );
+    if !a.no_baseline {
+        let bar = Progress::new(tasks.len() as u64, "baseline");
+        let start = Instant::now();
+        let mut slow: Vec<EvalResult> = Vec::with_capacity(tasks.len());
+        for (p, s) in &tasks {
+            slow.push(exec::baseline::run_fresh_process(&python, p, s, timeout)?);
+            bar.inc(1);
+        }
+        bar.finish();
+        let baseline_time = start.elapsed();
+        println!(
+            "baseline (fresh python per task, sequential, no sandbox): {:>8.2} s  ({}/{} pass)",
+            baseline_time.as_secs_f64(),
+            passed(&slow),
+            tasks.len()
+        );
+        println!(
+            "speed-up: {:.1}x",
+            baseline_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
+        );
+    }
     print_profile(&profile);
     print_floor(&profile, runner_jobs(&a.run), runner_time);
     if let Some(fork) = &a.bigcodebench {
