@@ -165,6 +165,9 @@ pub struct Disagreement {
     /// The first lines of each side's first differing detail, for the reader.
     pub ours_detail: String,
     pub evaluator_detail: String,
+    /// The evaluator's verdicts on the same sample in further runs (see
+    /// [`Comparison::settle_with_rerun`]), in the order they came.
+    pub evaluator_reruns: Vec<Side>,
 }
 
 /// Both sides over all samples.
@@ -189,9 +192,19 @@ pub fn timing_dependent(d: &Disagreement) -> bool {
 }
 
 impl Comparison {
-    /// Moves the disagreement on `task_id`/`kind` to [`Comparison::evaluator_varies`] when
-    /// `rerun` (a further evaluator verdict on the same sample) equals our side.
+    /// Records `rerun` (a further evaluator verdict on the same sample) on the disagreement on
+    /// `task_id`/`kind`, and moves it to [`Comparison::evaluator_varies`] when the rerun equals
+    /// our side: the evaluator gives our verdict too. Returns whether it moved (or had).
     pub fn settle_with_rerun(&mut self, task_id: &str, kind: Kind, rerun: &Verdict) -> bool {
+        let side = their_side(rerun);
+        if let Some(d) = self
+            .evaluator_varies
+            .iter_mut()
+            .find(|d| d.task_id == task_id && d.kind == kind)
+        {
+            d.evaluator_reruns.push(side);
+            return true;
+        }
         let Some(i) = self
             .disagreements
             .iter()
@@ -199,7 +212,9 @@ impl Comparison {
         else {
             return false;
         };
-        if !same(&self.disagreements[i].ours, &their_side(rerun)) {
+        let agrees = same(&self.disagreements[i].ours, &side);
+        self.disagreements[i].evaluator_reruns.push(side);
+        if !agrees {
             return false;
         }
         let d = self.disagreements.remove(i);
@@ -355,6 +370,7 @@ pub fn compare(
             cause: why,
             ours_detail: od,
             evaluator_detail: td,
+            evaluator_reruns: Vec::new(),
         });
     }
     c
@@ -373,6 +389,7 @@ pub fn write_listing(dir: &Path, c: &Comparison, meta: serde_json::Value) -> Res
         "by_cause": c.by_cause,
         "evaluator_varies": c.evaluator_varies.iter().map(|d| serde_json::json!({
             "task_id": d.task_id, "kind": d.kind.name(), "ours": d.ours, "evaluator_first_run": d.evaluator,
+            "evaluator_reruns": d.evaluator_reruns,
         })).collect::<Vec<_>>(),
     });
     write_atomic(
@@ -384,18 +401,24 @@ pub fn write_listing(dir: &Path, c: &Comparison, meta: serde_json::Value) -> Res
         &(serde_json::to_string_pretty(&c.disagreements)? + "\n"),
     )?;
     let mut tsv = String::from(
-        "task_id\tkind\tcause\tours_status\tours_failing\tevaluator_status\tevaluator_failing\n",
+        "task_id\tkind\tcause\tours_status\tours_failing\tevaluator_status\tevaluator_failing\tevaluator_reruns\n",
     );
     for d in &c.disagreements {
+        let reruns: Vec<&str> = d
+            .evaluator_reruns
+            .iter()
+            .map(|s| s.status.as_str())
+            .collect();
         tsv.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
             d.task_id,
             d.kind.name(),
             d.cause,
             d.ours.status,
             d.ours.failing.join(","),
             d.evaluator.status,
-            d.evaluator.failing.join(",")
+            d.evaluator.failing.join(","),
+            reruns.join(",")
         ));
     }
     write_atomic(&dir.join("disagreements.tsv"), &tsv)
@@ -445,6 +468,51 @@ mod tests {
         }
         assert!(solution(&p, Kind::ModuleError).starts_with("import pivot_parity_no_such_module\n"));
         assert!(solution(&p, Kind::ExitModule).ends_with("\nexit()\n"));
+    }
+
+    fn verdict(status: &str, failing: &[&str]) -> Verdict {
+        Verdict {
+            status: status.into(),
+            details: failing
+                .iter()
+                .map(|t| (t.to_string(), "Traceback".to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_rerun_settles_only_when_the_evaluator_gives_our_verdict_and_every_rerun_is_kept() {
+        let p = problem();
+        let problems: HashMap<&str, &Problem> = [(p.task_id.as_str(), &p)].into();
+        let samples = vec![Sample {
+            task_id: p.task_id.clone(),
+            kind: Kind::WrongValue,
+            solution: solution(&p, Kind::WrongValue),
+        }];
+        let ours = vec![EvalResult {
+            task_id: p.task_id.clone(),
+            solution: String::new(),
+            status: Status::Timeout,
+            details: Default::default(),
+            tamper: Vec::new(),
+            output: String::new(),
+        }];
+        let mut c = compare(&problems, &samples, &ours, &[verdict("fail", &["test_a"])]);
+        assert_eq!(c.disagreements.len(), 1);
+        assert!(!c.settle_with_rerun(&p.task_id, Kind::WrongValue, &verdict("fail", &["test_a"])));
+        assert!(!c.settle_with_rerun(&p.task_id, Kind::Canonical, &verdict("timeout", &[])));
+        assert_eq!((c.agree, c.disagreements.len()), (0, 1));
+        assert!(c.settle_with_rerun(&p.task_id, Kind::WrongValue, &verdict("timeout", &[])));
+        assert!(c.settle_with_rerun(&p.task_id, Kind::WrongValue, &verdict("fail", &["test_a"])));
+        assert_eq!((c.agree, c.disagreements.len()), (1, 0));
+        let d = &c.evaluator_varies[0];
+        let statuses: Vec<&str> = d
+            .evaluator_reruns
+            .iter()
+            .map(|s| s.status.as_str())
+            .collect();
+        assert_eq!(statuses, ["fail", "timeout", "fail"]);
+        assert_eq!(c.by_kind["wrong_value"], [1, 0]);
     }
 
     #[test]

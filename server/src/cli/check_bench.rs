@@ -1,7 +1,9 @@
 //! `pivot-lsp bench check`: `pivot-lsp check` over a Python tree (default: this machine's
 //! python3 standard library; site-packages is skipped by both tools) with a ten-pivot
 //! pivots.toml, side by side with `ruff check --select N --no-cache` (pep8-naming, the
-//! closest existing naming checker) on the same tree, in alternating runs.
+//! closest existing naming checker) on the same tree, in alternating runs, and against the
+//! floor: tree-sitter's parse alone of the same files with as many threads as `check` has
+//! servers, in this process (no server, no protocol, no walks, no pivots).
 
 use super::check_walk::{read_source, walk};
 use anyhow::{bail, Context, Result};
@@ -135,6 +137,38 @@ fn ruff_command(given: Option<&str>) -> Result<Vec<String>> {
     bail!("ruff is not installed (pip install ruff), or pass --ruff COMMAND")
 }
 
+/// `check`'s default number of servers: the cores, at most 8.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8)
+}
+
+/// The floor's wall time: each file read (as `check` reads it) and parsed by tree-sitter,
+/// nothing else, `jobs` threads taking the files round-robin as `check`'s servers do.
+fn parse_only(files: &[PathBuf], jobs: usize) -> f64 {
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for j in 0..jobs {
+            s.spawn(move || {
+                for f in files.iter().skip(j).step_by(jobs) {
+                    if let Ok(text) = read_source(f, 10_000_000) {
+                        let text = crate::python::module::lone_cr_as_lf(&text);
+                        std::hint::black_box(crate::python::module::parse_tree(&text, None));
+                    }
+                }
+            });
+        }
+    });
+    t.elapsed().as_secs_f64()
+}
+
+fn spread(v: &mut [f64]) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
 /// Wall time of one run; the command must exit 0.
 fn timed(cmd: &mut Command, what: &str) -> Result<f64> {
     let t = Instant::now();
@@ -167,10 +201,11 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     std::fs::write(&toml, PIVOTS)?;
     let ruff = ruff_command(a.ruff.as_deref())?;
     let walked = walk(&tree, &[PathBuf::from(".")], None)?;
-    let texts: Vec<String> = walked
-        .files
+    let paths: Vec<PathBuf> = walked.files.iter().map(|f| f.abs.clone()).collect();
+    let jobs = a.jobs.unwrap_or_else(default_jobs).max(1);
+    let texts: Vec<String> = paths
         .iter()
-        .filter_map(|f| read_source(&f.abs, 10_000_000).ok())
+        .filter_map(|f| read_source(f, 10_000_000).ok())
         .collect();
     let (files, bytes) = (texts.len(), texts.iter().map(String::len).sum::<usize>());
     let lines: usize = texts.iter().map(|t| t.lines().count()).sum();
@@ -202,39 +237,44 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
         c
     };
     // Warm-up: file cache, and both tools must work before anything is timed.
-    let progress = super::Progress::new(2 * (a.runs.max(1) as u64 + 1), "check and ruff runs");
+    let progress = super::Progress::new(
+        2 * (a.runs.max(1) as u64 + 1),
+        "check, ruff and parse-only runs",
+    );
     timed(&mut check(&tree), "pivot-lsp check")?;
     progress.inc(1);
     timed(&mut ruff_cmd(&tree), "ruff")?;
+    parse_only(&paths, jobs);
     progress.inc(1);
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours, mut theirs, mut floor) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..a.runs.max(1) {
         ours.push(timed(&mut check(&tree), "pivot-lsp check")?);
         progress.inc(1);
         theirs.push(timed(&mut ruff_cmd(&tree), "ruff")?);
+        floor.push(parse_only(&paths, jobs));
         progress.inc(1);
     }
     progress.finish();
-    ours.sort_by(f64::total_cmp);
-    theirs.sort_by(f64::total_cmp);
-    let (mo, mr) = (ours[ours.len() / 2], theirs[theirs.len() / 2]);
+    let (mo, o_min, o_max) = spread(&mut ours);
+    let (mr, r_min, r_max) = spread(&mut theirs);
+    let (mf, f_min, f_max) = spread(&mut floor);
     println!("tree: {} ({files} Python files, {lines} lines, {:.1} MB; site-packages, venv, build... skipped)", tree.display(), bytes as f64 / 1e6);
     println!("pivots: 10 (function, method, class, variable, argument, attribute names; function and method docstrings; an import; a method decorator)");
     println!(
-        "pivot-lsp check: median {mo:.3} s (min {:.3}, max {:.3}), {:.0} files/s",
-        ours[0],
-        ours[ours.len() - 1],
+        "pivot-lsp check --jobs {jobs}: median {mo:.3} s (min {o_min:.3}, max {o_max:.3}), {:.0} files/s",
         files as f64 / mo
     );
     println!(
-        "ruff check --select N --no-cache: median {mr:.3} s (min {:.3}, max {:.3}), {:.0} files/s",
-        theirs[0],
-        theirs[theirs.len() - 1],
+        "ruff check --select N --no-cache: median {mr:.3} s (min {r_min:.3}, max {r_max:.3}), {:.0} files/s",
         files as f64 / mr
     );
     println!(
-        "ratio pivot-lsp / ruff: {:.2}x ({} alternating runs each, after one warm-up)",
+        "floor, tree-sitter parse only ({jobs} threads, files read as check reads them): median {mf:.3} s (min {f_min:.3}, max {f_max:.3})"
+    );
+    println!(
+        "ratio pivot-lsp / ruff: {:.2}x; pivot-lsp / floor: {:.2}x ({} alternating runs each, after one warm-up)",
         mo / mr,
+        mo / mf,
         ours.len()
     );
     Ok(0)
