@@ -4,6 +4,9 @@
 
 use crate::lsp::transport::{write_framed, Frame, FramedReader};
 use anyhow::{anyhow, bail, Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -15,11 +18,44 @@ use tower_lsp_server::ls_types::Uri;
 /// How long the server may stay silent while we wait for it before we give up.
 const SILENCE: Duration = Duration::from_secs(120);
 
+/// One message from the server. Its parameters and result stay raw JSON until a caller
+/// reads them, into the type it wants: a stdlib-sized `check` receives 100,000 diagnostics,
+/// which are then read once, straight into LSP types, without a `Value` tree in between.
+#[derive(Deserialize)]
+pub struct Incoming {
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub id: Option<Value>,
+    #[serde(default)]
+    params: Option<Box<RawValue>>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+impl Incoming {
+    /// The parameters as `T` (`null` when there are none).
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
+        let raw = self.params.as_deref().map_or("null", RawValue::get);
+        serde_json::from_str(raw).with_context(|| {
+            format!(
+                "the language server sent {} with parameters that are not what LSP says",
+                self.method.as_deref().unwrap_or("a message")
+            )
+        })
+    }
+}
+
 pub struct LspClient {
     child: Child,
     stdin: Option<BufWriter<ChildStdin>>,
-    rx: Receiver<Value>,
+    rx: Receiver<Incoming>,
     next_id: i64,
+    /// Responses that came while another one was awaited (requests sent ahead of their
+    /// answers may be answered in any order).
+    early: std::collections::HashMap<i64, Incoming>,
     /// `window/showMessage` / `logMessage` texts received so far.
     pub messages: Vec<String>,
 }
@@ -50,7 +86,7 @@ impl LspClient {
             while let Some(frame) = r.next_frame() {
                 // What does not parse is skipped, as the server skips it from its clients.
                 let Frame::Body(body) = frame else { continue };
-                let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+                let Ok(v) = serde_json::from_slice::<Incoming>(&body) else {
                     continue;
                 };
                 if tx.send(v).is_err() {
@@ -63,6 +99,7 @@ impl LspClient {
             stdin,
             rx,
             next_id: 0,
+            early: Default::default(),
             messages: Vec::new(),
         };
         let root_uri = uri_of(root)?;
@@ -102,28 +139,69 @@ impl LspClient {
         &mut self,
         method: &str,
         params: Value,
-        on_other: &mut dyn FnMut(Value),
+        on_other: &mut dyn FnMut(Incoming),
     ) -> Result<Value> {
+        self.request_as(method, params, on_other)
+    }
+
+    /// [`LspClient::request_with`], its result read straight into `T` (`null` when the
+    /// server sent none).
+    pub fn request_as<T: DeserializeOwned>(
+        &mut self,
+        method: &str,
+        params: Value,
+        on_other: &mut dyn FnMut(Incoming),
+    ) -> Result<T> {
+        let id = self.send_request(method, params)?;
+        self.flush()?;
+        self.response_as(id, method, on_other)
+    }
+
+    /// Sends a request without waiting for its answer (nor flushing): several can be sent
+    /// back to back and their answers read afterwards with [`LspClient::response_as`].
+    pub fn send_request(&mut self, method: &str, params: Value) -> Result<i64> {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        self.flush()?;
-        loop {
-            let msg = self.recv()?;
-            if msg.get("method").is_none() && msg.get("id") == Some(&json!(id)) {
-                if let Some(e) = msg.get("error") {
-                    let text = e.get("message").and_then(Value::as_str).unwrap_or("");
-                    bail!("{text}");
-                }
-                return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
+        Ok(id)
+    }
+
+    /// Waits for the answer to request `id` (sent as `method`), read into `T`; other answers
+    /// that arrive first are kept for their own call, notifications go to `on_other`.
+    pub fn response_as<T: DeserializeOwned>(
+        &mut self,
+        id: i64,
+        method: &str,
+        on_other: &mut dyn FnMut(Incoming),
+    ) -> Result<T> {
+        let msg = loop {
+            if let Some(m) = self.early.remove(&id) {
+                break m;
             }
-            on_other(msg);
+            let msg = self.recv()?;
+            match (
+                msg.method.is_none(),
+                msg.id.as_ref().and_then(Value::as_i64),
+            ) {
+                (true, Some(got)) if got == id => break msg,
+                (true, Some(got)) => {
+                    self.early.insert(got, msg);
+                }
+                _ => on_other(msg),
+            }
+        };
+        if let Some(e) = &msg.error {
+            let text = e.get("message").and_then(Value::as_str).unwrap_or("");
+            bail!("{text}");
         }
+        let raw = msg.result.as_deref().map_or("null", RawValue::get);
+        serde_json::from_str(raw)
+            .with_context(|| format!("the language server's answer to {method}"))
     }
 
     /// The next message from the server that is not answered here (a request from the
     /// server is answered with null; shown messages are kept in `messages`).
-    pub fn recv(&mut self) -> Result<Value> {
+    pub fn recv(&mut self) -> Result<Incoming> {
         loop {
             let msg = match self.rx.recv_timeout(SILENCE) {
                 Ok(m) => m,
@@ -137,16 +215,19 @@ impl LspClient {
                     bail!("the language server exited unexpectedly")
                 }
             };
-            let method = msg.get("method").and_then(Value::as_str);
-            match (method, msg.get("id")) {
+            match (msg.method.as_deref(), &msg.id) {
                 (Some(_), Some(id)) => {
                     let id = id.clone();
                     self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}))?;
                     self.flush()?;
                 }
                 (Some("window/showMessage" | "window/logMessage"), None) => {
-                    if let Some(t) = msg["params"]["message"].as_str() {
-                        self.messages.push(t.to_string());
+                    #[derive(Deserialize)]
+                    struct Shown {
+                        message: String,
+                    }
+                    if let Ok(t) = msg.params::<Shown>() {
+                        self.messages.push(t.message);
                     }
                 }
                 _ => return Ok(msg),

@@ -96,6 +96,14 @@ pub fn drive(
 
 type ServerResult = (Value, Vec<(usize, Checked)>, Vec<String>);
 
+/// `textDocument/publishDiagnostics`' parameters, as this client needs them (the URI kept as
+/// the text it was sent as).
+#[derive(serde::Deserialize)]
+struct Published {
+    uri: String,
+    diagnostics: Vec<Diagnostic>,
+}
+
 fn one_server(
     root: &Path,
     setup: &Value,
@@ -139,25 +147,15 @@ fn one_server(
             break;
         }
         c.flush()?;
-        let mut msg = c.recv()?;
-        if msg.get("method").and_then(Value::as_str) != Some("textDocument/publishDiagnostics") {
+        let msg = c.recv()?;
+        if msg.method.as_deref() != Some("textDocument/publishDiagnostics") {
             continue;
         }
-        let p = &mut msg["params"];
-        let Some(uri) = p["uri"].as_str().map(str::to_string) else {
-            continue;
-        };
+        let Published { uri, diagnostics } = msg.params()?;
         // A publish for a document already closed (its clearing) is not ours to keep.
         let Some((i, sha256)) = pending.remove(&uri) else {
             continue;
         };
-        // Taken, not cloned: a stdlib-sized run publishes 100,000 diagnostics.
-        let diagnostics: Vec<Diagnostic> = serde_json::from_value(p["diagnostics"].take())
-            .map_err(|e| {
-                anyhow!(
-                    "the server published diagnostics for {uri} that are not LSP diagnostics: {e}"
-                )
-            })?;
         out.push((
             i,
             Checked::Published {

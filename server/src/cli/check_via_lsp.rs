@@ -7,7 +7,7 @@
 
 use super::check_client::{uri_of, LspClient};
 use crate::bench::memorycode::score::{
-    score_dialogue_with, score_dirs_part, AnswerResult, Detail, DialogueResult,
+    score_dialogue_with, score_dirs_part, AnswerAt, AnswerResult, Detail, DialogueResult,
 };
 use crate::bench::memorycode::{Dialogue, ModelOutput, Report};
 use crate::pivots::Verdict;
@@ -54,6 +54,14 @@ pub fn score_via_lsp(
     Ok(report)
 }
 
+/// `pivot/memorycode/answer`'s result, read straight into the scorer's types.
+#[derive(serde::Deserialize)]
+struct AnswerReply {
+    session: usize,
+    /// (pair index, verdict) per checked pair.
+    verdicts: Vec<(usize, Verdict)>,
+}
+
 fn one_dialogue(
     c: &mut LspClient,
     root: &Path,
@@ -71,11 +79,29 @@ fn one_dialogue(
         &mut |_| {},
     )
     .map_err(err)?;
-    let mut current = 0usize;
-    let mut n = 0usize;
+    // The answers in the order the scorer asks for them (an order that does not depend on
+    // the verdicts), so that all of a dialogue's messages go out at once, as an editor sends
+    // what the user does without waiting for each answer, and the answers are read after.
+    let mut asked: Vec<(AnswerAt, &str)> = Vec::new();
     score_dialogue_with(d, o, &mut |at, text| {
+        asked.push((at, code_block::extract(text)));
+        Ok(AnswerResult {
+            session: at.session,
+            kind: at.kind,
+            answer: at.answer,
+            syntax_error: None,
+            verdicts: Vec::new(),
+        })
+    })?;
+    let mut current = 0usize;
+    let mut sent = Vec::with_capacity(asked.len());
+    for (n, (at, code)) in asked.iter().enumerate() {
         if at.session != current {
-            c.request_with(
+            // A session move is awaited: the answers after it must see the new session, and a
+            // document may be closed right after its answer only if that answer does not wait
+            // behind a move.
+            c.flush().map_err(err)?;
+            c.request_as::<Value>(
                 "workspace/executeCommand",
                 json!({"command": "pivot.session.goto", "arguments": [{"index": at.session}]}),
                 &mut |_| {},
@@ -83,50 +109,52 @@ fn one_dialogue(
             .map_err(err)?;
             current = at.session;
         }
-        n += 1;
-        let uri = uri_of(&root.join(format!("dialogue_{}_{n}.py", d.id))).map_err(err)?;
-        let code = code_block::extract(text);
+        let uri = uri_of(&root.join(format!("dialogue_{}_{}.py", d.id, n + 1))).map_err(err)?;
         c.notify(
             "textDocument/didOpen",
             json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": code}}),
         )
         .map_err(err)?;
-        let v = c
-            .request_with(
+        let id = c
+            .send_request(
                 crate::lsp::MEMORYCODE_ANSWER,
                 json!({"uri": uri, "kind": at.kind.name(), "answer": at.answer}),
-                &mut |_| {},
             )
             .map_err(err)?;
+        // The server handles each message in turn until its first wait, and an answer has
+        // none: its document is read before this close is.
         c.notify(
             "textDocument/didClose",
             json!({"textDocument": {"uri": uri}}),
         )
         .map_err(err)?;
-        if v["session"] != json!(at.session) {
+        sent.push(id);
+    }
+    c.flush().map_err(err)?;
+    let mut replies = Vec::with_capacity(sent.len());
+    for (id, (at, _)) in sent.iter().zip(&asked) {
+        let v: AnswerReply = c
+            .response_as(*id, crate::lsp::MEMORYCODE_ANSWER, &mut |_| {})
+            .map_err(err)?;
+        if v.session != at.session {
             return Err(format!(
                 "the server is at session {} while answer {:?} was scored",
-                v["session"], at
+                v.session, at
             ));
         }
-        let verdicts = v["verdicts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| {
-                let i = p[0].as_u64().ok_or("a verdict without its pair index")? as usize;
-                let verdict: Verdict = serde_json::from_value(p[1].clone())
-                    .map_err(|e| format!("unknown verdict {}: {e}", p[1]))?;
-                Ok((i, verdict))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        replies.push(v.verdicts);
+    }
+    let mut replies = replies.into_iter();
+    score_dialogue_with(d, o, &mut |at, _| {
         Ok(AnswerResult {
             session: at.session,
             kind: at.kind,
             answer: at.answer,
             // Only its presence travels (as text); the report does not use it.
             syntax_error: None,
-            verdicts,
+            verdicts: replies
+                .next()
+                .ok_or("the scorer asked for more answers the second time")?,
         })
     })
 }

@@ -168,10 +168,10 @@ pub fn score_dialogue_cached(
 
 /// Score one dialogue with `answer` giving each answer's verdicts (the direct scorer, or
 /// the language server's verdicts read over the protocol); the aggregation is the same.
-pub fn score_dialogue_with(
+pub fn score_dialogue_with<'o>(
     d: &Dialogue,
-    out: &ModelOutput,
-    answer: &mut dyn FnMut(AnswerAt, &str) -> Result<AnswerResult, String>,
+    out: &'o ModelOutput,
+    answer: &mut dyn FnMut(AnswerAt, &'o str) -> Result<AnswerResult, String>,
 ) -> Result<DialogueResult, String> {
     if out.sessions.len() < d.sessions.len() {
         let sessions = |n: usize| format!("{n} session{}", if n == 1 { "" } else { "s" });
@@ -193,7 +193,7 @@ pub fn score_dialogue_with(
         // One answer's score: the mean of its non-absent pair scores.
         // Also returns each answer's score (the per-kind breakdown needs them).
         let mut per_kind =
-            |kind, texts: &[String], limit: usize| -> Result<(f64, Vec<f64>), String> {
+            |kind, texts: &'o [String], limit: usize| -> Result<(f64, Vec<f64>), String> {
                 let mut per_answer = Vec::new();
                 for (i, text) in texts.iter().take(limit).enumerate() {
                     let at = AnswerAt {

@@ -107,6 +107,9 @@ impl Backend {
 
     /// `pivot/memorycode/answer`.
     pub async fn memorycode_answer(&self, params: Value) -> Result<Value> {
+        // After every session move sent before it (`pivot/session.goto` holds the same lock),
+        // so that a client may send moves and answers without waiting for each.
+        let _in_order = self.command_lock.lock().await;
         let args = Args::new(ANSWER, std::slice::from_ref(&params))?;
         let a: AnswerArgs = args.parse()?;
         let uri = &*a.uri;
