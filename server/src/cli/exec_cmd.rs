@@ -518,30 +518,38 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     print_profile(&profile);
     print_floor(&profile, runner_jobs(&a.run), runner_time);
     if let Some(fork) = &a.bigcodebench {
-        // BigCodeBench's evaluator on the same canonical solutions, same workers and limit.
+        // BigCodeBench's evaluator on the same canonical solutions, same workers and limit,
+        // contained as its Docker image contains it (as the parity rig runs it), so that the
+        // verdicts compare too.
         let jobs = runner_jobs(&a.run);
+        let cfg = exec::evaluator::EvaluatorConfig {
+            python: python.clone(),
+            fork: fork.clone(),
+            workers: jobs,
+            timeout,
+            isolation: exec::evaluator::Isolation::Docker,
+        };
         let start = Instant::now();
-        let phase = Progress::phase("BigCodeBench evaluator");
-        let theirs = exec::baseline::run_bigcodebench(&python, fork, &tasks, jobs, timeout);
-        phase.finish();
+        let bar = Progress::new(tasks.len() as u64, "BigCodeBench evaluator");
+        let shown = std::cell::Cell::new(0usize);
+        let theirs = exec::evaluator::run(&cfg, &tasks, &|done| {
+            bar.inc(done.saturating_sub(shown.replace(done)) as u64)
+        });
+        bar.finish();
         let theirs = theirs?;
         let their_time = start.elapsed();
-        let by_id: HashMap<&str, &str> = theirs
-            .iter()
-            .map(|v| (v.task_id.as_str(), v.status.as_str()))
-            .collect();
         let mut differ = Vec::new();
-        for r in &fast {
-            let theirs = by_id.get(r.task_id.as_str()).copied().unwrap_or("missing");
-            if theirs != r.status.to_string() {
+        for (r, v) in fast.iter().zip(&theirs) {
+            if v.status != r.status.to_string() {
                 differ.push(format!(
-                    "{}: runner {}, BigCodeBench {theirs}",
-                    r.task_id, r.status
+                    "{}: runner {}, BigCodeBench {}",
+                    r.task_id, r.status, v.status
                 ));
             }
         }
         println!(
-            "BigCodeBench evaluator (untrusted_check, {jobs} workers): {:>8.2} s  ({}/{} pass)",
+            "BigCodeBench evaluator (untrusted_check, {jobs} workers, {}): {:>8.2} s  ({}/{} pass)",
+            cfg.isolation,
             their_time.as_secs_f64(),
             theirs.iter().filter(|v| v.status == "pass").count(),
             tasks.len()
