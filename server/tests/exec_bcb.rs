@@ -9,6 +9,7 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation};
 use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, Status};
 use support::cli::repo;
 use support::host::{python, serial, shared};
@@ -237,33 +238,28 @@ fn exec_bcb_verdicts_equal_bigcodebench_evaluator_on_thirty_scientific_tasks() {
     .expect("runner starts (bwrap sandbox)");
     let ours = r.run_batch(&tasks, |_, _| {});
     drop(r);
-    // The evaluator takes one solution per task id at a time: canonical, then wrong.
-    for (round, wanted) in [(0, "pass"), (1, "fail")] {
-        let part: Vec<(&Problem, &str)> = tasks.iter().skip(round).step_by(2).copied().collect();
-        let theirs = pivot_lsp::exec::baseline::run_bigcodebench(&py, &fork, &part, 2, timeout)
-            .expect("the evaluator runs");
-        assert_eq!(theirs.len(), 30);
-        for (i, t) in theirs.iter().enumerate() {
-            let mine = &ours[2 * problems
-                .iter()
-                .position(|p| p.task_id == t.task_id)
-                .unwrap()
-                + round];
-            assert_eq!(mine.task_id, t.task_id);
-            assert_eq!(
-                mine.status.to_string(),
-                t.status,
-                "{} ({i}): ours {:?}, BigCodeBench {:?}",
-                t.task_id,
-                mine.details,
-                t.details
-            );
-            assert_eq!(
-                t.status, wanted,
-                "{} (round {round}): {:?}",
-                t.task_id, t.details
-            );
-        }
+    // The evaluator contained as in its Docker image, as the parity rig and `bench exec` run it.
+    let cfg = EvaluatorConfig {
+        python: py.clone(),
+        fork,
+        workers: 2,
+        timeout,
+        isolation: Isolation::Docker,
+    };
+    let theirs = evaluator::run(&cfg, &tasks, &|_| {}).expect("the evaluator runs");
+    assert_eq!(theirs.len(), 60);
+    for (i, ((mine, t), (p, _))) in ours.iter().zip(&theirs).zip(&tasks).enumerate() {
+        let wanted = if i % 2 == 0 { "pass" } else { "fail" };
+        assert_eq!(mine.task_id, p.task_id);
+        assert_eq!(
+            mine.status.to_string(),
+            t.status,
+            "{} ({i}): ours {:?}, BigCodeBench {:?}",
+            p.task_id,
+            mine.details,
+            t.details
+        );
+        assert_eq!(t.status, wanted, "{} ({i}): {:?}", p.task_id, t.details);
     }
 }
 
