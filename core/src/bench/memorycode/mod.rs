@@ -3,6 +3,7 @@
 
 pub mod data;
 pub mod dataset;
+pub mod floor;
 pub mod generate;
 pub mod ledger;
 pub mod merge;

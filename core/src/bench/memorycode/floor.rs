@@ -1,0 +1,47 @@
+//! The floor of MemoryCode scoring on this machine: tree-sitter's parse alone of every
+//! distinct code block the scorer reads, with the scorer's threads. No scorer that parses
+//! the answers with tree-sitter can be faster; `bench memorycode` prints its ratio to it.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::score::{score_dialogue_with, score_dirs_part, AnswerResult, Detail};
+use crate::python::code_block;
+use crate::python::module::{lone_cr_as_lf, parse_tree};
+
+/// The distinct code blocks of the answers the scorer reads (the same answers, found by the
+/// same walk), then the wall time of parsing each once on rayon's threads, and their number.
+pub fn parse_floor(dataset: &Path, outputs: &Path) -> anyhow::Result<(Duration, usize)> {
+    let codes: Mutex<HashSet<String>> = Mutex::default();
+    let collect = |_: &Path, d: &super::Dialogue, o: &super::ModelOutput| {
+        score_dialogue_with(d, o, &mut |at, text| {
+            let code = code_block::extract(text);
+            let mut seen = codes.lock().unwrap_or_else(|e| e.into_inner());
+            if !seen.contains(code) {
+                seen.insert(code.to_string());
+            }
+            Ok(AnswerResult {
+                session: at.session,
+                kind: at.kind,
+                answer: at.answer,
+                syntax_error: None,
+                verdicts: Vec::new(),
+            })
+        })
+    };
+    score_dirs_part(dataset, outputs, Detail::ScoresOnly, &|| {}, &collect, None)?;
+    let codes: Vec<String> = codes
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .collect();
+    let t = Instant::now();
+    codes.par_iter().for_each(|c| {
+        std::hint::black_box(parse_tree(&lone_cr_as_lf(c), None));
+    });
+    Ok((t.elapsed(), codes.len()))
+}
