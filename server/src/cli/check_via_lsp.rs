@@ -142,19 +142,25 @@ fn one_dialogue(
                 v.session, at
             ));
         }
-        replies.push(v.verdicts);
+        replies.push((*at, v.verdicts));
     }
     let mut replies = replies.into_iter();
     score_dialogue_with(d, o, &mut |at, _| {
+        let (asked, verdicts) = replies
+            .next()
+            .ok_or("the scorer asked for more answers the second time")?;
+        if (asked.session, asked.kind, asked.answer) != (at.session, at.kind, at.answer) {
+            return Err(format!(
+                "the scorer asked for {at:?} the second time where it had asked for {asked:?}"
+            ));
+        }
         Ok(AnswerResult {
             session: at.session,
             kind: at.kind,
             answer: at.answer,
             // Only its presence travels (as text); the report does not use it.
             syntax_error: None,
-            verdicts: replies
-                .next()
-                .ok_or("the scorer asked for more answers the second time")?,
+            verdicts,
         })
     })
 }

@@ -107,8 +107,10 @@ impl Backend {
 
     /// `pivot/memorycode/answer`.
     pub async fn memorycode_answer(&self, params: Value) -> Result<Value> {
-        // After every session move sent before it (`pivot/session.goto` holds the same lock),
-        // so that a client may send moves and answers without waiting for each.
+        // Ordered after every session move sent before it (`pivot.session.goto` holds the same
+        // lock), so that a client need not await a move before its answers. A close of the
+        // document sent right behind an answer that waits here would overtake it, so such a
+        // client awaits its moves (as `score memorycode --via-lsp` does).
         let _in_order = self.command_lock.lock().await;
         let args = Args::new(ANSWER, std::slice::from_ref(&params))?;
         let a: AnswerArgs = args.parse()?;
