@@ -503,6 +503,11 @@ fn hostile_corpus(r: &Runner, target: &Problem, isolated: bool) {
         );
         seen += 1;
     }
+    // The unsandboxed run (the user's explicit opt-out) may have written them: the machine is
+    // left as it was found.
+    for m in &markers {
+        let _ = std::fs::remove_file(m);
+    }
     let on_disk = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
