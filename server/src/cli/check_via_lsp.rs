@@ -7,7 +7,8 @@
 
 use super::check_client::{uri_of, LspClient};
 use crate::bench::memorycode::score::{
-    score_dialogue_with, score_dirs_part, AnswerAt, AnswerResult, Detail, DialogueResult,
+    answers_asked, score_dialogue_with, score_dirs_part, AnswerAt, AnswerResult, Detail,
+    DialogueResult,
 };
 use crate::bench::memorycode::{Dialogue, ModelOutput, Report};
 use crate::pivots::Verdict;
@@ -82,17 +83,10 @@ fn one_dialogue(
     // The answers in the order the scorer asks for them (an order that does not depend on
     // the verdicts), so that all of a dialogue's messages go out at once, as an editor sends
     // what the user does without waiting for each answer, and the answers are read after.
-    let mut asked: Vec<(AnswerAt, &str)> = Vec::new();
-    score_dialogue_with(d, o, &mut |at, text| {
-        asked.push((at, code_block::extract(text)));
-        Ok(AnswerResult {
-            session: at.session,
-            kind: at.kind,
-            answer: at.answer,
-            syntax_error: None,
-            verdicts: Vec::new(),
-        })
-    })?;
+    let asked: Vec<(AnswerAt, &str)> = answers_asked(d, o)?
+        .into_iter()
+        .map(|(at, text)| (at, code_block::extract(text)))
+        .collect();
     let mut current = 0usize;
     let mut sent = Vec::with_capacity(asked.len());
     for (n, (at, code)) in asked.iter().enumerate() {

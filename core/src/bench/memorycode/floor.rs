@@ -24,13 +24,7 @@ pub fn parse_floor(dataset: &Path, outputs: &Path) -> anyhow::Result<(Duration, 
             if !seen.contains(code) {
                 seen.insert(code.to_string());
             }
-            Ok(AnswerResult {
-                session: at.session,
-                kind: at.kind,
-                answer: at.answer,
-                syntax_error: None,
-                verdicts: Vec::new(),
-            })
+            Ok(AnswerResult::unscored(at))
         })
     };
     score_dirs_part(dataset, outputs, Detail::ScoresOnly, &|| {}, &collect, None)?;

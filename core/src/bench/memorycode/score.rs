@@ -166,6 +166,33 @@ pub fn score_dialogue_cached(
     })
 }
 
+/// The answers `score_dialogue_with` asks for, in its order (which does not depend on the
+/// verdicts), each with its text: what a scorer must read, known before it reads any.
+pub fn answers_asked<'o>(
+    d: &Dialogue,
+    out: &'o ModelOutput,
+) -> Result<Vec<(AnswerAt, &'o str)>, String> {
+    let mut asked = Vec::new();
+    score_dialogue_with(d, out, &mut |at, text| {
+        asked.push((at, text));
+        Ok(AnswerResult::unscored(at))
+    })?;
+    Ok(asked)
+}
+
+impl AnswerResult {
+    /// An answer with no verdicts yet, for walks that only see which answers are read.
+    pub fn unscored(at: AnswerAt) -> AnswerResult {
+        AnswerResult {
+            session: at.session,
+            kind: at.kind,
+            answer: at.answer,
+            syntax_error: None,
+            verdicts: Vec::new(),
+        }
+    }
+}
+
 /// Score one dialogue with `answer` giving each answer's verdicts (the direct scorer, or
 /// the language server's verdicts read over the protocol); the aggregation is the same.
 pub fn score_dialogue_with<'o>(
