@@ -137,14 +137,6 @@ fn ruff_command(given: Option<&str>) -> Result<Vec<String>> {
     bail!("ruff is not installed (pip install ruff), or pass --ruff COMMAND")
 }
 
-/// `check`'s default number of servers: the cores, at most 8.
-fn default_jobs() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8)
-}
-
 /// The floor's wall time: each file read (as `check` reads it) and parsed by tree-sitter,
 /// nothing else, `jobs` threads taking the files round-robin as `check`'s servers do.
 fn parse_only(files: &[PathBuf], jobs: usize) -> f64 {
@@ -202,7 +194,7 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     let ruff = ruff_command(a.ruff.as_deref())?;
     let walked = walk(&tree, &[PathBuf::from(".")], None)?;
     let paths: Vec<PathBuf> = walked.files.iter().map(|f| f.abs.clone()).collect();
-    let jobs = a.jobs.unwrap_or_else(default_jobs).max(1);
+    let jobs = a.jobs.unwrap_or_else(super::check_cmd::default_jobs).max(1);
     let texts: Vec<String> = paths
         .iter()
         .filter_map(|f| read_source(f, 10_000_000).ok())

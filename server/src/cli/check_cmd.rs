@@ -145,12 +145,7 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     if let Some(k) = a.session {
         setup["session"] = json!(k);
     }
-    let jobs = a.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(8)
-    });
+    let jobs = a.jobs.unwrap_or_else(default_jobs);
     let progress = Progress::new(walked.files.len() as u64, "checking");
     let max_bytes = (a.max_file_size * 1e6) as u64;
     let driven = drive(&root, &setup, &walked.files, jobs, max_bytes, &|| {
@@ -395,4 +390,12 @@ fn read_baseline(root: &Path, p: &Path) -> std::result::Result<HashSet<String>, 
     let v: Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("{}: not JSON: {e}", p.display()))?;
     report::baseline_fingerprints(&v).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// `--jobs`' default: one server per core, at most 8.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8)
 }

@@ -239,19 +239,18 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     );
     println!("answers/s: {:.0}", answers as f64 / median);
     // The floor: the parse alone of what the scorer parses, best of three.
-    let mut floor = Vec::new();
-    let mut distinct = 0;
-    for _ in 0..3 {
-        let (t, n) = crate::bench::memorycode::floor::parse_floor(&a.dataset, &a.outputs)?;
-        floor.push(t.as_secs_f64());
-        distinct = n;
-    }
-    floor.sort_by(f64::total_cmp);
+    use crate::bench::memorycode::floor;
+    let codes = floor::distinct_codes(&a.dataset, &a.outputs)?;
+    let mut parse_secs: Vec<f64> = (0..3)
+        .map(|_| floor::parse_time(&codes).as_secs_f64())
+        .collect();
+    parse_secs.sort_by(f64::total_cmp);
+    let distinct = codes.len();
     println!(
         "floor: tree-sitter's parse alone of the {distinct} distinct code blocks scored, {} threads: {:.3} s (best of 3); the scorer is {:.2}x its floor",
         rayon::current_num_threads(),
-        floor[0],
-        median / floor[0].max(1e-9)
+        parse_secs[0],
+        median / parse_secs[0].max(1e-9)
     );
     println!(
         "peak RSS: {}",

@@ -14,8 +14,8 @@ use crate::python::code_block;
 use crate::python::module::{lone_cr_as_lf, parse_tree};
 
 /// The distinct code blocks of the answers the scorer reads (the same answers, found by the
-/// same walk), then the wall time of parsing each once on rayon's threads, and their number.
-pub fn parse_floor(dataset: &Path, outputs: &Path) -> anyhow::Result<(Duration, usize)> {
+/// same walk).
+pub fn distinct_codes(dataset: &Path, outputs: &Path) -> anyhow::Result<Vec<String>> {
     let codes: Mutex<HashSet<String>> = Mutex::default();
     let collect = |_: &Path, d: &super::Dialogue, o: &super::ModelOutput| {
         score_dialogue_with(d, o, &mut |at, text| {
@@ -28,14 +28,18 @@ pub fn parse_floor(dataset: &Path, outputs: &Path) -> anyhow::Result<(Duration, 
         })
     };
     score_dirs_part(dataset, outputs, Detail::ScoresOnly, &|| {}, &collect, None)?;
-    let codes: Vec<String> = codes
+    Ok(codes
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .collect();
+        .collect())
+}
+
+/// The wall time of parsing each of `codes` once on rayon's threads.
+pub fn parse_time(codes: &[String]) -> Duration {
     let t = Instant::now();
     codes.par_iter().for_each(|c| {
         std::hint::black_box(parse_tree(&lone_cr_as_lf(c), None));
     });
-    Ok((t.elapsed(), codes.len()))
+    t.elapsed()
 }
