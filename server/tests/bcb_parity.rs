@@ -361,12 +361,35 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
         "only {passing} of {} canonical solutions pass under BigCodeBench's evaluator: is the environment broken?",
         canonical.len()
     );
+    // Named in the failure itself: a CI log may be all a reader has of the listing.
+    let named_samples: Vec<String> = c
+        .disagreements
+        .iter()
+        .map(|d| {
+            let reruns: Vec<&str> = d
+                .evaluator_reruns
+                .iter()
+                .map(|s| s.status.as_str())
+                .collect();
+            format!(
+                "{} {}: ours {} {:?}, evaluator {} {:?}, reruns [{}]",
+                d.task_id,
+                d.kind.name(),
+                d.ours.status,
+                d.ours.failing,
+                d.evaluator.status,
+                d.evaluator.failing,
+                reruns.join(", ")
+            )
+        })
+        .collect();
     assert!(
         c.disagreements.is_empty(),
-        "{} of {} samples differ from BigCodeBench's evaluator; by cause: {:?}; listing: {}",
+        "{} of {} samples differ from BigCodeBench's evaluator; by cause: {:?}; listing: {}\n{}",
         c.disagreements.len(),
         c.samples,
         c.by_cause,
-        dir.display()
+        dir.display(),
+        named_samples.join("\n")
     );
 }

@@ -40,32 +40,35 @@ def imported_names(lines):
     return names
 
 
-MANAGER_COST = []
-
-
 def evaluator_head_start(lines):
     """Seconds BigCodeBench's evaluator spends in a task's process before it arms its alarm,
-    which a warm zygote does not: starting a multiprocessing Manager, importing
-    matplotlib.pyplot (its reliability_guard does, for every task) and importing the task's
-    libraries cold. Its kill comes `alarm + 1` s after the process starts, so when this
-    exceeds a second a hanging test is killed (`timeout`) before the alarm can fail it; the
-    runner's kill is brought forward by as much, so the same happens here whatever the
-    pre-imports saved. Costs are the zygote's own cold imports, measured once."""
-    if not MANAGER_COST:
-        t = time.monotonic()
-        try:
-            import multiprocessing
-
-            m = multiprocessing.Manager()
-            MANAGER_COST.append(time.monotonic() - t)
-            m.shutdown()
-        except BaseException:  # noqa: B036
-            MANAGER_COST.append(0.0)
+    which a warm zygote does not: importing matplotlib.pyplot (its reliability_guard does, for
+    every task) and the task's libraries cold. Its kill comes `alarm + 1` s after the process
+    starts, so when this exceeds a second a hanging test is killed (`timeout`) before the
+    alarm can fail it; the runner's kill is brought forward by as much, so the same happens
+    here whatever the pre-imports saved. Costs are the zygote's own cold imports, measured
+    once. (Its Manager is started before the process, so it costs the process nothing.)"""
     names = set(imported_names(lines)) | {"matplotlib", "matplotlib.pyplot"}
     # The evaluator's own process imported numpy (`bigcodebench.eval` does) before it forks
     # the task's: that costs the task nothing there.
     names = {n for n in names if n.split(".")[0] not in EVALUATOR_PARENT}
-    return MANAGER_COST[0] + sum(IMPORT_COST.get(n, 0.0) for n in names)
+    return sum(IMPORT_COST.get(n, 0.0) for n in names)
+
+
+def warm_font_cache(mpl):
+    """Builds matplotlib's font cache in `mpl` from a child interpreter, so that the zygote's
+    timed import of pyplot costs what it costs the evaluator's tasks: they find the cache
+    its first task built (their HOME lasts the run), and building it takes as long as the
+    import itself. Best effort: without it the import is timed with the build."""
+    import subprocess
+
+    code = "import matplotlib; matplotlib.use('Agg'); import matplotlib.font_manager"
+    env = dict(os.environ, MPLCONFIGDIR=mpl)
+    try:
+        subprocess.run([sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 # Third-party packages the evaluator's process has loaded before it forks a task's.
@@ -93,6 +96,7 @@ def preload(lines, root, keep):
             os.makedirs(mpl, exist_ok=True)
             keep.append(mpl)
             os.environ["MPLCONFIGDIR"] = mpl
+            warm_font_cache(mpl)
         t = time.monotonic()
         try:
             with warnings.catch_warnings():
@@ -176,10 +180,11 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
             preload_time = 0.0
             quirks_alarm = req.get("quirks") and req.get("alarm")
             if quirks_alarm:
-                # BigCodeBench's evaluator imports pyplot in every task (reliability_guard).
-                # numpy first, as in the evaluator's process, so that its cost is its own and
-                # not counted in the first package that needs it (see evaluator_head_start).
-                req["preload"] = ["import numpy"] + list(req.get("preload") or []) + ["import matplotlib.pyplot"]
+                # BigCodeBench's evaluator imports pyplot in every task (reliability_guard),
+                # before the task's code. numpy first, as in the evaluator's process, then
+                # pyplot, so that each cost is what the evaluator's task pays for it: pyplot's
+                # own, then what a library adds to both (see evaluator_head_start).
+                req["preload"] = ["import numpy", "import matplotlib.pyplot"] + list(req.get("preload") or [])
             if req.get("preload"):
                 t = time.monotonic()
                 if preload(req["preload"], root, keep):
