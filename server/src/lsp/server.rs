@@ -2,9 +2,10 @@
 //! its handler file. Handlers lock the workspace only for synchronous work, never across
 //! an `.await`, so edits are applied in the order they arrive.
 
+use super::publish::{self, DocDiagnostics};
 use super::workspace::state_file::{self, SavedState};
 use super::workspace::Workspace;
-use super::{code_action, code_lens, commands, hover, publish, sync};
+use super::{code_action, code_lens, commands, hover, sync};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -17,7 +18,12 @@ use tower_lsp_server::{Client, LanguageServer};
 
 pub struct Backend {
     pub client: Client,
-    ws: Mutex<Workspace>,
+    /// Shared with the background analyses of edits (`publish_later`).
+    ws: Arc<Mutex<Workspace>>,
+    /// Held from computing diagnostics to sending them, so that what reaches the client
+    /// last is computed last: an edit's background publish, an open, a close, a change of
+    /// session or a test run.
+    publish_turn: Arc<tokio::sync::Mutex<()>>,
     /// Serialises state-file writes so the last write holds the latest state.
     save_lock: tokio::sync::Mutex<()>,
     /// This server's state as of its last write (or start-up): what it changed since is
@@ -68,7 +74,8 @@ impl Backend {
     pub fn new(client: Client) -> Backend {
         Backend {
             client,
-            ws: Mutex::new(Workspace::default()),
+            ws: Arc::new(Mutex::new(Workspace::default())),
+            publish_turn: Arc::new(tokio::sync::Mutex::new(())),
             save_lock: tokio::sync::Mutex::new(()),
             saved_base: Mutex::new(SavedState::default()),
             command_lock: tokio::sync::Mutex::new(()),
@@ -97,6 +104,40 @@ impl Backend {
         self.ws.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The turn to publish diagnostics (see `publish_turn`).
+    pub async fn publish_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.publish_turn.lock().await
+    }
+
+    /// Publish what `compute` returns from the workspace, in turn with every other publish.
+    pub async fn publish_with(&self, compute: impl FnOnce(&mut Workspace) -> Vec<DocDiagnostics>) {
+        let _turn = self.publish_turn().await;
+        let items = compute(&mut self.ws());
+        publish::send(&self.client, items).await;
+    }
+
+    /// The diagnostics of document `key` at `version`, analysed and published in the
+    /// background, so that `didChange` returns once the text is edited. A later edit makes
+    /// this one stale: if the version has moved on when its turn comes, it does nothing
+    /// (the later edit's own publish follows).
+    pub fn publish_later(&self, key: String, version: i32) {
+        let ws = Arc::clone(&self.ws);
+        let turn = Arc::clone(&self.publish_turn);
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let _turn = turn.lock().await;
+            let diags = tokio::task::spawn_blocking(move || {
+                let ws = ws.lock().unwrap_or_else(|e| e.into_inner());
+                let current = ws.docs.get(&key).is_some_and(|d| d.version == version);
+                current.then(|| publish::for_doc(&ws, &key)).flatten()
+            })
+            .await
+            .ok()
+            .flatten();
+            publish::send(&client, diags.into_iter().collect()).await;
+        });
+    }
+
     /// (session index, session count): compared before and after a command.
     pub fn session_key(&self) -> (usize, usize) {
         let ws = self.ws();
@@ -106,13 +147,7 @@ impl Backend {
     /// After the pivots or the session changed: tell the client about a new session,
     /// republish every open document's diagnostics, and save the state.
     pub async fn after_change(&self, notify: Notify) {
-        let (after, all) = {
-            let ws = self.ws();
-            (
-                (ws.replay.index(), ws.replay.count()),
-                publish::for_all(&ws),
-            )
-        };
+        let after = self.session_key();
         let changed = match notify {
             Notify::IfMoved(before) => after != before,
             Notify::Always => true,
@@ -120,7 +155,7 @@ impl Backend {
         if changed {
             self.notify_session(after).await;
         }
-        publish::send(&self.client, all).await;
+        self.publish_with(|ws| publish::for_all(ws)).await;
         self.persist().await;
     }
 

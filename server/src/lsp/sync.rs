@@ -18,17 +18,20 @@ pub async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
         return;
     }
     let key = d.uri.as_str().to_string();
-    let diags = {
-        let mut ws = b.ws();
-        ws.docs
-            .insert(key.clone(), Document::new(d.text, d.version));
-        publish::for_doc(&ws, &key)
-    };
-    publish::send(&b.client, diags.into_iter().collect()).await;
+    // Parsed here: a new document has nothing to answer from.
+    let doc = Document::new(d.text, d.version);
+    b.publish_with(|ws| {
+        ws.docs.insert(key.clone(), doc);
+        publish::for_doc(ws, &key).into_iter().collect()
+    })
+    .await;
 }
 
+/// The edit only: the analysis and the publish follow in the background
+/// (`Backend::publish_later`), and a request meanwhile analyses what it reads.
 pub async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {
     let key = p.text_document.uri.as_str().to_string();
+    let version = p.text_document.version;
     let changes: Vec<Change> = p
         .content_changes
         .into_iter()
@@ -39,19 +42,20 @@ pub async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {
             text: c.text,
         })
         .collect();
-    let diags = {
+    {
         let mut ws = b.ws();
         let Some(doc) = ws.docs.get_mut(&key) else {
             return;
         };
-        doc.apply(&changes, p.text_document.version, Reparse::Incremental);
-        publish::for_doc(&ws, &key)
-    };
-    publish::send(&b.client, diags.into_iter().collect()).await;
+        doc.edit(&changes, version, Reparse::Incremental);
+    }
+    b.publish_later(key, version);
 }
 
 pub async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
     let key = p.text_document.uri.as_str().to_string();
+    // In turn with the publishes, so that none of this document's comes after the clearing.
+    let _turn = b.publish_turn().await;
     let was_open = {
         let mut ws = b.ws();
         ws.tests.forget(&key);

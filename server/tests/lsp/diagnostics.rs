@@ -393,3 +393,72 @@ fn a_bracketed_line_indented_less_than_its_block_is_no_syntax_error_in_the_edito
     assert_eq!(d.len(), 1, "{d:?}");
     c.shutdown();
 }
+
+/// `didChange` only edits the text; the analysis and the publish follow in the background.
+/// A burst of edits typed faster than they are analysed: a request sent right after the last
+/// edit reads that edit, the publishes come in version order, and the last one is the last
+/// edit's, with no stale publish after it.
+#[test]
+fn a_burst_of_edits_publishes_in_order_and_requests_read_the_last_edit() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::start(root.path());
+    c.session_changed();
+    c.command("pivot.conversation.open", json!({"path": dialogue_1()}))
+        .unwrap();
+    c.session_changed();
+    // Session 0: mc-100 `^f_.*` on function names.
+    let mut doc = Doc::open(
+        &mut c,
+        "burst.py",
+        "def g(x):\n    \"\"\"Doc.\"\"\"\n    return x\n",
+    );
+    assert_eq!(ranges(&c.diagnostics(&doc.uri)), [r(0, 4, 0, 5, "mc-100")]);
+    let at = |col: u64| json!({"line": 0, "character": col});
+    for _ in 0..40 {
+        doc.edit(
+            &mut c,
+            &[json!({"range": {"start": at(4), "end": at(4)}, "newText": "a"})],
+        );
+    }
+    doc.edit(
+        &mut c,
+        &[json!({"range": {"start": at(4), "end": at(4)}, "newText": "f_"})],
+    );
+    let last = doc.version;
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": doc.uri}, "position": doc.at("g(x)")}),
+        )
+        .unwrap();
+    let md = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        md.contains("**mc-100**") && md.contains("✓ satisfies it"),
+        "{md}"
+    );
+    assert_eq!(
+        hover["range"],
+        doc.range_of(&format!("f_{}g", "a".repeat(40)))
+    );
+    let mut versions = Vec::new();
+    while versions.last() != Some(&last) {
+        let m = c.expect("textDocument/publishDiagnostics");
+        assert_eq!(m["params"]["uri"], doc.uri.as_str());
+        let v = m["params"]["version"].as_i64().unwrap();
+        let n = m["params"]["diagnostics"].as_array().unwrap().len();
+        assert_eq!(n, usize::from(v != last), "version {v}: {m}");
+        versions.push(v);
+    }
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+    assert_eq!(
+        c.count("textDocument/publishDiagnostics", 300),
+        0,
+        "after {versions:?}"
+    );
+    eprintln!(
+        "{} edits, {} publishes: {versions:?}",
+        last - 1,
+        versions.len()
+    );
+    c.shutdown();
+}

@@ -81,13 +81,14 @@ pub async fn run(
         }
     };
     progress.end(format!("{task}: {}", run.summary)).await;
-    let diags = {
-        let mut ws = b.ws();
-        remember(&mut ws, &uri, &task, entry_point, &run)
-            .then(|| publish::for_doc(&ws, &uri))
+    b.publish_with(|ws| {
+        remember(ws, &uri, &task, entry_point, &run)
+            .then(|| publish::for_doc(ws, &uri))
+            .into_iter()
             .flatten()
-    };
-    publish::send(&b.client, diags.into_iter().collect()).await;
+            .collect()
+    })
+    .await;
     b.refresh_code_lenses();
     Ok(result_json(&uri, &task, &run))
 }
