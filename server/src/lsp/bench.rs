@@ -197,6 +197,8 @@ pub fn run(a: &BenchLspOptions) -> Result<BenchReport> {
             (&text, &targets)
         };
         ws.docs.insert(key.clone(), Document::new(text.clone(), 0));
+        // Opened and analysed, as the server's background publish leaves it.
+        ws.docs[&key].module();
         let mut samples = Vec::with_capacity(a.edits);
         let mut requests = Vec::with_capacity(a.edits);
         for k in 0..a.edits {

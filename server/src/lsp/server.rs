@@ -125,11 +125,20 @@ impl Backend {
         let turn = Arc::clone(&self.publish_turn);
         let client = self.client.clone();
         tokio::spawn(async move {
+            // The messages already read go first: a close or a later edit makes this stale.
+            tokio::task::yield_now().await;
             let _turn = turn.lock().await;
+            let current = move |ws: &Workspace, key: &str| {
+                ws.docs.get(key).is_some_and(|d| d.version == version)
+            };
+            if !current(&ws.lock().unwrap_or_else(|e| e.into_inner()), &key) {
+                return;
+            }
             let diags = tokio::task::spawn_blocking(move || {
                 let ws = ws.lock().unwrap_or_else(|e| e.into_inner());
-                let current = ws.docs.get(&key).is_some_and(|d| d.version == version);
-                current.then(|| publish::for_doc(&ws, &key)).flatten()
+                current(&ws, &key)
+                    .then(|| publish::for_doc(&ws, &key))
+                    .flatten()
             })
             .await
             .ok()

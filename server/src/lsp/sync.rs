@@ -2,9 +2,8 @@
 //! to the document before the handler's first `.await`, so edits keep their order.
 
 use super::convert;
-use super::publish;
 use super::server::{Backend, Notify};
-use super::workspace::document::{Change, Document, Reparse};
+use super::workspace::document::{Change, Reparse};
 use tower_lsp_server::ls_types::*;
 
 fn is_python(uri: &Uri, language_id: &str) -> bool {
@@ -18,13 +17,10 @@ pub async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
         return;
     }
     let key = d.uri.as_str().to_string();
-    // Parsed here: a new document has nothing to answer from.
-    let doc = Document::new(d.text, d.version);
-    b.publish_with(|ws| {
-        ws.docs.insert(key.clone(), doc);
-        publish::for_doc(ws, &key).into_iter().collect()
-    })
-    .await;
+    // Analysed and published in the background as an edit is; a document closed before
+    // its turn (a headless client's open, request, close) is never published.
+    b.ws().open(key.clone(), d.text, d.version);
+    b.publish_later(key, d.version);
 }
 
 /// The edit only: the analysis and the publish follow in the background
@@ -56,11 +52,7 @@ pub async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
     let key = p.text_document.uri.as_str().to_string();
     // In turn with the publishes, so that none of this document's comes after the clearing.
     let _turn = b.publish_turn().await;
-    let was_open = {
-        let mut ws = b.ws();
-        ws.tests.forget(&key);
-        ws.docs.remove(&key).is_some()
-    };
+    let was_open = b.ws().close(&key);
     if was_open {
         // Clear what was shown for it.
         b.client

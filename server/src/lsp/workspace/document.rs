@@ -151,6 +151,16 @@ pub fn analysed_limit() -> usize {
     })
 }
 
+/// A closed document's text and analysis, kept a while (`workspace::closed`): a headless
+/// client opens the same code again and again (a model's answer repeated across sessions),
+/// and an editor reopens what it closed.
+pub struct Closed {
+    pub hash: u64,
+    pub text: String,
+    module: Analyzed,
+    cache: ModuleCache,
+}
+
 pub struct Document {
     rope: Rope,
     text: String,
@@ -185,35 +195,58 @@ struct Pending {
 }
 
 impl Document {
+    /// A document as opened: analysed on first use (`module`), like an edit.
     pub fn new(text: String, version: i32) -> Document {
         let (text, raw) = match lone_cr_as_lf(&text) {
             Cow::Borrowed(_) => (text, None),
             Cow::Owned(held) => (held, Some(text)),
         };
-        if text.len() > analysed_limit() {
-            return Document {
-                rope: Rope::from_str(&text),
-                module: OnceLock::from(Analyzed::skipped(text.len())),
-                text,
-                tree: OnceLock::new(),
-                pending: Mutex::default(),
-                raw,
-                version,
-            };
-        }
-        let tree = parse_tree(&text, None);
-        let mut cache = ModuleCache::default();
-        let module = Analyzed::of(&text, cache.analyze(&text, &tree), FindingsCache::default());
         Document {
             rope: Rope::from_str(&text),
             text,
-            tree: OnceLock::from(tree),
-            module: OnceLock::from(module),
+            tree: OnceLock::new(),
+            module: OnceLock::new(),
+            pending: Mutex::default(),
+            raw,
+            version,
+        }
+    }
+
+    /// What a closed document leaves for a later open of the same text (see `Closed`):
+    /// nothing unless it was analysed from a parse of its whole text.
+    pub fn into_closed(mut self) -> Option<Closed> {
+        let module = self.module.take()?;
+        if self.raw.is_some() || module.skipped.is_some() {
+            return None;
+        }
+        let cache = std::mem::take(
+            &mut self
+                .pending
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .cache,
+        );
+        Some(Closed {
+            hash: crate::fasthash::of(self.text.as_bytes(), 0),
+            text: self.text,
+            module,
+            cache,
+        })
+    }
+
+    /// A document opened with the text a closed one had: its analysis as it was (the tree
+    /// is parsed again if something asks for it).
+    pub fn reopened(c: Closed, version: i32) -> Document {
+        Document {
+            rope: Rope::from_str(&c.text),
+            text: c.text,
+            tree: OnceLock::new(),
+            module: OnceLock::from(c.module),
             pending: Mutex::new(Pending {
-                cache,
+                cache: c.cache,
                 ..Pending::default()
             }),
-            raw,
+            raw: None,
             version,
         }
     }
@@ -270,7 +303,8 @@ impl Document {
     /// re-parsed when first asked for; several edits before an analysis take tree-sitter's
     /// incremental re-parse. `how` is `Reparse::Full` only for the latency comparison.
     pub fn edit(&mut self, changes: &[Change], version: i32, how: Reparse) {
-        let skipped = self.module.get().is_some_and(|m| m.skipped.is_some());
+        let skipped = self.text.len() > analysed_limit()
+            || self.module.get().is_some_and(|m| m.skipped.is_some());
         if skipped || self.raw.is_some() || changes.iter().any(|c| c.text.contains('\r')) {
             return self.apply_with_cr(changes, version);
         }
@@ -285,12 +319,15 @@ impl Document {
             }
             None => false,
         };
+        // No tree yet (never analysed, or the whole text replaced): the analysis parses.
         let mut tree = self.take_tree();
         let mut one = None;
         for c in changes {
             match c.range {
                 None => {
-                    self.replace_all(&c.text, &mut tree);
+                    self.text = c.text.clone();
+                    self.rope = Rope::from_str(&self.text);
+                    tree = None;
                     one = None;
                 }
                 Some((a, b)) => {
@@ -299,31 +336,28 @@ impl Document {
                         std::mem::swap(&mut start, &mut end);
                     }
                     let before = self.text.len();
-                    self.replace(&mut tree, start, end, &c.text);
+                    self.replace(tree.as_mut(), start, end, &c.text);
                     let delta = self.text.len() as isize - before as isize;
                     one = Some((start, end, delta));
                 }
             }
         }
         let p = self.pending.get_mut().unwrap_or_else(|e| e.into_inner());
-        p.edited = Some(tree);
+        p.edited = tree;
         p.one = one.filter(|_| first && changes.len() == 1);
         p.how = Some(how);
         self.version = version;
     }
 
     /// The tree to apply edits to: the parsed one, or the one edits are pending on.
-    fn take_tree(&mut self) -> Tree {
+    fn take_tree(&mut self) -> Option<Tree> {
         let edited = self
             .pending
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .edited
             .take();
-        self.tree
-            .take()
-            .or(edited)
-            .unwrap_or_else(|| parse_tree(&self.text, None))
+        self.tree.take().or(edited)
     }
 
     /// The analysis of the text after edits (see `edit`).
@@ -441,16 +475,9 @@ impl Document {
         self.module = OnceLock::from(Analyzed::of(&self.text, analysis, findings));
     }
 
-    fn replace_all(&mut self, text: &str, tree: &mut Tree) {
-        self.text = text.to_string();
-        self.rope = Rope::from_str(text);
-        // A new tree: nothing of the old one can be reused.
-        *tree = parse_tree(&self.text, None);
-    }
-
     /// Replace bytes `start..end` (char boundaries) by `new`, keeping rope, string and the
     /// tree's idea of the text in step.
-    fn replace(&mut self, tree: &mut Tree, start: usize, end: usize, new: &str) {
+    fn replace(&mut self, tree: Option<&mut Tree>, start: usize, end: usize, new: &str) {
         let start_position = self.point_of(start);
         let old_end_position = self.point_of(end);
         let (cs, ce) = (self.rope.byte_to_char(start), self.rope.byte_to_char(end));
@@ -458,6 +485,7 @@ impl Document {
         self.rope.insert(cs, new);
         self.text.replace_range(start..end, new);
         let new_end = start + new.len();
+        let Some(tree) = tree else { return };
         tree.edit(&InputEdit {
             start_byte: start,
             old_end_byte: end,

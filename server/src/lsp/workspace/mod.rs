@@ -2,6 +2,7 @@
 //! replay of a conversation, the workspace's pivot sources and saved state. The protocol
 //! glue in `lsp/` translates requests into calls on this and results back into LSP.
 
+pub mod closed;
 pub mod convcode_conv;
 pub mod conversation;
 pub mod document;
@@ -36,6 +37,8 @@ pub struct Workspace {
     pub root: Option<PathBuf>,
     /// Open Python documents by URI.
     pub docs: HashMap<String, Document>,
+    /// Closed documents' analyses, for an open of the same text.
+    pub closed: closed::ClosedDocs,
     pub replay: Replay,
     /// From `initializationOptions.pivot` (see settings.rs).
     pub settings: Settings,
@@ -46,6 +49,28 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Open (or replace) document `key`; an identical text closed a while ago comes back
+    /// analysed.
+    pub fn open(&mut self, key: String, text: String, version: i32) {
+        let doc = match self.closed.take(&text) {
+            Some(c) => Document::reopened(c, version),
+            None => Document::new(text, version),
+        };
+        self.docs.insert(key, doc);
+    }
+
+    /// Close document `key`; whether it was open.
+    pub fn close(&mut self, key: &str) -> bool {
+        self.tests.forget(key);
+        let Some(doc) = self.docs.remove(key) else {
+            return false;
+        };
+        if let Some(c) = doc.into_closed() {
+            self.closed.keep(c);
+        }
+        true
+    }
+
     pub fn new(root: Option<PathBuf>) -> Workspace {
         Workspace {
             root,
