@@ -322,17 +322,12 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
         c = write(&known, their_time.as_secs_f64());
     }
     for d in &c.evaluator_varies {
-        let reruns: Vec<&str> = d
-            .evaluator_reruns
-            .iter()
-            .map(|s| s.status.as_str())
-            .collect();
         eprintln!(
             "bcb parity: {} {}: the evaluator said {} first, then {} (ours: {})",
             d.task_id,
             d.kind.name(),
             d.evaluator.status,
-            reruns.join(", "),
+            rerun_statuses(d),
             d.ours.status
         );
     }
@@ -366,11 +361,6 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
         .disagreements
         .iter()
         .map(|d| {
-            let reruns: Vec<&str> = d
-                .evaluator_reruns
-                .iter()
-                .map(|s| s.status.as_str())
-                .collect();
             format!(
                 "{} {}: ours {} {:?}, evaluator {} {:?}, reruns [{}]",
                 d.task_id,
@@ -379,7 +369,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
                 d.ours.failing,
                 d.evaluator.status,
                 d.evaluator.failing,
-                reruns.join(", ")
+                rerun_statuses(d)
             )
         })
         .collect();
@@ -392,4 +382,14 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
         dir.display(),
         named_samples.join("\n")
     );
+}
+
+/// The evaluator's verdicts in its further runs of a sample, in order.
+fn rerun_statuses(d: &bcb_parity::Disagreement) -> String {
+    let statuses: Vec<&str> = d
+        .evaluator_reruns
+        .iter()
+        .map(|s| s.status.as_str())
+        .collect();
+    statuses.join(", ")
 }
