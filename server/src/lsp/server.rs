@@ -101,7 +101,7 @@ impl Backend {
 
     /// The workspace, locked. A handler that panicked cannot leave it unusable.
     pub fn ws(&self) -> MutexGuard<'_, Workspace> {
-        self.ws.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.ws)
     }
 
     /// The turn to publish diagnostics (see `publish_turn`).
@@ -132,7 +132,7 @@ impl Backend {
             // analysis made `check` a fifth slower (a thread hand-off per document, and trees
             // allocated on one thread and freed on another).
             let diags = {
-                let ws = ws.lock().unwrap_or_else(|e| e.into_inner());
+                let ws = lock(&ws);
                 let current = ws.docs.get(&key).is_some_and(|d| d.version == version);
                 current.then(|| publish::for_doc(&ws, &key)).flatten()
             };
@@ -211,6 +211,11 @@ impl Backend {
             flag.store(true, Ordering::SeqCst);
         }
     }
+}
+
+/// `ws` locked, also after a panic while it was held (see `Backend::ws`).
+fn lock(ws: &Mutex<Workspace>) -> MutexGuard<'_, Workspace> {
+    ws.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub fn token_key(t: &ProgressToken) -> String {

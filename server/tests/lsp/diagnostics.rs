@@ -96,12 +96,7 @@ fn replay_sessions_diagnostics_hover_and_quick_fixes() {
         assert!(msg.contains(part), "{part:?} not in {msg:?}");
     }
 
-    let hover = c
-        .request(
-            "textDocument/hover",
-            json!({"textDocument": {"uri": doc.uri}, "position": doc.at("sub(")}),
-        )
-        .unwrap();
+    let hover = doc.hover(&mut c, "sub(");
     let md = hover["contents"]["value"].as_str().unwrap();
     assert!(
         md.contains("**mc-100**") && md.contains("✓ satisfies it"),
@@ -425,12 +420,7 @@ fn a_burst_of_edits_publishes_in_order_and_requests_read_the_last_edit() {
         &[json!({"range": {"start": at(4), "end": at(4)}, "newText": "f_"})],
     );
     let last = doc.version;
-    let hover = c
-        .request(
-            "textDocument/hover",
-            json!({"textDocument": {"uri": doc.uri}, "position": doc.at("g(x)")}),
-        )
-        .unwrap();
+    let hover = doc.hover(&mut c, "g(x)");
     let md = hover["contents"]["value"].as_str().unwrap();
     assert!(
         md.contains("**mc-100**") && md.contains("✓ satisfies it"),

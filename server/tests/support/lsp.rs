@@ -426,6 +426,15 @@ impl Doc {
         );
     }
 
+    /// `textDocument/hover` at the first `needle` of the text.
+    pub fn hover(&self, c: &mut Client, needle: &str) -> Value {
+        c.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": self.uri}, "position": self.at(needle)}),
+        )
+        .unwrap()
+    }
+
     pub fn at(&self, needle: &str) -> Value {
         lsp_pos(&self.text, self.text.find(needle).unwrap())
     }

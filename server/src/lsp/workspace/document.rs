@@ -219,13 +219,7 @@ impl Document {
         if self.raw.is_some() || module.skipped.is_some() {
             return None;
         }
-        let cache = std::mem::take(
-            &mut self
-                .pending
-                .get_mut()
-                .unwrap_or_else(|e| e.into_inner())
-                .cache,
-        );
+        let cache = std::mem::take(&mut self.pending_mut().cache);
         Some(Closed {
             hash: crate::fasthash::of(self.text.as_bytes(), 0),
             text: self.text,
@@ -263,6 +257,10 @@ impl Document {
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pending_mut(&mut self) -> &mut Pending {
+        self.pending.get_mut().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The tree of the current text (re-parsed here if edits were analysed without it).
@@ -311,10 +309,7 @@ impl Document {
         // The analysis so far is where the next one starts, unless it is itself pending.
         let first = match self.module.take() {
             Some(m) => {
-                self.pending
-                    .get_mut()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .prev = Some(m);
+                self.pending_mut().prev = Some(m);
                 true
             }
             None => false,
@@ -342,7 +337,7 @@ impl Document {
                 }
             }
         }
-        let p = self.pending.get_mut().unwrap_or_else(|e| e.into_inner());
+        let p = self.pending_mut();
         p.edited = tree;
         p.one = one.filter(|_| first && changes.len() == 1);
         p.how = Some(how);
@@ -351,12 +346,7 @@ impl Document {
 
     /// The tree to apply edits to: the parsed one, or the one edits are pending on.
     fn take_tree(&mut self) -> Option<Tree> {
-        let edited = self
-            .pending
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .edited
-            .take();
+        let edited = self.pending_mut().edited.take();
         self.tree.take().or(edited)
     }
 
@@ -457,6 +447,7 @@ impl Document {
     /// Parse and analyse the whole text, or (over `analysed_limit()`) skip it, now.
     fn analyse_whole(&mut self) {
         let old = self.module.take();
+        // The field itself, not `pending_mut`: `text`, `tree` and `module` are used beside it.
         let p = self.pending.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut prev = old.or_else(|| p.prev.take());
         p.edited = None;
