@@ -119,9 +119,11 @@ pub fn run(a: ModelServerArgs) -> Result<i32> {
         }
         Err(e) => return Err(e),
     };
+    // The banner goes out before the URL: a caller that reads the URL and sends a request at
+    // once must find the banner already written, ahead of the request's own log line.
+    eprintln!("model-server: {rules} rules from {origin}; listening (Ctrl-C to stop)");
     println!("{}", server.base_url());
     std::io::stdout().flush().ok();
-    eprintln!("model-server: {rules} rules from {origin}; listening (Ctrl-C to stop)");
     // The server runs on its own threads; this one only keeps the process alive.
     loop {
         std::thread::park();
