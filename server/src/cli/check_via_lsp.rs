@@ -1,11 +1,11 @@
 //! `score memorycode --via-lsp`: MemoryCode's scores computed by driving the language
 //! server as an editor does. Per dialogue: open it (`pivot/headless/setup`), go to each
-//! session (`pivot.session.goto`), open each answer's code as a document and read its
-//! verdicts (`pivot/memorycode/answer`), close it. The run, the skips and the aggregation
+//! session (`pivot.session.goto`), and have the server analyse that session's answers, each
+//! as a document opened with its code, and check them (`pivot/memorycode/answers`). The run, the skips and the aggregation
 //! are the core's (`score_dirs_with`), so the JSON must equal the direct scorer's: any
 //! difference is a disagreement between the editor and the benchmark.
 
-use super::check_client::{uri_of, LspClient};
+use super::check_client::LspClient;
 use crate::bench::memorycode::score::{
     answers_asked, score_dialogue_with, score_dirs_part, AnswerAt, AnswerResult, Detail,
     DialogueResult,
@@ -34,7 +34,7 @@ pub fn score_via_lsp(
             Some(c) => c,
             None => LspClient::start(&root_path).map_err(|e| format!("{e:#}"))?,
         };
-        let r = one_dialogue(&mut c, &root_path, path, d, o);
+        let r = one_dialogue(&mut c, path, d, o);
         // A server that failed is not reused (dropping it stops it).
         if r.is_ok() {
             pool.lock().unwrap_or_else(|e| e.into_inner()).push(c);
@@ -55,17 +55,30 @@ pub fn score_via_lsp(
     Ok(report)
 }
 
-/// `pivot/memorycode/answer`'s result, read straight into the scorer's types.
+/// `pivot/memorycode/answers`'s result, read straight into the scorer's types.
+#[derive(serde::Deserialize)]
+struct AnswersReply {
+    session: usize,
+    results: Vec<AnswerReply>,
+}
+
 #[derive(serde::Deserialize)]
 struct AnswerReply {
-    session: usize,
     /// (pair index, verdict) per checked pair.
     verdicts: Vec<(usize, Verdict)>,
 }
 
+/// The requests of one session's answers: the move to it (when the server is elsewhere) and
+/// the answers.
+struct SessionSent {
+    session: usize,
+    goto: Option<i64>,
+    answers: i64,
+    count: usize,
+}
+
 fn one_dialogue(
     c: &mut LspClient,
-    root: &Path,
     path: &Path,
     d: &Dialogue,
     o: &ModelOutput,
@@ -81,62 +94,68 @@ fn one_dialogue(
     )
     .map_err(err)?;
     // The answers in the order the scorer asks for them (an order that does not depend on
-    // the verdicts), so that all of a dialogue's messages go out at once, as an editor sends
-    // what the user does without waiting for each answer, and the answers are read after.
+    // the verdicts). All of a dialogue's requests go out at once, a move to a session and
+    // that session's answers in one request, as an editor sends what the user does without
+    // waiting for each answer; the server orders the answers after the moves sent before
+    // them, and each reply names the session it was scored at, which is checked.
     let asked: Vec<(AnswerAt, &str)> = answers_asked(d, o)?
         .into_iter()
         .map(|(at, text)| (at, code_block::extract(text)))
         .collect();
     let mut current = 0usize;
-    let mut sent = Vec::with_capacity(asked.len());
-    for (n, (at, code)) in asked.iter().enumerate() {
-        if at.session != current {
-            // A session move is awaited: the answers after it must see the new session, and a
-            // document may be closed right after its answer only if that answer does not wait
-            // behind a move.
-            c.flush().map_err(err)?;
-            c.request_as::<Value>(
-                "workspace/executeCommand",
-                json!({"command": "pivot.session.goto", "arguments": [{"index": at.session}]}),
-                &mut |_| {},
-            )
+    let mut sent: Vec<SessionSent> = Vec::new();
+    for run in asked.chunk_by(|a, b| a.0.session == b.0.session) {
+        let session = run[0].0.session;
+        let goto = if session != current {
+            current = session;
+            let id = c
+                .send_request(
+                    "workspace/executeCommand",
+                    json!({"command": "pivot.session.goto", "arguments": [{"index": session}]}),
+                )
+                .map_err(err)?;
+            Some(id)
+        } else {
+            None
+        };
+        let items: Vec<Value> = run
+            .iter()
+            .map(|(at, code)| json!({"text": code, "kind": at.kind.name(), "answer": at.answer}))
+            .collect();
+        let answers = c
+            .send_request(crate::lsp::MEMORYCODE_ANSWERS, json!({"answers": items}))
             .map_err(err)?;
-            current = at.session;
-        }
-        let uri = uri_of(&root.join(format!("dialogue_{}_{}.py", d.id, n + 1))).map_err(err)?;
-        c.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": code}}),
-        )
-        .map_err(err)?;
-        let id = c
-            .send_request(
-                crate::lsp::MEMORYCODE_ANSWER,
-                json!({"uri": uri, "kind": at.kind.name(), "answer": at.answer}),
-            )
-            .map_err(err)?;
-        // The server handles each message in turn until its first wait, and an answer has
-        // none: its document is read before this close is.
-        c.notify(
-            "textDocument/didClose",
-            json!({"textDocument": {"uri": uri}}),
-        )
-        .map_err(err)?;
-        sent.push(id);
+        sent.push(SessionSent {
+            session,
+            goto,
+            answers,
+            count: run.len(),
+        });
     }
     c.flush().map_err(err)?;
-    let mut replies = Vec::with_capacity(sent.len());
-    for (id, (at, _)) in sent.iter().zip(&asked) {
-        let v: AnswerReply = c
-            .response_as(*id, crate::lsp::MEMORYCODE_ANSWER, &mut |_| {})
+    let mut replies = Vec::with_capacity(asked.len());
+    let mut at_sent = asked.iter();
+    for s in &sent {
+        if let Some(id) = s.goto {
+            c.response_as::<Value>(id, "pivot.session.goto", &mut |_| {})
+                .map_err(err)?;
+        }
+        let v: AnswersReply = c
+            .response_as(s.answers, crate::lsp::MEMORYCODE_ANSWERS, &mut |_| {})
             .map_err(err)?;
-        if v.session != at.session {
+        if v.session != s.session || v.results.len() != s.count {
             return Err(format!(
-                "the server is at session {} while answer {:?} was scored",
-                v.session, at
+                "the server scored {} answers at session {} where {} of session {} were sent",
+                v.results.len(),
+                v.session,
+                s.count,
+                s.session
             ));
         }
-        replies.push((*at, v.verdicts));
+        for r in v.results {
+            let (at, _) = at_sent.next().ok_or("more replies than answers")?;
+            replies.push((*at, r.verdicts));
+        }
     }
     let mut replies = replies.into_iter();
     score_dialogue_with(d, o, &mut |at, _| {

@@ -14,7 +14,7 @@ mod sync;
 pub mod transport;
 pub mod workspace;
 
-pub use commands::headless::{ANSWER as MEMORYCODE_ANSWER, SETUP as HEADLESS_SETUP};
+pub use commands::headless::{ANSWERS as MEMORYCODE_ANSWERS, SETUP as HEADLESS_SETUP};
 pub use server::Backend;
 use tower_lsp_server::{LspService, Server};
 
@@ -28,7 +28,7 @@ pub fn run_stdio() -> anyhow::Result<i32> {
         let (service, socket) = LspService::build(Backend::new)
             .custom_method("window/workDoneProgress/cancel", Backend::cancel_progress)
             .custom_method(commands::headless::SETUP, Backend::headless_setup)
-            .custom_method(commands::headless::ANSWER, Backend::memorycode_answer)
+            .custom_method(commands::headless::ANSWERS, Backend::memorycode_answers)
             .finish();
         // tower-lsp-server talks to the transport's checked streams, not to stdio itself.
         let (to_server, server_in) = tokio::io::duplex(1 << 16);

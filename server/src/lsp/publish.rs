@@ -4,6 +4,7 @@ use super::convert;
 use super::workspace::findings::findings;
 use super::workspace::Workspace;
 use std::str::FromStr;
+use std::sync::atomic::Ordering;
 use tower_lsp_server::ls_types::{Diagnostic, Uri};
 use tower_lsp_server::Client;
 
@@ -17,6 +18,7 @@ pub struct DocDiagnostics {
 pub fn for_doc(ws: &Workspace, key: &str) -> Option<DocDiagnostics> {
     let doc = ws.docs.get(key)?;
     let uri = Uri::from_str(key).ok()?;
+    doc.shown.store(true, Ordering::Relaxed);
     let active = ws.replay.active();
     let found = findings(doc.text(), doc.module(), &active);
     let mut diagnostics: Vec<Diagnostic> = convert::diagnostics(doc.text(), &found);

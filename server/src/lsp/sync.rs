@@ -52,8 +52,8 @@ pub async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
     let key = p.text_document.uri.as_str().to_string();
     // In turn with the publishes, so that none of this document's comes after the clearing.
     let _turn = b.publish_turn().await;
-    let was_open = b.ws().close(&key);
-    if was_open {
+    let shown = b.ws().close(&key);
+    if shown {
         // Clear what was shown for it.
         b.client
             .publish_diagnostics(p.text_document.uri, Vec::new(), None)

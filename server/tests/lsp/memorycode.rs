@@ -217,3 +217,60 @@ fn shared_memorycode_dialogues_agree_with_the_cli_scorer() {
     }
     c.shutdown();
 }
+
+/// `pivot/memorycode/answers`, the request `score memorycode --via-lsp` sends per session:
+/// each text is checked at the session the server is at, against the pairs of its kind; a
+/// text that does not parse is a syntax error; a bad kind or a missing conversation fails
+/// the whole request with a message that says which.
+#[test]
+fn headless_answers_are_checked_at_the_current_session() {
+    let root = tempfile::tempdir().unwrap();
+    let mut c = Client::start(root.path());
+    let answers = |items: Value| json!({"answers": items});
+    let one = json!([{"text": "def f_a():\n    pass\n", "kind": "session", "answer": 0}]);
+    let (_, msg) = error_of(c.request("pivot/memorycode/answers", answers(one.clone())));
+    assert!(msg.contains("no MemoryCode conversation is open"), "{msg}");
+
+    c.request(
+        "pivot/headless/setup",
+        json!({"conversation": dialogue_1(), "session": 0}),
+    )
+    .expect("setup");
+    // Session 0 of dialogue_1 asks for `^f_.*` function names and function docstrings.
+    let r = c
+        .request(
+            "pivot/memorycode/answers",
+            answers(json!([
+                {"text": "def f_a():\n    \"\"\"Doc.\"\"\"\n", "kind": "session", "answer": 0},
+                {"text": "def g():\n    pass\n", "kind": "instruction", "answer": 0},
+                {"text": "def f_(:\n", "kind": "session", "answer": 0},
+                {"text": "", "kind": "history", "answer": 0},
+            ])),
+        )
+        .expect("answers");
+    assert_eq!(r["session"], 0, "{r}");
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "{r}");
+    assert_eq!(
+        results[0]["verdicts"],
+        json!([[0, "pass"], [1, "pass"]]),
+        "{r}"
+    );
+    assert_eq!(results[1]["verdicts"], json!([[0, "fail"]]), "{r}");
+    assert!(results[2]["syntax_error"].is_string(), "{r}");
+    assert!(results[0]["syntax_error"].is_null(), "{r}");
+    // Session 0 has no history pairs.
+    assert_eq!(results[3]["verdicts"], json!([]), "{r}");
+
+    let bad = json!([
+        {"text": "x = 1\n", "kind": "session", "answer": 0},
+        {"text": "x = 1\n", "kind": "nope", "answer": 0},
+    ]);
+    let (_, msg) = error_of(c.request("pivot/memorycode/answers", answers(bad)));
+    assert!(msg.contains("got \"nope\""), "{msg}");
+    let (_, msg) = error_of(c.request("pivot/memorycode/answers", json!({"texts": []})));
+    assert!(msg.contains("texts"), "an unknown field is named: {msg}");
+    // What the setup announced (the session, the pivots' diagnostics of no document).
+    c.drain();
+    c.shutdown();
+}

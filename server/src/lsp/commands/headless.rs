@@ -8,17 +8,20 @@
 //!   dropped, and nothing is saved: a CI run neither reads nor writes editor state.
 //!   Returns the active pivots; a bad `pivots.toml` is reported in `errors` (the other
 //!   sources still apply), a missing conversation or session is a request error.
-//! - `pivot/memorycode/answer {"uri", "kind", "answer"}`: the verdicts of an open
-//!   document, as a MemoryCode answer of the given kind at the current session, against
-//!   the pairs the benchmark scores it on.
+//! - `pivot/memorycode/answers {"answers": [{"text", "kind", "answer"}, ...]}`: the
+//!   verdicts of MemoryCode answers of the current session, each against the pairs the
+//!   benchmark scores it on. Each text is analysed as a document opened with it and closed
+//!   after (the same `Document`, analysis and reuse of closed documents' analyses as
+//!   `didOpen` and `didClose`), without the three messages per answer an open, a request
+//!   and a close would cost: a session's answers take one round trip.
 
 use super::{Args, NoArgs, Text};
 use crate::bench::memorycode::score::{pairs_for, AnswerKind};
-use crate::lsp::convert::{invalid_params, request_failed};
+use crate::lsp::convert::request_failed;
 use crate::lsp::server::Backend;
 use crate::lsp::workspace::conversation::Conversation;
 use crate::lsp::workspace::replay::Move;
-use crate::lsp::workspace::PIVOTS_TOML;
+use crate::lsp::workspace::{Workspace, PIVOTS_TOML};
 use crate::pivots::{check, Ledger};
 use anyhow::Context;
 use serde::Deserialize;
@@ -27,7 +30,7 @@ use std::path::Path;
 use tower_lsp_server::jsonrpc::Result;
 
 pub const SETUP: &str = "pivot/headless/setup";
-pub const ANSWER: &str = "pivot/memorycode/answer";
+pub const ANSWERS: &str = "pivot/memorycode/answers";
 
 /// `pivot/headless/setup`'s arguments.
 #[derive(Deserialize)]
@@ -38,11 +41,19 @@ struct SetupArgs {
     session: Option<usize>,
 }
 
-/// `pivot/memorycode/answer`'s arguments.
+/// `pivot/memorycode/answers`'s arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnswersArgs {
+    answers: Vec<AnswerArgs>,
+}
+
+/// One answer of `pivot/memorycode/answers`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AnswerArgs {
-    uri: Text,
+    /// The answer's code (may be empty: a reply without code).
+    text: String,
     /// `session`, `instruction` or `history`.
     kind: Text,
     answer: usize,
@@ -105,48 +116,54 @@ impl Backend {
         Ok(out)
     }
 
-    /// `pivot/memorycode/answer`.
-    pub async fn memorycode_answer(&self, params: Value) -> Result<Value> {
+    /// `pivot/memorycode/answers`.
+    pub async fn memorycode_answers(&self, params: Value) -> Result<Value> {
         // Ordered after every session move sent before it (`pivot.session.goto` holds the same
-        // lock), so that a client need not await a move before its answers. A close of the
-        // document sent right behind an answer that waits here would overtake it, so such a
-        // client awaits its moves (as `score memorycode --via-lsp` does).
+        // lock), so that a client need not await a move before the answers that follow it.
         let _in_order = self.command_lock.lock().await;
-        let args = Args::new(ANSWER, std::slice::from_ref(&params))?;
-        let a: AnswerArgs = args.parse()?;
-        let uri = &*a.uri;
-        let kind = match &*a.kind {
-            "session" => AnswerKind::Session,
-            "instruction" => AnswerKind::Instruction,
-            "history" => AnswerKind::History,
-            other => {
-                return Err(args.error(&format!(
-                    "`kind` must be session, instruction or history, got {other:?}"
-                )))
-            }
-        };
-        let answer = a.answer;
-        let ws = self.ws();
-        let conv = ws.replay.conversation().ok_or_else(|| {
+        let args = Args::new(ANSWERS, std::slice::from_ref(&params))?;
+        let a: AnswersArgs = args.parse()?;
+        // Every kind is read before any answer is analysed: a bad one fails the request whole.
+        let asked = a
+            .answers
+            .into_iter()
+            .map(|item| {
+                let kind = match &*item.kind {
+                    "session" => AnswerKind::Session,
+                    "instruction" => AnswerKind::Instruction,
+                    "history" => AnswerKind::History,
+                    other => {
+                        return Err(args.error(&format!(
+                            "`kind` must be session, instruction or history, got {other:?}"
+                        )))
+                    }
+                };
+                Ok((item.text, kind, item.answer))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut ws = self.ws();
+        let Workspace { replay, closed, .. } = &mut *ws;
+        let conv = replay.conversation().ok_or_else(|| {
             args.error(
                 "no MemoryCode conversation is open (pivot/headless/setup with \"conversation\")",
             )
         })?;
-        let doc = ws
-            .docs
-            .get(uri)
-            .ok_or_else(|| invalid_params(format!("{ANSWER}: {uri} is not open")))?;
-        let session = &conv.dialogue.sessions[ws.replay.index()];
-        let module = doc.module();
-        let verdicts: Vec<Value> = pairs_for(session, kind, answer)
+        let session = &conv.dialogue.sessions[replay.index()];
+        let results: Vec<Value> = asked
             .into_iter()
-            .map(|(i, p)| json!([i, check(module, doc.text(), p.kind, &p.rule).verdict]))
+            .map(|(text, kind, answer)| {
+                let doc = closed.open(text, 0);
+                let module = doc.module();
+                let verdicts: Vec<Value> = pairs_for(session, kind, answer)
+                    .into_iter()
+                    .map(|(i, p)| json!([i, check(module, doc.text(), p.kind, &p.rule).verdict]))
+                    .collect();
+                let syntax_error = module.syntax_error.as_ref().map(|e| e.to_string());
+                closed.close(doc);
+                json!({"syntax_error": syntax_error, "verdicts": verdicts})
+            })
             .collect();
-        Ok(json!({
-            "session": ws.replay.index(),
-            "syntax_error": module.syntax_error.as_ref().map(|e| e.to_string()),
-            "verdicts": verdicts,
-        }))
+        Ok(json!({"session": replay.index(), "results": results}))
     }
 }
 

@@ -3,7 +3,7 @@
 //! it, and an editor reopens what it closed. Bounded in count and in bytes of text; the
 //! oldest go first.
 
-use super::document::Closed;
+use super::document::{Closed, Document};
 use std::collections::VecDeque;
 
 const MAX_DOCS: usize = 4096;
@@ -43,6 +43,22 @@ impl ClosedDocs {
         Some(c)
     }
 
+    /// A document opened with `text`: the analysis of an identical closed text if one is
+    /// kept, else a fresh document analysed on first use.
+    pub fn open(&mut self, text: String, version: i32) -> Document {
+        match self.take(&text) {
+            Some(c) => Document::reopened(c, version),
+            None => Document::new(text, version),
+        }
+    }
+
+    /// A document closed: its analysis is kept for a later open of the same text.
+    pub fn close(&mut self, doc: Document) {
+        if let Some(c) = doc.into_closed() {
+            self.keep(c);
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }
@@ -79,8 +95,16 @@ mod tests {
         );
         let first = diags(&ws, "file:///a.py");
         assert!(!first.is_empty());
-        assert!(ws.close("file:///a.py"));
+        assert!(
+            ws.close("file:///a.py"),
+            "its diagnostics were shown: to clear"
+        );
         assert_eq!(ws.closed.len(), 1);
+        ws.open("file:///never.py".into(), "x = 1\n".into(), 1);
+        assert!(
+            !ws.close("file:///never.py"),
+            "nothing shown, nothing to clear"
+        );
         // Another text does not take it; the same text does, under another name.
         ws.open("file:///b.py".into(), format!("{text}\n"), 1);
         assert!(ws.docs["file:///b.py"].is_pending());

@@ -15,6 +15,7 @@ use crate::python::module::{lone_cr_as_lf, parse_tree};
 use crate::python::Module;
 use ropey::Rope;
 use std::borrow::Cow;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, OnceLock};
 use tree_sitter::{InputEdit, Point, Tree};
 
@@ -175,6 +176,10 @@ pub struct Document {
     /// The client's text when it has a lone `\r` (`text` has `\n` there).
     raw: Option<String>,
     pub version: i32,
+    /// Whether diagnostics of this document were computed for the client (`publish::for_doc`):
+    /// a close clears them only then, so a headless client's open, request and close costs
+    /// no publish at all.
+    pub shown: AtomicBool,
 }
 
 /// What an analysis needs from before the edits: held between an edit and the next
@@ -209,6 +214,7 @@ impl Document {
             pending: Mutex::default(),
             raw,
             version,
+            shown: AtomicBool::new(false),
         }
     }
 
@@ -242,6 +248,7 @@ impl Document {
             }),
             raw: None,
             version,
+            shown: AtomicBool::new(false),
         }
     }
 

@@ -52,23 +52,20 @@ impl Workspace {
     /// Open (or replace) document `key`; an identical text closed a while ago comes back
     /// analysed.
     pub fn open(&mut self, key: String, text: String, version: i32) {
-        let doc = match self.closed.take(&text) {
-            Some(c) => Document::reopened(c, version),
-            None => Document::new(text, version),
-        };
+        let doc = self.closed.open(text, version);
         self.docs.insert(key, doc);
     }
 
-    /// Close document `key`; whether it was open.
+    /// Close document `key`; whether it was open and its diagnostics were ever computed for
+    /// the client (only then is there anything to clear).
     pub fn close(&mut self, key: &str) -> bool {
         self.tests.forget(key);
         let Some(doc) = self.docs.remove(key) else {
             return false;
         };
-        if let Some(c) = doc.into_closed() {
-            self.closed.keep(c);
-        }
-        true
+        let shown = doc.shown.load(std::sync::atomic::Ordering::Relaxed);
+        self.closed.close(doc);
+        shown
     }
 
     pub fn new(root: Option<PathBuf>) -> Workspace {
