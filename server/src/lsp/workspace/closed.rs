@@ -4,16 +4,23 @@
 //! oldest go first.
 
 use super::document::{Closed, Document};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 const MAX_DOCS: usize = 4096;
 /// An analysis takes a few times its text (the tree is not kept): this bounds the store to
 /// tens of megabytes.
 const MAX_TEXT_BYTES: usize = 8 << 20;
 
+/// Kept analyses by arrival number, found by their text's hash: an open looks one up in
+/// constant time (a scan of thousands of entries per open was measurable in `--via-lsp`).
 #[derive(Default)]
 pub struct ClosedDocs {
-    items: VecDeque<Closed>,
+    items: HashMap<u64, Closed>,
+    /// Arrival numbers by text hash, oldest first.
+    by_hash: HashMap<u64, Vec<u64>>,
+    /// Arrival numbers, oldest first; some may have been taken already (skipped when met).
+    order: VecDeque<u64>,
+    next: u64,
     bytes: usize,
 }
 
@@ -22,24 +29,46 @@ impl ClosedDocs {
         if c.text.len() > MAX_TEXT_BYTES / 4 {
             return;
         }
+        let n = self.next;
+        self.next += 1;
         self.bytes += c.text.len();
-        self.items.push_back(c);
+        self.by_hash.entry(c.hash).or_default().push(n);
+        self.items.insert(n, c);
+        self.order.push_back(n);
         while self.items.len() > MAX_DOCS || self.bytes > MAX_TEXT_BYTES {
-            if let Some(old) = self.items.pop_front() {
-                self.bytes -= old.text.len();
-            }
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            self.remove(old);
+        }
+        // Taken entries leave their numbers behind: drop them once they outnumber the rest.
+        if self.order.len() > 2 * self.items.len() + 64 {
+            let items = &self.items;
+            self.order.retain(|n| items.contains_key(n));
         }
     }
 
-    /// The closed document whose text is `text`, taken out of the store.
+    /// The closed document whose text is `text` (the latest kept), taken out of the store.
     pub fn take(&mut self, text: &str) -> Option<Closed> {
         let hash = crate::fasthash::of(text.as_bytes(), 0);
-        let i = self
-            .items
+        let n = *self
+            .by_hash
+            .get(&hash)?
             .iter()
-            .rposition(|c| c.hash == hash && c.text == text)?;
-        let c = self.items.remove(i)?;
+            .rev()
+            .find(|n| self.items.get(n).is_some_and(|c| c.text == text))?;
+        self.remove(n)
+    }
+
+    fn remove(&mut self, n: u64) -> Option<Closed> {
+        let c = self.items.remove(&n)?;
         self.bytes -= c.text.len();
+        if let Some(ns) = self.by_hash.get_mut(&c.hash) {
+            ns.retain(|&m| m != n);
+            if ns.is_empty() {
+                self.by_hash.remove(&c.hash);
+            }
+        }
         Some(c)
     }
 
@@ -131,5 +160,48 @@ mod tests {
             ws.docs["file:///c.py"].tree().root_node().to_sexp(),
             ws.docs["file:///d.py"].tree().root_node().to_sexp()
         );
+    }
+
+    #[test]
+    fn the_store_is_bounded_oldest_first_and_finds_each_text_it_holds() {
+        let mut store = super::ClosedDocs::default();
+        let text = |i: usize| format!("x{i} = {i}\n");
+        let closed = |store: &mut super::ClosedDocs, t: String| {
+            let d = store.open(t, 1);
+            d.module();
+            store.close(d);
+        };
+        let n = super::MAX_DOCS + 500;
+        for i in 0..n {
+            closed(&mut store, text(i));
+        }
+        assert_eq!(store.len(), super::MAX_DOCS);
+        // The oldest went first; the rest are all found, each once.
+        assert!(store.take(&text(0)).is_none());
+        assert!(store.take(&text(499)).is_none());
+        assert!(store.take(&text(500)).is_some());
+        assert!(store.take(&text(500)).is_none(), "taken out");
+        assert!(store.take(&text(n - 1)).is_some());
+        assert_eq!(store.len(), super::MAX_DOCS - 2);
+        // Two documents of one text, both closed: both kept.
+        let (a, b) = (
+            super::Document::new("y = 1\n".into(), 1),
+            super::Document::new("y = 1\n".into(), 2),
+        );
+        (a.module(), b.module());
+        store.close(a);
+        store.close(b);
+        assert!(store.take("y = 1\n").is_some());
+        assert!(store.take("y = 1\n").is_some());
+        assert!(store.take("y = 1\n").is_none());
+        // Taking and keeping over and over does not grow the bookkeeping past its bound.
+        for _ in 0..3 * super::MAX_DOCS {
+            let d = store.open(text(1000), 1);
+            d.module();
+            store.close(d);
+        }
+        assert!(store.take(&text(1000)).is_some());
+        assert!(store.order.len() <= 2 * store.items.len() + 64 + 1);
+        assert_eq!(store.by_hash.values().map(Vec::len).sum::<usize>(), store.len());
     }
 }
