@@ -43,8 +43,9 @@ pub struct Backend {
     /// A headless client (`check`, `--via-lsp`) said `initializationOptions.pivot.headless`:
     /// the workspace's `.pivot/` state and `pivots.toml` are neither read at start-up nor
     /// written; the client names its pivot sources (`pivot/headless/setup`). A repository
-    /// under check must not make the server read what its state file names.
-    headless: AtomicBool,
+    /// under check must not make the server read what its state file names. Nor does a
+    /// close clear a document's diagnostics: such a client shows nothing.
+    pub headless: AtomicBool,
 }
 
 /// When to send `pivot/sessionChanged` after a change.

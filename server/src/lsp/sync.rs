@@ -53,7 +53,8 @@ pub async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
     // In turn with the publishes, so that none of this document's comes after the clearing.
     let _turn = b.publish_turn().await;
     let shown = b.ws().close(&key);
-    if shown {
+    // A headless client shows nothing, so there is nothing to clear for it.
+    if shown && !b.headless.load(std::sync::atomic::Ordering::SeqCst) {
         // Clear what was shown for it.
         b.client
             .publish_diagnostics(p.text_document.uri, Vec::new(), None)

@@ -202,6 +202,9 @@ mod tests {
         }
         assert!(store.take(&text(1000)).is_some());
         assert!(store.order.len() <= 2 * store.items.len() + 64 + 1);
-        assert_eq!(store.by_hash.values().map(Vec::len).sum::<usize>(), store.len());
+        assert_eq!(
+            store.by_hash.values().map(Vec::len).sum::<usize>(),
+            store.len()
+        );
     }
 }
