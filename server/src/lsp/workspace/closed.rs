@@ -188,7 +188,8 @@ mod tests {
             super::Document::new("y = 1\n".into(), 1),
             super::Document::new("y = 1\n".into(), 2),
         );
-        (a.module(), b.module());
+        a.module();
+        b.module();
         store.close(a);
         store.close(b);
         assert!(store.take("y = 1\n").is_some());
