@@ -1,9 +1,10 @@
 //! `score memorycode --via-lsp`: MemoryCode's scores computed by driving the language
 //! server as an editor does. Per dialogue: open it (`pivot/headless/setup`), go to each
 //! session (`pivot.session.goto`), and have the server analyse that session's answers, each
-//! as a document opened with its code, and check them (`pivot/memorycode/answers`). The run, the skips and the aggregation
-//! are the core's (`score_dirs_with`), so the JSON must equal the direct scorer's: any
-//! difference is a disagreement between the editor and the benchmark.
+//! as a document opened with its code, and check them (`pivot/memorycode/answers`). The
+//! run, the skips and the aggregation are the core's (`score_dirs_with`), so the JSON must
+//! equal the direct scorer's: any difference is a disagreement between the editor and the
+//! benchmark.
 
 use super::check_client::LspClient;
 use crate::bench::memorycode::score::{
@@ -69,12 +70,11 @@ struct AnswerReply {
 }
 
 /// The requests of one session's answers: the move to it (when the server is elsewhere) and
-/// the answers.
-struct SessionSent {
-    session: usize,
+/// the answers, with the answers they were sent for.
+struct SessionSent<'a> {
+    run: &'a [(AnswerAt, &'a str)],
     goto: Option<i64>,
     answers: i64,
-    count: usize,
 }
 
 fn one_dialogue(
@@ -125,17 +125,12 @@ fn one_dialogue(
         let answers = c
             .send_request(crate::lsp::MEMORYCODE_ANSWERS, json!({"answers": items}))
             .map_err(err)?;
-        sent.push(SessionSent {
-            session,
-            goto,
-            answers,
-            count: run.len(),
-        });
+        sent.push(SessionSent { run, goto, answers });
     }
     c.flush().map_err(err)?;
     let mut replies = Vec::with_capacity(asked.len());
-    let mut at_sent = asked.iter();
     for s in &sent {
+        let session = s.run[0].0.session;
         if let Some(id) = s.goto {
             c.response_as::<Value>(id, "pivot.session.goto", &mut |_| {})
                 .map_err(err)?;
@@ -143,17 +138,15 @@ fn one_dialogue(
         let v: AnswersReply = c
             .response_as(s.answers, crate::lsp::MEMORYCODE_ANSWERS, &mut |_| {})
             .map_err(err)?;
-        if v.session != s.session || v.results.len() != s.count {
+        if v.session != session || v.results.len() != s.run.len() {
             return Err(format!(
-                "the server scored {} answers at session {} where {} of session {} were sent",
+                "the server scored {} answers at session {} where {} of session {session} were sent",
                 v.results.len(),
                 v.session,
-                s.count,
-                s.session
+                s.run.len(),
             ));
         }
-        for r in v.results {
-            let (at, _) = at_sent.next().ok_or("more replies than answers")?;
+        for ((at, _), r) in s.run.iter().zip(v.results) {
             replies.push((*at, r.verdicts));
         }
     }

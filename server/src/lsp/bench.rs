@@ -3,13 +3,13 @@
 //! (`didChange` applies the change to the rope, the string and the pending tree, and
 //! returns) and from the edit to the new diagnostics (re-parse, extract objects, check the
 //! active pivots, build the LSP diagnostics: the background publish). The server's path
-//! (an edit inside one top-level statement of an error-free file analysed from a parse of that statement, the
-//! whole tree re-parsed only when something asks for it; otherwise tree-sitter's incremental
-//! re-parse; the analysis and findings recomputed only for the top-level statements that
-//! changed), the same path with the whole tree re-parsed after every edit as well (what a
-//! request needing the tree after each edit would cost), and everything from scratch for
-//! the same edits (a full parse, the whole walk, every pivot checked on the whole module;
-//! no cache).
+//! (an edit inside one top-level statement of an error-free file analysed from a parse of
+//! that statement, the whole tree re-parsed only when something asks for it; otherwise
+//! tree-sitter's incremental re-parse; the analysis and findings recomputed only for the
+//! top-level statements that changed), the same path with the whole tree re-parsed after
+//! every edit as well (what a request needing the tree after each edit would cost), and
+//! everything from scratch for the same edits (a full parse, the whole walk, every pivot
+//! checked on the whole module; no cache).
 
 use super::publish;
 use super::workspace::document::{Change, Document, Reparse, Utf16Pos};

@@ -228,7 +228,7 @@ fn headless_answers_are_checked_at_the_current_session() {
     let mut c = Client::start(root.path());
     let answers = |items: Value| json!({"answers": items});
     let one = json!([{"text": "def f_a():\n    pass\n", "kind": "session", "answer": 0}]);
-    let (_, msg) = error_of(c.request("pivot/memorycode/answers", answers(one.clone())));
+    let (_, msg) = error_of(c.request("pivot/memorycode/answers", answers(one)));
     assert!(msg.contains("no MemoryCode conversation is open"), "{msg}");
 
     c.request(
