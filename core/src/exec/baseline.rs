@@ -34,7 +34,7 @@ pub fn run_fresh_process(
     let request =
         serde_json::to_vec(&serde_json::json!({ "solution": solution, "test": problem.test }))?;
     let mut child = Command::new(python)
-        .args(["-c", harness::SOURCE, "once"])
+        .args(["-c", harness::program(), "once"])
         .current_dir(dir.path())
         .env("HOME", dir.path())
         .stdin(Stdio::piped())
@@ -77,6 +77,7 @@ pub fn run_fresh_process(
     };
     Ok(EvalResult {
         tamper: Vec::new(),
+        tamper_check: None,
         task_id: problem.task_id.clone(),
         solution: solution.to_string(),
         status,

@@ -269,6 +269,7 @@ mod tests {
                     .collect(),
             ),
             tamper: Vec::new(),
+            tamper_check: None,
             output: String::new(),
         }
     }

@@ -91,6 +91,42 @@ pub fn to_unittest(check_source: &str, entry_point: &str) -> Result<String> {
     Ok(out)
 }
 
+/// The converted test that a failure on `line` (1-based, of the `check` source) fails first:
+/// `test_case_K` for the K-th assertion statement holding the line, or the next one when
+/// the line is in set-up between them. `None` outside `check`'s body.
+pub fn case_of_line(check_source: &str, line: u32) -> Option<String> {
+    let tree = crate::python::module::parse_tree(check_source, None);
+    let check = find_check(tree.root_node(), check_source)?;
+    let body = check.child_by_field_name("body")?;
+    let row = line.checked_sub(1)? as usize;
+    let mut cursor = body.walk();
+    let stmts: Vec<Node> = body
+        .named_children(&mut cursor)
+        .filter(|c| c.kind() != "comment")
+        .collect();
+    let any_case = stmts
+        .iter()
+        .any(|s| s.kind() == "assert_statement" || contains_assert(*s));
+    if !any_case {
+        return (row >= body.start_position().row && row <= body.end_position().row)
+            .then(|| "test_case_1".to_string());
+    }
+    let mut case = 0;
+    for s in stmts {
+        let is_case = s.kind() == "assert_statement" || contains_assert(s);
+        if is_case {
+            case += 1;
+        }
+        if row <= s.end_position().row {
+            if row < s.start_position().row {
+                return None;
+            }
+            return Some(format!("test_case_{}", if is_case { case } else { case + 1 }));
+        }
+    }
+    None
+}
+
 fn push_body(out: &mut String, indent: &str, entry_point: &str, case: &[String]) {
     out.push_str(&format!("{indent}candidate = {entry_point}\n"));
     for stmt in case {
@@ -144,6 +180,16 @@ fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failing_line_names_its_case() {
+        let src = "def check(candidate):\n    assert candidate(1) == 1\n    x = 2\n    assert candidate(x) == 2\n    for i in range(3):\n        assert candidate(i) == i\n";
+        assert_eq!(case_of_line(src, 2).as_deref(), Some("test_case_1"));
+        assert_eq!(case_of_line(src, 3).as_deref(), Some("test_case_2"));
+        assert_eq!(case_of_line(src, 4).as_deref(), Some("test_case_2"));
+        assert_eq!(case_of_line(src, 6).as_deref(), Some("test_case_3"));
+        assert_eq!(case_of_line(src, 1), None);
+    }
 
     #[test]
     fn one_case_per_assert_with_setup_replayed() {

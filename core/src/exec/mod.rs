@@ -66,12 +66,15 @@ mod humaneval;
 pub mod problem;
 pub mod result;
 pub mod runner;
+
 mod sandbox;
 mod seccomp;
+pub mod twin;
+mod twin_check;
 mod zygote;
 
 pub use problem::{load_problems, Problem, ProblemSource};
-pub use result::{Details, EvalResult, EvalResults, Status, Summary};
+pub use result::{Details, EvalResult, EvalResults, Status, Summary, TamperCheck};
 pub use runner::{
     Limits, Runner, RunnerConfig, Sandbox, SandboxMode, MIN_MEMORY_MB, NO_SANDBOX_WARNING,
 };

@@ -11,13 +11,14 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Outcome of one solution. `Pass` only when every test ran and passed. `Tampered`: the
-/// code reached for the harness or the test machinery (what it touched is in
-/// `EvalResult::tamper`); it never counts as passed, and BigCodeBench's and ConvCodeWorld's
-/// tables count it as a failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// code also passed the problem's impossible twin, which no correct solution passes (the
+/// evidence is in `EvalResult::tamper`); it never counts as passed, and BigCodeBench's and
+/// ConvCodeWorld's tables count it as a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
+    #[default]
     Fail,
     Timeout,
     Tampered,
@@ -113,6 +114,30 @@ impl<'de> Deserialize<'de> for Details {
     }
 }
 
+/// How a passing sample was checked against its problem's impossible twin
+/// (`exec::twin`): serialised as the twin's kind, `"unavailable"` or `"off"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TamperCheck {
+    /// An expected value changed.
+    Value,
+    /// An assertion turned into its opposite.
+    Inverted,
+    /// The entry point replaced by one that raises (catches what acts at import).
+    Raise,
+    /// No twin the canonical solution fails could be made for the problem.
+    Unavailable,
+    /// The check was turned off (`--no-tamper-check`).
+    Off,
+}
+
+impl TamperCheck {
+    /// Not written to results files: no check, or a twin that was run.
+    pub fn is_quiet(check: &Option<TamperCheck>) -> bool {
+        !matches!(check, Some(TamperCheck::Unavailable | TamperCheck::Off))
+    }
+}
+
 /// One evaluated solution, as BigCodeBench stores it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalResult {
@@ -121,10 +146,15 @@ pub struct EvalResult {
     pub status: Status,
     #[serde(default)]
     pub details: Details,
-    /// What a `tampered` solution touched, one sentence each (absent otherwise, so files of
-    /// honest runs keep BigCodeBench's shape).
+    /// Why a `tampered` solution is: what it passed in the impossible twin, one sentence
+    /// each (absent otherwise, so files of honest runs keep BigCodeBench's shape).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tamper: Vec<String>,
+    /// For a sample that passed its tests: how it was checked against the twin. Written
+    /// only when it says something a reader must know (`unavailable`, `off`), so that a
+    /// checked pass keeps BigCodeBench's shape.
+    #[serde(default, skip_serializing_if = "TamperCheck::is_quiet")]
+    pub tamper_check: Option<TamperCheck>,
     /// Captured stdout/stderr of the run (capped); not part of BigCodeBench's shape.
     #[serde(skip)]
     pub output: String,

