@@ -495,6 +495,7 @@ mod tests {
             status: Status::Timeout,
             details: Default::default(),
             tamper: Vec::new(),
+            tamper_check: None,
             output: String::new(),
         }];
         let mut c = compare(&problems, &samples, &ours, &[verdict("fail", &["test_a"])]);

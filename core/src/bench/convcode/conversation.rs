@@ -473,6 +473,7 @@ mod tests {
                 )])
             },
             tamper: Vec::new(),
+            tamper_check: None,
             output: String::new(),
         }
     }
