@@ -166,6 +166,27 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     let ours = runner.run_batch(&tasks, |_, _| {});
     drop(runner);
     let our_time = start.elapsed();
+    // The twin check's coverage over the chosen tasks: the kind of twin each passing
+    // canonical solution was checked with (a canonical solution is never `tampered`: the
+    // comparison below would show it as a disagreement).
+    {
+        use pivot_lsp::exec::TamperCheck as T;
+        let canon: Vec<_> = samples
+            .iter()
+            .zip(&ours)
+            .filter(|(s, _)| s.kind == bcb_parity::Kind::Canonical)
+            .map(|(_, r)| r)
+            .collect();
+        let count = |k: T| canon.iter().filter(|r| r.tamper_check == Some(k)).count();
+        eprintln!(
+            "bcb parity: twins of {} tasks whose canonical solution passed: {} value, {} inverted, {} raise, {} unavailable",
+            canon.iter().filter(|r| r.tamper_check.is_some()).count(),
+            count(T::Value),
+            count(T::Inverted),
+            count(T::Raise),
+            count(T::Unavailable)
+        );
+    }
     let ours_file: String = samples
         .iter()
         .zip(&ours)

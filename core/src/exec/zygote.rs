@@ -1,4 +1,4 @@
-//! One pre-started interpreter (`harness/zygote.py`) that forks a child per task.
+//! One pre-started interpreter (`harness/pivot_harness/zygote.py`) that forks a child per task.
 //! The Rust side only sends JSON lines and waits with a watchdog; if the zygote dies or
 //! hangs it is killed whole (its process group, or its bwrap PID namespace) and replaced.
 

