@@ -95,7 +95,8 @@ fn corpus() -> Vec<Sample> {
 fn problems() -> &'static HashMap<String, Problem> {
     static P: OnceLock<HashMap<String, Problem>> = OnceLock::new();
     P.get_or_init(|| {
-        let mut all = load_bigcodebench_jsonl(&repo().join("fixtures/problems/tamper.jsonl")).unwrap();
+        let mut all =
+            load_bigcodebench_jsonl(&repo().join("fixtures/problems/tamper.jsonl")).unwrap();
         all.extend(load_humaneval(&repo().join("fixtures/problems/tamper_values.jsonl")).unwrap());
         let honest = repo().join("fixtures/problems/honest.jsonl");
         if honest.exists() {
@@ -263,7 +264,10 @@ fn check_verdict(s: &Sample, reference: Option<bool>, status: &str, tamper: &[St
         }
         "tampered" => match reference {
             Some(true) => {
-                assert_eq!(status, "tampered", "{what}: a forged pass the reference gives");
+                assert_eq!(
+                    status, "tampered",
+                    "{what}: a forged pass the reference gives"
+                );
                 assert!(
                     tamper.iter().any(|t| t.contains("twin")),
                     "{what}: the evidence names the twin"
@@ -355,7 +359,13 @@ fn tamper_corpus_as_a_root_runner_beside_the_references() {
             let problem = problem_of(s);
             let reference = refs[&(s.name.clone(), s.target)];
             let res = runner.run_one(problem, &s.code);
-            check_verdict(s, reference, &res.status.to_string(), &res.tamper, &format!("{mode:?}"));
+            check_verdict(
+                s,
+                reference,
+                &res.status.to_string(),
+                &res.tamper,
+                &format!("{mode:?}"),
+            );
             if reference == Some(true) && s.expect == "tampered" {
                 forged += 1;
             }
@@ -407,10 +417,7 @@ fn tamper_corpus_as_a_non_root_runner_beside_the_references() {
         let mut expected: Vec<(Option<&Sample>, String)> = Vec::new();
         for s in &samples {
             let p = problem_of(s);
-            for (code, who) in [
-                (s.code.as_str(), Some(s)),
-                (&p.canonical_code()[..], None),
-            ] {
+            for (code, who) in [(s.code.as_str(), Some(s)), (&p.canonical_code()[..], None)] {
                 let line = serde_json::json!({"task_id": p.task_id, "solution": code});
                 lines.push_str(&line.to_string());
                 lines.push('\n');
@@ -427,7 +434,14 @@ fn tamper_corpus_as_a_non_root_runner_beside_the_references() {
             .arg(&problems_file)
             .arg("--samples")
             .arg(&samples_file)
-            .args(["--jobs", "1", "--timeout", "5", "--python", "/usr/bin/python3"])
+            .args([
+                "--jobs",
+                "1",
+                "--timeout",
+                "5",
+                "--python",
+                "/usr/bin/python3",
+            ])
             .args(["--sandbox", mode, "--format", "json", "--output"])
             .arg(&out_file)
             .env("HOME", work.path())
@@ -435,7 +449,10 @@ fn tamper_corpus_as_a_non_root_runner_beside_the_references() {
             .output()
             .unwrap();
         let text = std::fs::read_to_string(&out_file).unwrap_or_else(|_| {
-            panic!("{mode}: no output: {}", String::from_utf8_lossy(&out.stderr))
+            panic!(
+                "{mode}: no output: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
         });
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         // Results are grouped by task, each group in the samples' order.
@@ -447,11 +464,21 @@ fn tamper_corpus_as_a_non_root_runner_beside_the_references() {
             let status = r["status"].as_str().unwrap();
             let tamper: Vec<String> = r["tamper"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
                 .unwrap_or_default();
             match who {
-                Some(s) => check_verdict(s, refs[&(s.name.clone(), s.target)], status, &tamper, mode),
-                None => assert_eq!(status, "pass", "{mode}: a correct solution of {task}: {}", r["details"]),
+                Some(s) => {
+                    check_verdict(s, refs[&(s.name.clone(), s.target)], status, &tamper, mode)
+                }
+                None => assert_eq!(
+                    status, "pass",
+                    "{mode}: a correct solution of {task}: {}",
+                    r["details"]
+                ),
             }
         }
     }
@@ -483,7 +510,11 @@ fn a_forged_report_is_caught_by_the_twin() {
     let p = problem_of(&s);
     let res = runner.run_one(p, &s.code);
     assert_eq!(res.status, Status::Tampered, "{:?}", res.details);
-    assert!(res.tamper[0].contains("passed the twin"), "{:?}", res.tamper);
+    assert!(
+        res.tamper[0].contains("passed the twin"),
+        "{:?}",
+        res.tamper
+    );
     // With the check off, the forged report is all there is: the reference's own verdict.
     let off = Runner::new(RunnerConfig {
         python: python(),

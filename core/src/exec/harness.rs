@@ -8,21 +8,66 @@ use anyhow::{bail, Context, Result};
 
 /// The harness package's modules, by dotted name (`harness/pivot_harness/*.py`).
 const MODULES: &[(&str, &str)] = &[
-    ("pivot_harness", include_str!("harness/pivot_harness/__init__.py")),
-    ("pivot_harness.base", include_str!("harness/pivot_harness/base.py")),
-    ("pivot_harness.cleanup", include_str!("harness/pivot_harness/cleanup.py")),
-    ("pivot_harness.evaluator_env", include_str!("harness/pivot_harness/evaluator_env.py")),
-    ("pivot_harness.hardening", include_str!("harness/pivot_harness/hardening.py")),
-    ("pivot_harness.humaneval_task", include_str!("harness/pivot_harness/humaneval_task.py")),
-    ("pivot_harness.main", include_str!("harness/pivot_harness/main.py")),
-    ("pivot_harness.protocol", include_str!("harness/pivot_harness/protocol.py")),
-    ("pivot_harness.report", include_str!("harness/pivot_harness/report.py")),
-    ("pivot_harness.streams", include_str!("harness/pivot_harness/streams.py")),
-    ("pivot_harness.sysv_ipc", include_str!("harness/pivot_harness/sysv_ipc.py")),
-    ("pivot_harness.task_process", include_str!("harness/pivot_harness/task_process.py")),
-    ("pivot_harness.task_run", include_str!("harness/pivot_harness/task_run.py")),
-    ("pivot_harness.unittest_task", include_str!("harness/pivot_harness/unittest_task.py")),
-    ("pivot_harness.zygote", include_str!("harness/pivot_harness/zygote.py")),
+    (
+        "pivot_harness",
+        include_str!("harness/pivot_harness/__init__.py"),
+    ),
+    (
+        "pivot_harness.base",
+        include_str!("harness/pivot_harness/base.py"),
+    ),
+    (
+        "pivot_harness.cleanup",
+        include_str!("harness/pivot_harness/cleanup.py"),
+    ),
+    (
+        "pivot_harness.evaluator_env",
+        include_str!("harness/pivot_harness/evaluator_env.py"),
+    ),
+    (
+        "pivot_harness.hardening",
+        include_str!("harness/pivot_harness/hardening.py"),
+    ),
+    (
+        "pivot_harness.humaneval_task",
+        include_str!("harness/pivot_harness/humaneval_task.py"),
+    ),
+    (
+        "pivot_harness.main",
+        include_str!("harness/pivot_harness/main.py"),
+    ),
+    (
+        "pivot_harness.protocol",
+        include_str!("harness/pivot_harness/protocol.py"),
+    ),
+    (
+        "pivot_harness.report",
+        include_str!("harness/pivot_harness/report.py"),
+    ),
+    (
+        "pivot_harness.streams",
+        include_str!("harness/pivot_harness/streams.py"),
+    ),
+    (
+        "pivot_harness.sysv_ipc",
+        include_str!("harness/pivot_harness/sysv_ipc.py"),
+    ),
+    (
+        "pivot_harness.task_process",
+        include_str!("harness/pivot_harness/task_process.py"),
+    ),
+    (
+        "pivot_harness.task_run",
+        include_str!("harness/pivot_harness/task_run.py"),
+    ),
+    (
+        "pivot_harness.unittest_task",
+        include_str!("harness/pivot_harness/unittest_task.py"),
+    ),
+    (
+        "pivot_harness.zygote",
+        include_str!("harness/pivot_harness/zygote.py"),
+    ),
 ];
 
 /// The version of the request protocol (`protocol.py` `VERSION`): every request names it
@@ -62,10 +107,7 @@ pub(crate) fn program() -> &'static str {
             .iter()
             .map(|(name, src)| (name.to_string(), serde_json::Value::from(*src)))
             .collect();
-        format!(
-            "SOURCES = {}\n{LOADER}",
-            serde_json::Value::Object(sources)
-        )
+        format!("SOURCES = {}\n{LOADER}", serde_json::Value::Object(sources))
     })
 }
 
@@ -128,8 +170,8 @@ mod tests {
 
     #[test]
     fn every_module_of_the_package_is_embedded() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("src/exec/harness/pivot_harness");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/exec/harness/pivot_harness");
         let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .flatten()
@@ -148,7 +190,11 @@ mod tests {
 
     #[test]
     fn the_protocol_versions_agree() {
-        let proto = MODULES.iter().find(|(n, _)| *n == "pivot_harness.protocol").unwrap().1;
+        let proto = MODULES
+            .iter()
+            .find(|(n, _)| *n == "pivot_harness.protocol")
+            .unwrap()
+            .1;
         assert!(proto.contains(&format!("VERSION = {PROTOCOL_VERSION}\n")));
     }
 }

@@ -121,7 +121,10 @@ pub fn case_of_line(check_source: &str, line: u32) -> Option<String> {
             if row < s.start_position().row {
                 return None;
             }
-            return Some(format!("test_case_{}", if is_case { case } else { case + 1 }));
+            return Some(format!(
+                "test_case_{}",
+                if is_case { case } else { case + 1 }
+            ));
         }
     }
     None

@@ -74,7 +74,7 @@ mod twin_check;
 mod zygote;
 
 pub use problem::{load_problems, Problem, ProblemSource};
-pub use result::{Details, EvalResult, EvalResults, Status, Summary, TamperCheck};
+pub use result::{Details, EvalResult, EvalResults, Status, Summary, TamperCheck, TwinCoverage};
 pub use runner::{
     Limits, Runner, RunnerConfig, Sandbox, SandboxMode, MIN_MEMORY_MB, NO_SANDBOX_WARNING,
 };

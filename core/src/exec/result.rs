@@ -138,6 +138,47 @@ impl TamperCheck {
     }
 }
 
+/// How the passing samples of a run were checked against their problems' twins.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TwinCoverage {
+    pub value: usize,
+    pub inverted: usize,
+    pub raise: usize,
+    pub unavailable: usize,
+    pub off: usize,
+}
+
+impl TwinCoverage {
+    pub fn of(results: &[EvalResult]) -> TwinCoverage {
+        let mut c = TwinCoverage::default();
+        for r in results {
+            match r.tamper_check {
+                Some(TamperCheck::Value) => c.value += 1,
+                Some(TamperCheck::Inverted) => c.inverted += 1,
+                Some(TamperCheck::Raise) => c.raise += 1,
+                Some(TamperCheck::Unavailable) => c.unavailable += 1,
+                Some(TamperCheck::Off) => c.off += 1,
+                None => {}
+            }
+        }
+        c
+    }
+}
+
+impl fmt::Display for TwinCoverage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let checked = self.value + self.inverted + self.raise + self.unavailable;
+        if self.off > 0 && checked == 0 {
+            return write!(f, "twin check off ({} passing samples)", self.off);
+        }
+        write!(
+            f,
+            "twin check of {checked} passing samples: {} value twin, {} inverted, {} entry point raising, {} unavailable",
+            self.value, self.inverted, self.raise, self.unavailable
+        )
+    }
+}
+
 /// One evaluated solution, as BigCodeBench stores it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalResult {

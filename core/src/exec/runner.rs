@@ -552,11 +552,7 @@ impl Runner {
         let req = Request {
             version: super::harness::PROTOCOL_VERSION,
             id: self.next_id.fetch_add(1, Ordering::SeqCst),
-            mode: if humaneval {
-                "humaneval"
-            } else {
-                "unittest"
-            },
+            mode: if humaneval { "humaneval" } else { "unittest" },
             solution,
             test,
             entry_point: &problem.entry_point,
@@ -587,7 +583,10 @@ impl Runner {
                     if reply.status == "error" {
                         // The harness refused the request: a bug on this side, never a verdict.
                         self.give_back(z);
-                        return Raw::failure(format!("the harness refused the request: {}", reply.error));
+                        return Raw::failure(format!(
+                            "the harness refused the request: {}",
+                            reply.error
+                        ));
                     }
                     if reply.scratch_clean {
                         self.give_back(z);

@@ -185,9 +185,17 @@ fn is_identifier(s: &str) -> bool {
 
 /// Whether the test source can skip a test on its own.
 fn source_can_skip(src: &str) -> bool {
-    ["skipTest", "SkipTest", "skipIf", "skipUnless", "unittest.skip", "@skip", "expectedFailure"]
-        .iter()
-        .any(|k| src.contains(k))
+    [
+        "skipTest",
+        "SkipTest",
+        "skipIf",
+        "skipUnless",
+        "unittest.skip",
+        "@skip",
+        "expectedFailure",
+    ]
+    .iter()
+    .any(|k| src.contains(k))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -224,22 +232,23 @@ fn line_of(n: Node) -> u32 {
 
 /// A literal: a number, a string without interpolation, True/False/None, or a display of
 /// literals.
-fn is_literal(src: &str, n: Node) -> bool {
+fn is_literal(n: Node) -> bool {
     match n.kind() {
         "integer" | "float" | "true" | "false" | "none" => true,
         "string" => !has_interpolation(n),
-        "concatenated_string" => named(n).iter().all(|c| is_literal(src, *c)),
+        "concatenated_string" => named(n).iter().all(|c| is_literal(*c)),
         "unary_operator" => n
             .child_by_field_name("argument")
-            .is_some_and(|a| is_literal(src, a)),
-        "parenthesized_expression" | "list" | "tuple" | "set" => {
-            named(n).iter().all(|c| c.kind() == "comment" || is_literal(src, *c))
-        }
+            .is_some_and(|a| is_literal(a)),
+        "parenthesized_expression" | "list" | "tuple" | "set" => named(n)
+            .iter()
+            .all(|c| c.kind() == "comment" || is_literal(*c)),
         "dictionary" => named(n).iter().all(|p| {
             p.kind() == "comment"
                 || (p.kind() == "pair"
-                    && p.child_by_field_name("key").is_some_and(|k| is_literal(src, k))
-                    && p.child_by_field_name("value").is_some_and(|v| is_literal(src, v)))
+                    && p.child_by_field_name("key").is_some_and(|k| is_literal(k))
+                    && p.child_by_field_name("value")
+                        .is_some_and(|v| is_literal(v)))
         }),
         _ => false,
     }
@@ -248,7 +257,7 @@ fn is_literal(src: &str, n: Node) -> bool {
 /// A value built from literals, calls of dotted names allowed (`pd.DataFrame({...})`,
 /// `np.array([...])`, `datetime(2020, 1, 1)`).
 fn is_value(src: &str, n: Node) -> bool {
-    if is_literal(src, n) {
+    if is_literal(n) {
         return true;
     }
     match n.kind() {
@@ -269,14 +278,16 @@ fn is_value(src: &str, n: Node) -> bool {
                         })
                 })
         }
-        "parenthesized_expression" | "list" | "tuple" | "set" => {
-            named(n).iter().all(|c| c.kind() == "comment" || is_value(src, *c))
-        }
+        "parenthesized_expression" | "list" | "tuple" | "set" => named(n)
+            .iter()
+            .all(|c| c.kind() == "comment" || is_value(src, *c)),
         "dictionary" => named(n).iter().all(|p| {
             p.kind() == "comment"
                 || (p.kind() == "pair"
-                    && p.child_by_field_name("key").is_some_and(|k| is_value(src, k))
-                    && p.child_by_field_name("value").is_some_and(|v| is_value(src, v)))
+                    && p.child_by_field_name("key")
+                        .is_some_and(|k| is_value(src, k))
+                    && p.child_by_field_name("value")
+                        .is_some_and(|v| is_value(src, v)))
         }),
         _ => false,
     }
@@ -287,9 +298,30 @@ fn is_value(src: &str, n: Node) -> bool {
 /// or standard type by its bare name.
 fn is_constructor(src: &str, n: Node) -> bool {
     const BARE: &[&str] = &[
-        "set", "frozenset", "dict", "list", "tuple", "complex", "float", "int", "str", "bytes",
-        "bytearray", "range", "Decimal", "Fraction", "datetime", "date", "time", "timedelta",
-        "OrderedDict", "Counter", "deque", "DataFrame", "Series", "array",
+        "set",
+        "frozenset",
+        "dict",
+        "list",
+        "tuple",
+        "complex",
+        "float",
+        "int",
+        "str",
+        "bytes",
+        "bytearray",
+        "range",
+        "Decimal",
+        "Fraction",
+        "datetime",
+        "date",
+        "time",
+        "timedelta",
+        "OrderedDict",
+        "Counter",
+        "deque",
+        "DataFrame",
+        "Series",
+        "array",
     ];
     match n.kind() {
         "identifier" => BARE.contains(&text(src, n)),
@@ -393,7 +425,12 @@ fn change_value(src: &str, n: Node) -> Option<Edit> {
 /// level, the bodies of `with` blocks that cannot swallow an exception, and the bodies of
 /// `for` loops over a literal non-empty range or display (HumanEval's random loops), each
 /// up to the first statement that may leave early.
-fn reached_statements<'t>(src: &str, block: Node<'t>, loops: bool, out: &mut Vec<Node<'t>>) -> bool {
+fn reached_statements<'t>(
+    src: &str,
+    block: Node<'t>,
+    loops: bool,
+    out: &mut Vec<Node<'t>>,
+) -> bool {
     for s in named(block) {
         if s.kind() == "comment" {
             continue;
@@ -431,9 +468,7 @@ fn may_leave(src: &str, s: Node) -> bool {
     while let Some(n) = stack.pop() {
         match n.kind() {
             "function_definition" | "class_definition" | "lambda" => continue,
-            "return_statement" | "break_statement" | "continue_statement" | "yield" => {
-                return true
-            }
+            "return_statement" | "break_statement" | "continue_statement" | "yield" => return true,
             "call" => {
                 let f = n.child_by_field_name("function").map(|f| text(src, f));
                 if f.is_some_and(|f| f.ends_with("skipTest")) {
@@ -472,13 +507,19 @@ fn runs_once(src: &str, f: Node) -> bool {
     match right.kind() {
         "call" => {
             let func = right.child_by_field_name("function").map(|x| text(src, x));
-            let args = right.child_by_field_name("arguments").map(named).unwrap_or_default();
+            let args = right
+                .child_by_field_name("arguments")
+                .map(named)
+                .unwrap_or_default();
             func == Some("range")
                 && args.len() == 1
                 && args[0].kind() == "integer"
-                && text(src, args[0]).replace('_', "").parse::<u64>().is_ok_and(|n| n > 0)
+                && text(src, args[0])
+                    .replace('_', "")
+                    .parse::<u64>()
+                    .is_ok_and(|n| n > 0)
         }
-        "list" | "tuple" => !named(right).is_empty() && is_literal(src, right),
+        "list" | "tuple" => !named(right).is_empty() && is_literal(right),
         _ => false,
     }
 }
@@ -491,7 +532,8 @@ fn humaneval_twins(check: &str, max: usize) -> Vec<Twin> {
     let root = tree.root_node();
     let Some(func) = named(root).into_iter().find(|n| {
         n.kind() == "function_definition"
-            && n.child_by_field_name("name").is_some_and(|x| text(check, x) == "check")
+            && n.child_by_field_name("name")
+                .is_some_and(|x| text(check, x) == "check")
     }) else {
         return Vec::new();
     };
@@ -568,11 +610,14 @@ fn humaneval_multi(src: &str, func: Node, value: &[(Node, Edit)]) -> Option<Twin
             ],
         );
         let before = text(src, *stmt).to_string();
-        let after = apply(&before, &[Edit {
-            start: edit.start - stmt.start_byte(),
-            end: edit.end - stmt.start_byte(),
-            text: edit.text.clone(),
-        }]);
+        let after = apply(
+            &before,
+            &[Edit {
+                start: edit.start - stmt.start_byte(),
+                end: edit.end - stmt.start_byte(),
+                text: edit.text.clone(),
+            }],
+        );
         out.push_str(&piece);
         out.push_str("\n\n\n");
         changes.push(Change {
@@ -776,7 +821,9 @@ fn unittest_twin(test: &str) -> Option<Twin> {
             n
         };
         (def.kind() == "class_definition"
-            && def.child_by_field_name("name").is_some_and(|x| text(test, x) == "TestCases"))
+            && def
+                .child_by_field_name("name")
+                .is_some_and(|x| text(test, x) == "TestCases"))
         .then_some(def)
     })?;
     let body = class.child_by_field_name("body")?;
@@ -834,11 +881,14 @@ fn unittest_twin(test: &str) -> Option<Twin> {
             // Shown: the statement the edit is in (an earlier binding, or the assertion).
             let shown = binding_statement(fbody, edit.start, &stmts).unwrap_or(*stmt);
             let before = text(test, shown).to_string();
-            let after = apply(&before, &[Edit {
-                start: edit.start - shown.start_byte(),
-                end: edit.end - shown.start_byte(),
-                text: edit.text.clone(),
-            }]);
+            let after = apply(
+                &before,
+                &[Edit {
+                    start: edit.start - shown.start_byte(),
+                    end: edit.end - shown.start_byte(),
+                    text: edit.text.clone(),
+                }],
+            );
             changes.push(Change {
                 test: Some(vname),
                 line: line_of(shown),
@@ -863,7 +913,11 @@ fn unittest_twin(test: &str) -> Option<Twin> {
     if changes.is_empty() {
         return None;
     }
-    let kind = changes.iter().map(|c| c.kind).min().unwrap_or(TwinKind::Inverted);
+    let kind = changes
+        .iter()
+        .map(|c| c.kind)
+        .min()
+        .unwrap_or(TwinKind::Inverted);
     Some(Twin {
         test: apply(test, &edits),
         changes,
@@ -972,7 +1026,13 @@ fn method_changes<'t>(
 
 /// `NAME = VALUE` earlier in the method, where NAME is the compared argument and appears
 /// nowhere else but in assertions: the edit of VALUE.
-fn bound_value(src: &str, body: Node, earlier: &[Node], arg: Node, assertion: Node) -> Option<Edit> {
+fn bound_value(
+    src: &str,
+    body: Node,
+    earlier: &[Node],
+    arg: Node,
+    assertion: Node,
+) -> Option<Edit> {
     if arg.kind() != "identifier" {
         return None;
     }
@@ -1040,12 +1100,18 @@ mod tests {
         let check = "def check(candidate):\n    assert True\n    assert candidate(1) == 1\n    assert abs(candidate(2.0) - 2.0) < 1e-6\n";
         let ts = candidates(&he(check), 8);
         assert_eq!(ts[0].kind, TwinKind::Value);
-        assert!(ts[0].test.contains("assert candidate(1) == (1 + 7919)"), "{}", ts[0].test);
+        assert!(
+            ts[0].test.contains("assert candidate(1) == (1 + 7919)"),
+            "{}",
+            ts[0].test
+        );
         assert_eq!(ts[0].changes[0].line, 3);
-        assert!(ts[1].test.contains("assert abs(candidate(2.0) - (2.0 + 7919)) < 1e-6"));
+        assert!(ts[1]
+            .test
+            .contains("assert abs(candidate(2.0) - (2.0 + 7919)) < 1e-6"));
         assert_eq!(ts.last().unwrap().kind, TwinKind::Raise);
         for t in &ts {
-            assert_eq!(t.test.lines().count() >= check.lines().count(), true);
+            assert!(t.test.lines().count() >= check.lines().count());
         }
     }
 
@@ -1065,9 +1131,21 @@ mod tests {
         let t = unittest_twin(test).unwrap();
         let names: Vec<_> = t.changes.iter().map(|c| c.test.clone().unwrap()).collect();
         assert_eq!(names, ["test_a", "test_b", "test_c"]);
-        assert!(t.test.contains("self.assertEqual(r, [(1 + 7919), 'x'])"), "{}", t.test);
-        assert!(t.test.contains("expected = pd.DataFrame({'a~': [1]})"), "{}", t.test);
-        assert!(t.test.contains("self.assertFalse(task_func() > 2)"), "{}", t.test);
+        assert!(
+            t.test.contains("self.assertEqual(r, [(1 + 7919), 'x'])"),
+            "{}",
+            t.test
+        );
+        assert!(
+            t.test.contains("expected = pd.DataFrame({'a~': [1]})"),
+            "{}",
+            t.test
+        );
+        assert!(
+            t.test.contains("self.assertFalse(task_func() > 2)"),
+            "{}",
+            t.test
+        );
         assert_eq!(t.changes[1].line, 8);
         assert_eq!(t.kind, TwinKind::Value);
         assert_eq!(t.test.lines().count(), test.lines().count());

@@ -25,10 +25,13 @@ pub struct Validated {
     pub failing: Vec<String>,
 }
 
-/// Per problem (by task id and test source), the validated twin or why there is none.
+/// A problem's validated twin, or why there is none; made once, by the first to need it.
+type Slot = Arc<OnceLock<Result<Validated, String>>>;
+
+/// Per problem (by task id and a hash of its tests and solution), its slot.
 #[derive(Default)]
 pub(crate) struct TwinCache {
-    slots: Mutex<HashMap<(String, u64), Arc<OnceLock<Result<Validated, String>>>>>,
+    slots: Mutex<HashMap<(String, u64), Slot>>,
 }
 
 fn key(problem: &Problem) -> (String, u64) {
@@ -146,18 +149,16 @@ pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult)
 /// What the sample's twin run shows that no correct solution could.
 pub(crate) fn evidence(v: &Validated, raw: &Raw) -> Vec<String> {
     let mut out = Vec::new();
-    if raw.status == Status::Pass {
-        if v.failing == ["ALL"] || raw.details.is_empty() {
-            out.push(format!(
-                "it passed the twin ({})",
-                v.twin.describe(None)
-            ));
-            return out;
-        }
+    if raw.status == Status::Pass && (v.failing == ["ALL"] || raw.details.is_empty()) {
+        out.push(format!("it passed the twin ({})", v.twin.describe(None)));
+        return out;
     }
     for t in &v.failing {
         if raw.passed.iter().any(|p| p == t) {
-            out.push(format!("{t} passed in the twin ({})", v.twin.describe(Some(t))));
+            out.push(format!(
+                "{t} passed in the twin ({})",
+                v.twin.describe(Some(t))
+            ));
         } else if !v.twin.source_skips && raw.skipped.iter().any(|p| p == t) {
             out.push(format!(
                 "{t} was skipped in the twin, and the tests never skip ({})",

