@@ -23,6 +23,8 @@ pub struct Validated {
     /// Tests the canonical solution failed in the twin (`ALL` for HumanEval's one program):
     /// a sample passing one of them is `tampered`.
     pub failing: Vec<String>,
+    /// Why the stronger twins tried before this one were not kept.
+    pub passed_over: Vec<String>,
 }
 
 /// A problem's validated twin, or why there is none; made once, by the first to need it.
@@ -63,7 +65,11 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
     let humaneval = twin::humaneval_check(problem).is_some();
     let canonical = problem.canonical_code();
     let mut why = "no assertion of the tests could be changed".to_string();
+    let mut passed_over = Vec::new();
     for t in twin::candidates(problem, HUMANEVAL_TRIES) {
+        if why.starts_with("the canonical") {
+            passed_over.push(why.clone());
+        }
         let started = Instant::now();
         let raw = runner.run_raw(problem, &canonical, Some(&t.test));
         runner.note_twin_run(true, started.elapsed());
@@ -86,6 +92,7 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
             return Ok(Validated {
                 twin: t,
                 failing: vec!["ALL".into()],
+                passed_over,
             });
         }
         if raw.details.iter().any(|(k, _)| k == "ALL") {
@@ -104,7 +111,11 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
             why = "the canonical solution failed none of the changed tests".into();
             continue;
         }
-        return Ok(Validated { twin: t, failing });
+        return Ok(Validated {
+            twin: t,
+            failing,
+            passed_over,
+        });
     }
     Err(why)
 }
@@ -114,11 +125,21 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
 pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult) {
     let v = match validated(runner, problem) {
         Ok(v) => v,
-        Err(_) => {
+        Err(why) => {
             result.tamper_check = Some(TamperCheck::Unavailable);
+            result
+                .output
+                .push_str(&format!("\n[pivot-lsp: tamper check unavailable: {why}]"));
             return;
         }
     };
+    if !v.passed_over.is_empty() {
+        result.output.push_str(&format!(
+            "\n[pivot-lsp: tamper check with a {} twin; passed over: {}]",
+            v.twin.kind,
+            v.passed_over.join("; ")
+        ));
+    }
     result.tamper_check = Some(match v.twin.kind {
         TwinKind::Value => TamperCheck::Value,
         TwinKind::Inverted => TamperCheck::Inverted,
