@@ -19,7 +19,9 @@
 //! exec::RunnerConfig { python, timeout, jobs, sandbox: SandboxMode::{Bwrap /* default */, None},
 //!                      limits: Limits { memory_mb, file_size_mb, nproc, output_bytes, scratch_mb, shm_mb },
 //!                      pass_env, bind_ro, task_uid, task_gid,
-//!                      fix_quirks /* BigCodeBench tasks: real os.kill, EOFError stdin */ }
+//!                      fix_quirks /* BigCodeBench tasks: real os.kill, EOFError stdin */,
+//!                      tamper_check /* default on: a pass is checked against the twin */,
+//!                      case_details /* default on: a failing HumanEval sample's every failing case */ }
 //! exec::Runner::new(config) -> Result<Runner>         // fails closed: Err (reason + fix) when bwrap
 //!                                                     // does not work or tasks would run as root
 //! runner.sandbox() -> Sandbox::{Bwrap, None}          // Display: "bwrap" | "none"
@@ -29,8 +31,12 @@
 //! runner.run_batch(&[(&Problem, &str)], |done, &EvalResult| { .. }) -> Vec<EvalResult>  // input order
 //!
 //! // Results, BigCodeBench's eval-results shape.
-//! exec::Status::{Pass, Fail, Timeout}                 // serialised "pass" | "fail" | "timeout"
-//! exec::EvalResult { task_id, solution, status, details: Details, output /* not serialised */ }
+//! exec::Status::{Pass, Fail, Timeout, Tampered}       // serialised "pass" | "fail" | "timeout" | "tampered"
+//! exec::EvalResult { task_id, solution, status, details: Details, tamper /* the twin's evidence */,
+//!                    tamper_check: Option<TamperCheck>, output /* not serialised */ }
+//! exec::TamperCheck::{Value, Inverted, Raise, Unavailable, Off}   // how a pass was checked
+//! exec::TwinCoverage::of(&[EvalResult])               // Display: the run's twin check in one line
+//! exec::twin::{candidates(&Problem, max) -> Vec<Twin>, humaneval_check(&Problem)}  // impossible twins
 //! exec::Details                                       // ordered map test name -> traceback ("ALL" -> str(e))
 //! exec::EvalResults { date, eval: {task_id: [EvalResult]}, summary }  // load / save JSON
 //!

