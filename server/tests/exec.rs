@@ -1140,10 +1140,15 @@ fn exec_sysv_shared_memory_goes_with_its_task() {
 
 def task_func():
     libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
+    libc.shmat.restype = ctypes.c_void_p
+    libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
     shmid = libc.shmget(0x5049564F, 64 << 20, 0o1600)
     if shmid < 0:
         return "shmget failed: %d" % ctypes.get_errno()
-    addr = ctypes.c_void_p(libc.shmat(shmid, None, 0))
+    addr = libc.shmat(shmid, None, 0)
+    if addr in (None, ctypes.c_void_p(-1).value):
+        return "shmat failed: %d" % ctypes.get_errno()
     ctypes.memset(addr, 1, 64 << 20)
     return 0
 "#;
