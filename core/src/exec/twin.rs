@@ -927,8 +927,7 @@ fn unittest_twin(test: &str) -> Option<Twin> {
         .then_some(def)
     })?;
     let body = class.child_by_field_name("body")?;
-    let mut edits = Vec::new();
-    let mut changes = Vec::new();
+    let mut methods = Vec::new();
     for item in named(body) {
         let def = match item.kind() {
             "decorated_definition" => item.child_by_field_name("definition")?,
@@ -959,7 +958,7 @@ fn unittest_twin(test: &str) -> Option<Twin> {
         reached_statements(test, fbody, false, &mut stmts);
         let found = method_changes(test, fbody, &stmts);
         let indent = " ".repeat(item.start_position().column);
-        let mut variants = Vec::new();
+        let mut copies = Vec::new();
         for (k, (stmt, edit, kind)) in found.iter().enumerate() {
             let vname = format!("{name}_twin{}", k + 1);
             let piece = copy_up_to(test, item, name_node, *stmt, edit, &vname);
@@ -974,20 +973,46 @@ fn unittest_twin(test: &str) -> Option<Twin> {
                     text: edit.text.clone(),
                 }],
             );
-            changes.push(Change {
+            let change = Change {
                 test: Some(vname),
                 line: line_of(shown),
                 before,
                 after,
                 kind: *kind,
-            });
-            variants.push(piece);
+            };
+            copies.push((piece, change));
         }
-        // A test with nothing to change cannot fail in the twin: it is left out.
-        let replacement = if variants.is_empty() {
-            "pass".to_string()
+        methods.push((item, name.to_string(), indent, copies));
+    }
+    // A copy ends at its changed assertion, so what the test would have done after it
+    // (removing a file it made, say) is not done, and the copies after it may find that.
+    // A changed value stays impossible whatever they find; an inverted assertion may not
+    // (`assertFalse(os.path.exists(...))` turned around): inverted copies are kept only
+    // where no value can be changed anywhere, and then only the first test unittest runs
+    // (its methods run in name order), which finds what setUp made and nothing else.
+    let any_value = methods
+        .iter()
+        .any(|m| m.3.iter().any(|(_, c)| c.kind == TwinKind::Value));
+    let first_inverted = methods
+        .iter()
+        .filter(|m| !m.3.is_empty())
+        .map(|m| m.1.clone())
+        .min();
+    let mut edits = Vec::new();
+    let mut changes = Vec::new();
+    for (item, name, indent, copies) in methods {
+        let keep = if any_value {
+            copies.iter().all(|(_, c)| c.kind == TwinKind::Value)
         } else {
-            variants.join(&format!("\n\n{indent}"))
+            first_inverted.as_deref() == Some(name.as_str())
+        };
+        // A test with nothing kept cannot fail in the twin: it is left out.
+        let replacement = if keep && !copies.is_empty() {
+            let pieces: Vec<&str> = copies.iter().map(|(p, _)| p.as_str()).collect();
+            changes.extend(copies.iter().map(|(_, c)| c.clone()));
+            pieces.join(&format!("\n\n{indent}"))
+        } else {
+            "pass".to_string()
         };
         edits.push(Edit {
             start: item.start_byte(),
@@ -1325,7 +1350,6 @@ mod tests {
                 "test_a_twin1",
                 "test_a_twin2",
                 "test_b_twin1",
-                "test_c_twin1",
                 "test_f_twin1"
             ]
         );
@@ -1339,7 +1363,7 @@ mod tests {
             t.test
         );
         assert!(
-            t.test.contains("self.assertFalse(task_func() > 2)"),
+            !t.test.contains("self.assertFalse(task_func() > 2)"),
             "{}",
             t.test
         );
@@ -1353,6 +1377,21 @@ mod tests {
         );
         assert_eq!(t.changes[2].line, 9);
         assert_eq!(t.kind, TwinKind::Value);
+    }
+
+    #[test]
+    fn with_nothing_but_inversions_only_the_first_test_run_is_kept() {
+        let test = "class TestCases(unittest.TestCase):\n    def test_z(self):\n        self.assertTrue(os.path.exists(task_func()))\n    def test_b(self):\n        task_func()\n        self.assertFalse(os.path.exists('x'))\n";
+        let t = unittest_twin(test).unwrap();
+        assert_eq!(t.kind, TwinKind::Inverted);
+        let names: Vec<_> = t.changes.iter().map(|c| c.test.clone().unwrap()).collect();
+        assert_eq!(names, ["test_b_twin1"]);
+        assert!(
+            t.test.contains("self.assertTrue(os.path.exists('x'))"),
+            "{}",
+            t.test
+        );
+        assert!(!t.test.contains("def test_z"), "{}", t.test);
     }
 
     #[test]
