@@ -13,7 +13,7 @@ use super::hub::HubOptions;
 use super::humaneval;
 
 /// One task. `test` is always the source of a `class TestCases(unittest.TestCase)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Problem {
     pub task_id: String,
     /// Natural-language task given to a model.

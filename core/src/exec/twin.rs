@@ -264,6 +264,21 @@ fn copy_up_to(src: &str, def: Node, name: Node, stmt: Node, edit: &Edit, new_nam
     )
 }
 
+/// The statement `shown` (which holds `edit`) as it is and as the twin has it: what the
+/// evidence quotes.
+fn shown_change(src: &str, shown: Node, edit: &Edit) -> (String, String) {
+    let before = text(src, shown).to_string();
+    let after = apply(
+        &before,
+        &[Edit {
+            start: edit.start - shown.start_byte(),
+            end: edit.end - shown.start_byte(),
+            text: edit.text.clone(),
+        }],
+    );
+    (before, after)
+}
+
 fn text<'s>(src: &'s str, n: Node) -> &'s str {
     &src[n.start_byte()..n.end_byte()]
 }
@@ -682,15 +697,7 @@ fn humaneval_multi(src: &str, func: Node, value: &[(Node, Edit)]) -> Option<Twin
     for (k, (stmt, edit)) in value.iter().enumerate() {
         let fname = format!("_check_twin_{}", k + 1);
         let piece = copy_up_to(src, func, name, *stmt, edit, &fname);
-        let before = text(src, *stmt).to_string();
-        let after = apply(
-            &before,
-            &[Edit {
-                start: edit.start - stmt.start_byte(),
-                end: edit.end - stmt.start_byte(),
-                text: edit.text.clone(),
-            }],
-        );
+        let (before, after) = shown_change(src, *stmt, edit);
         out.push_str(&piece);
         out.push_str("\n\n\n");
         changes.push(Change {
@@ -808,13 +815,9 @@ fn is_abs_call(src: &str, n: Node) -> bool {
 }
 
 fn make(src: &str, stmt: Node, edit: Edit, test: Option<String>, kind: TwinKind) -> Twin {
-    let before = text(src, stmt).to_string();
-    let changed = apply(src, std::slice::from_ref(&edit));
-    let delta = edit.text.len() as isize - (edit.end - edit.start) as isize;
-    let after_end = (stmt.end_byte() as isize + delta) as usize;
-    let after = changed[stmt.start_byte()..after_end].to_string();
+    let (before, after) = shown_change(src, stmt, &edit);
     Twin {
-        test: changed,
+        test: apply(src, std::slice::from_ref(&edit)),
         changes: vec![Change {
             test,
             line: line_of(stmt),
@@ -963,16 +966,8 @@ fn unittest_twin(test: &str) -> Option<Twin> {
             let vname = format!("{name}_twin{}", k + 1);
             let piece = copy_up_to(test, item, name_node, *stmt, edit, &vname);
             // Shown: the statement the edit is in (an earlier binding, or the assertion).
-            let shown = binding_statement(fbody, edit.start, &stmts).unwrap_or(*stmt);
-            let before = text(test, shown).to_string();
-            let after = apply(
-                &before,
-                &[Edit {
-                    start: edit.start - shown.start_byte(),
-                    end: edit.end - shown.start_byte(),
-                    text: edit.text.clone(),
-                }],
-            );
+            let shown = binding_statement(edit.start, &stmts).unwrap_or(*stmt);
+            let (before, after) = shown_change(test, shown, edit);
             let change = Change {
                 test: Some(vname),
                 line: line_of(shown),
@@ -1038,7 +1033,7 @@ fn unittest_twin(test: &str) -> Option<Twin> {
 }
 
 /// The statement of `stmts` holding byte `at`.
-fn binding_statement<'t>(_body: Node<'t>, at: usize, stmts: &[Node<'t>]) -> Option<Node<'t>> {
+fn binding_statement<'t>(at: usize, stmts: &[Node<'t>]) -> Option<Node<'t>> {
     stmts
         .iter()
         .copied()

@@ -28,34 +28,30 @@ pub struct Validated {
 }
 
 /// A problem's validated twin, or why there is none; made once, by the first to need it.
-type Slot = Arc<OnceLock<Result<Validated, String>>>;
+type Slot = Arc<OnceLock<Result<Arc<Validated>, String>>>;
 
-/// Per problem (by task id and a hash of its tests and solution), its slot.
+/// Per problem (the whole problem is the key: two problem sets may share a task id), its
+/// slot.
 #[derive(Default)]
 pub(crate) struct TwinCache {
-    slots: Mutex<HashMap<(String, u64), Slot>>,
-}
-
-fn key(problem: &Problem) -> (String, u64) {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    problem.test.hash(&mut h);
-    problem.canonical_solution.hash(&mut h);
-    problem.entry_point.hash(&mut h);
-    (problem.task_id.clone(), h.finish())
+    slots: Mutex<HashMap<Problem, Slot>>,
 }
 
 /// The problem's validated twin, made and validated on first use (concurrent callers
 /// wait for the one doing it).
-pub(crate) fn validated(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
+pub(crate) fn validated(runner: &Runner, problem: &Problem) -> Result<Arc<Validated>, String> {
     let slot = {
         let mut slots = match runner.twins().slots.lock() {
             Ok(s) => s,
             Err(_) => return Err("the twin cache was poisoned".into()),
         };
-        slots.entry(key(problem)).or_default().clone()
+        match slots.get(problem) {
+            Some(slot) => slot.clone(),
+            None => slots.entry(problem.clone()).or_default().clone(),
+        }
     };
-    slot.get_or_init(|| validate(runner, problem)).clone()
+    slot.get_or_init(|| validate(runner, problem).map(Arc::new))
+        .clone()
 }
 
 fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
@@ -64,29 +60,26 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
     }
     let humaneval = twin::humaneval_check(problem).is_some();
     let canonical = problem.canonical_code();
-    let mut why = "no assertion of the tests could be changed".to_string();
-    let mut passed_over = Vec::new();
+    // Why each twin tried was not kept, in order.
+    let mut passed_over: Vec<String> = Vec::new();
     for t in twin::candidates(problem, HUMANEVAL_TRIES) {
-        if why.starts_with("the canonical") {
-            passed_over.push(why.clone());
-        }
         let started = Instant::now();
         let raw = runner.run_raw(problem, &canonical, Some(&t.test));
         runner.note_twin_run(true, started.elapsed());
         if raw.status != Status::Fail {
-            why = format!(
+            passed_over.push(format!(
                 "the canonical solution did not fail the {} twin ({})",
                 t.kind, raw.status
-            );
+            ));
             continue;
         }
         if humaneval {
             if t.fail_line.is_some() && raw.line != t.fail_line {
-                why = format!(
+                passed_over.push(format!(
                     "the canonical solution failed the {} twin elsewhere than at its line {}",
                     t.kind,
                     t.fail_line.unwrap_or(0)
-                );
+                ));
                 continue;
             }
             return Ok(Validated {
@@ -96,7 +89,7 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
             });
         }
         if raw.details.iter().any(|(k, _)| k == "ALL") {
-            why = "the canonical solution's twin run failed as a whole".into();
+            passed_over.push("the canonical solution's twin run failed as a whole".into());
             continue;
         }
         let failing: Vec<String> = raw
@@ -108,7 +101,7 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
             })
             .collect();
         if failing.is_empty() {
-            why = "the canonical solution failed none of the changed tests".into();
+            passed_over.push("the canonical solution failed none of the changed tests".into());
             continue;
         }
         return Ok(Validated {
@@ -117,7 +110,9 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
             passed_over,
         });
     }
-    Err(why)
+    Err(passed_over
+        .pop()
+        .unwrap_or_else(|| "no assertion of the tests could be changed".into()))
 }
 
 /// Checks a passing result against its problem's twin: `tampered` with the evidence when the
@@ -147,7 +142,11 @@ pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult)
     });
     // The canonical solution itself was run against the twin when it was validated, and
     // failed every copy that counts: the same run again would say the same.
-    if result.solution == problem.canonical_code() {
+    let canonical = result
+        .solution
+        .strip_prefix(problem.code_prompt.as_str())
+        .is_some_and(|body| body == problem.canonical_solution);
+    if canonical {
         return;
     }
     let started = Instant::now();

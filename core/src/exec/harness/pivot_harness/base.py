@@ -1,6 +1,5 @@
 """Constants and small helpers every mode uses."""
 
-import __future__
 import linecache
 import traceback
 
@@ -11,9 +10,6 @@ __unittest = True
 DETAIL_CAP = 200_000
 MODULE_NAME = "__test__"
 MODULE_FILE = MODULE_NAME + ".py"
-FUTURE_FLAGS = 0
-for _f in __future__.all_feature_names:
-    FUTURE_FLAGS |= getattr(__future__, _f).compiler_flag
 
 
 class TimeoutException(Exception):
