@@ -72,13 +72,21 @@ fn writable(dir: &Path) -> bool {
 impl Base {
     /// A new cgroup limited to `limit` bytes of memory (swap included where it can be said).
     pub(crate) fn create(&self, limit: u64) -> std::io::Result<Cgroup> {
-        let name = format!(
-            "pivot-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let dir = self.dir.join(name);
-        std::fs::create_dir(&dir)?;
+        // A cgroup left by an earlier process of the same pid (killed before its drop
+        // removed it) holds the name: the next number is taken instead.
+        let dir = loop {
+            let name = format!(
+                "pivot-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::SeqCst)
+            );
+            let dir = self.dir.join(name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        };
         let group = Cgroup { dir };
         if self.v2 {
             std::fs::write(group.dir.join("memory.max"), limit.to_string())?;
