@@ -95,6 +95,18 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// destination that exists and is not a regular file (`/dev/stdout`, a FIFO) is written
 /// to as it is.
 pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
+    write_whole(dest, bytes, true)
+}
+
+/// [`write_atomic`] without the flushes: a reader still sees the old file or the new one,
+/// but after a power cut the file may be empty or torn. For caches, whose readers treat a
+/// file they cannot parse as missing and which are written on every run (a flush of tens
+/// of megabytes would cost more than the run saves).
+pub fn replace_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
+    write_whole(dest, bytes, false)
+}
+
+fn write_whole(dest: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     // Through a link to its file, as a plain write would (the rename would replace the link).
     let resolved;
     let dest = match std::fs::symlink_metadata(dest) {
@@ -128,10 +140,15 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
     let written = (|| -> io::Result<()> {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         drop(f);
         std::fs::rename(&tmp, dest)?;
-        sync_dir(dir)
+        if durable {
+            sync_dir(dir)?;
+        }
+        Ok(())
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);

@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod bounded_read;
+pub mod cache_dir;
 pub mod durable;
 pub mod exec;
 pub mod fasthash;

@@ -59,8 +59,21 @@ fn check(root: &Path, args: &[&str]) -> Output {
         .arg("check")
         .args(args)
         .current_dir(root)
+        // The cache's secret in the test's own folder, not the user's home.
+        .env("XDG_CACHE_HOME", root.join("../xdg"))
+        .env_remove("PIVOT_CACHE_DIR")
         .output()
         .expect("run pivot-lsp check")
+}
+
+/// How many files a run took from the cache, from its summary line.
+fn from_cache(o: &Output) -> usize {
+    let e = stderr(o);
+    e.split(" unchanged, from the cache")
+        .next()
+        .filter(|_| e.contains(" unchanged, from the cache"))
+        .and_then(|head| head.rsplit('(').next())
+        .map_or(0, |n| n.trim().parse().unwrap())
 }
 
 /// What the server publishes to a plain client for each file: path -> diagnostics.
@@ -688,4 +701,219 @@ fn via_lsp_equals_the_scorer_on_shared_data() {
         assert_eq!(score_json(&via_args), direct, "{}", m.display());
         println!("{}: --via-lsp equals the scorer", m.display());
     }
+}
+
+/// The table files of the check cache in `root`.
+fn tables(root: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(root.join(".pivot-cache/check")) {
+        Ok(d) => d
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn the_cache_gives_the_same_bytes_and_invalidates_exactly_what_changed() {
+    let (_d, root) = workspace();
+    let n = EXPECTED_FILES.len();
+    // What a run without the cache writes, per format: the reference for every cached run.
+    let fresh = |root: &Path| -> Vec<(Vec<u8>, Vec<u8>)> {
+        ["json", "sarif", "text", "github"]
+            .iter()
+            .map(|f| {
+                let o = check(root, &["--no-cache", "--format", f]);
+                assert_eq!(from_cache(&o), 0);
+                let bundle = root.join("../fresh-bundle.json");
+                let b = check(
+                    root,
+                    &[
+                        "--no-cache",
+                        "--format",
+                        f,
+                        "--bundle",
+                        bundle.to_str().unwrap(),
+                    ],
+                );
+                assert_eq!(b.stdout, o.stdout);
+                (o.stdout, std::fs::read(&bundle).unwrap())
+            })
+            .collect()
+    };
+    let cached = |root: &Path, hits: usize| -> Vec<(Vec<u8>, Vec<u8>)> {
+        ["json", "sarif", "text", "github"]
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let bundle = root.join("../cached-bundle.json");
+                let o = check(root, &["--format", f, "--bundle", bundle.to_str().unwrap()]);
+                // The first format's run meets the change; the others find it cached.
+                let want = if i == 0 { hits } else { n };
+                assert_eq!(from_cache(&o), want, "{f}: {}", stderr(&o));
+                (o.stdout, std::fs::read(&bundle).unwrap())
+            })
+            .collect()
+    };
+    let reference = fresh(&root);
+    assert!(tables(&root).is_empty(), "--no-cache wrote a cache");
+    assert_eq!(cached(&root, 0), reference, "first cached run");
+    assert_eq!(tables(&root).len(), 1);
+    assert_eq!(cached(&root, n), reference, "warm run");
+    // Git ignores the folder by its own .gitignore; backup tools by its tag.
+    let ignore = std::fs::read_to_string(root.join(".pivot-cache/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
+    assert!(root.join(".pivot-cache/CACHEDIR.TAG").is_file());
+
+    // One file edited: that file alone is checked again.
+    std::fs::write(
+        root.join("scripts/tool.py"),
+        "def helper():\n    return 2\n\n\nclass lower:\n    pass\n",
+    )
+    .unwrap();
+    let reference = fresh(&root);
+    assert_eq!(cached(&root, n - 1), reference, "one file changed");
+
+    // The pivots changed: every file again, in a table of its own.
+    let toml = root.join("pivots.toml");
+    let before = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, before.replace("f_", "g_")).unwrap();
+    let reference = fresh(&root);
+    assert_eq!(cached(&root, 0), reference, "pivots changed");
+    assert_eq!(tables(&root).len(), 2);
+    // Back to the first pivots: their table is still there.
+    std::fs::write(&toml, &before).unwrap();
+    let reference = fresh(&root);
+    assert_eq!(cached(&root, n), reference, "pivots changed back");
+
+    // Another session of the same pivots is another context.
+    let o = check(&root, &["--format", "json", "--session", "0"]);
+    assert_eq!(from_cache(&o), 0, "{}", stderr(&o));
+
+    // A table written by another version of pivot-lsp, or cut short, is not used, and is
+    // rewritten.
+    for t in tables(&root) {
+        let text = std::fs::read_to_string(&t).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let changed = text.replacen(
+            &format!("\"version\":{}", v["version"]),
+            "\"version\":\"0.0.0-older\"",
+            1,
+        );
+        assert_ne!(changed, text);
+        std::fs::write(&t, changed).unwrap();
+    }
+    assert_eq!(cached(&root, 0), reference, "another version's table");
+    for t in tables(&root) {
+        let b = std::fs::read(&t).unwrap();
+        std::fs::write(&t, &b[..b.len() / 2]).unwrap();
+    }
+    assert_eq!(cached(&root, 0), reference, "a torn table");
+    assert_eq!(cached(&root, n), reference, "rewritten after the torn one");
+
+    // Runs at once: each output is right, and the table they leave is whole.
+    std::fs::write(
+        root.join("scripts/tool.py"),
+        "def helper():\n    return 3\n",
+    )
+    .unwrap();
+    let reference = fresh(&root);
+    let outs: Vec<Output> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| check(&root, &["--format", "json"])))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for o in outs {
+        assert_eq!(o.stdout, reference[0].0, "{}", stderr(&o));
+    }
+    assert_eq!(cached(&root, n), reference, "after concurrent runs");
+
+    // A temporary file of a killed run is swept; nothing else is left beside the tables.
+    let dead = root.join(".pivot-cache/check/.tmp-pivot.999999999.0.somehost");
+    std::fs::write(&dead, "{").unwrap();
+    // Two hours old: no write of a live run takes that long.
+    std::fs::File::options()
+        .write(true)
+        .open(&dead)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(7200))
+        .unwrap();
+    std::fs::write(
+        root.join("scripts/tool.py"),
+        "def helper():\n    return 4\n",
+    )
+    .unwrap();
+    check(&root, &["--format", "json"]);
+    let left: Vec<String> = std::fs::read_dir(root.join(".pivot-cache/check"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".json"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // `pivot-lsp clean` removes the folder; a folder that is not a cache is refused.
+    let clean = |args: &[&str]| {
+        Command::new(EXE)
+            .arg("clean")
+            .args(args)
+            .current_dir(&root)
+            .env_remove("PIVOT_CACHE_DIR")
+            .output()
+            .unwrap()
+    };
+    let o = clean(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!root.join(".pivot-cache").exists());
+    let o = clean(&["--cache-dir", "app"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not removed"), "{}", stderr(&o));
+    assert!(root.join("app/__init__.py").exists());
+}
+
+#[test]
+fn a_cache_shipped_in_the_tree_is_never_read_or_written_through() {
+    let (_d, root) = workspace();
+    let reference = check(&root, &["--no-cache", "--format", "json"]).stdout;
+    check(&root, &["--format", "json"]);
+    let found = tables(&root);
+    let [table] = &found[..] else {
+        panic!("one table expected: {found:?}")
+    };
+    // A table that claims every file is clean, under the name this user's run reads: as
+    // another user (another secret) would have written it, or a repository shipped it.
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&table).unwrap()).unwrap();
+    for (_, e) in v["files"].as_object_mut().unwrap() {
+        e["diagnostics"] = json!([]);
+    }
+    std::fs::write(table, serde_json::to_vec(&v).unwrap()).unwrap();
+    // Under the name this user's runs compute, it would be believed: the name is the guard.
+    let believed = check(&root, &["--format", "json"]);
+    assert_eq!(from_cache(&believed), EXPECTED_FILES.len());
+    assert_ne!(believed.stdout, reference);
+    // Another user's secret: another name; the shipped table is not the one read.
+    let other = Command::new(EXE)
+        .args(["check", "--format", "json"])
+        .current_dir(&root)
+        .env("XDG_CACHE_HOME", root.join("../xdg-other"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        other.stdout, reference,
+        "a table of another secret was read"
+    );
+    assert_eq!(from_cache(&other), 0);
+
+    // A cache folder that is a link out of the tree is not written through.
+    let (_d2, root2) = workspace();
+    let outside = root2.join("../outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, root2.join(".pivot-cache")).unwrap();
+    let o = check(&root2, &["--format", "json"]);
+    assert_eq!(
+        o.stdout,
+        check(&root2, &["--no-cache", "--format", "json"]).stdout
+    );
+    assert!(stderr(&o).contains("the cache in"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }

@@ -1,11 +1,19 @@
 //! `pivot-lsp bench check`: `pivot-lsp check` over a Python tree (default: this machine's
 //! python3 standard library; site-packages is skipped by both tools) with a ten-pivot
-//! pivots.toml, side by side with `ruff check --select N --no-cache` (pep8-naming, the
-//! closest existing naming checker) on the same tree, in alternating runs, and against the
-//! floor: tree-sitter's parse alone of the same files with as many threads as `check` has
-//! servers, in this process (no server, no protocol, no walks, no pivots).
+//! pivots.toml, side by side with `ruff check --select N` (pep8-naming, the closest existing
+//! naming checker) on the same files, in three modes, each tool in the same mode:
+//!
+//! - cold: no cache (`check --no-cache`, `ruff --no-cache`), and the floor: tree-sitter's
+//!   parse alone of the same files with as many threads as `check` has servers, in this
+//!   process (no server, no protocol, no walk, no pivots);
+//! - warm: nothing changed since the tool's last run (each with its cache);
+//! - one file changed since the tool's last run (each with its cache).
+//!
+//! Both run in a copy of the tree's Python files (the changed-file runs edit one; both
+//! caches are written there), in alternating runs, with the peak memory of each run.
 
 use super::check_walk::{read_source, walk};
+use super::measure::{mb, run_child};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -156,28 +164,52 @@ fn parse_only(files: &[PathBuf], jobs: usize) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-fn spread(v: &mut [f64]) -> (f64, f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
+/// Wall times and peak memory of one tool in one mode.
+#[derive(Default)]
+struct Runs {
+    secs: Vec<f64>,
+    peak_kib: u64,
 }
 
-/// Wall time of one run; the command must exit 0.
-fn timed(cmd: &mut Command, what: &str) -> Result<f64> {
-    let t = Instant::now();
-    let out = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .with_context(|| format!("cannot run {what}"))?;
-    let secs = t.elapsed().as_secs_f64();
-    if !out.status.success() {
-        bail!(
-            "{what} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+impl Runs {
+    fn add(&mut self, (secs, kib): (f64, u64)) {
+        self.secs.push(secs);
+        self.peak_kib = self.peak_kib.max(kib);
     }
-    Ok(secs)
+    /// (median, min, max)
+    fn spread(&self) -> (f64, f64, f64) {
+        let mut v = self.secs.clone();
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    }
+    fn line(&self) -> String {
+        let (m, lo, hi) = self.spread();
+        format!(
+            "median {m:.3} s (min {lo:.3}, max {hi:.3}), peak RSS {}",
+            mb(Some(self.peak_kib))
+        )
+    }
+    fn median(&self) -> f64 {
+        self.spread().0
+    }
+}
+
+/// The files `check` walks in `tree`, copied to `dest` at the same relative paths; returns
+/// the copies, largest first.
+fn copy_tree(tree: &Path, dest: &Path) -> Result<Vec<(PathBuf, u64)>> {
+    let walked = walk(tree, &[PathBuf::from(".")], None)?;
+    let mut out = Vec::with_capacity(walked.files.len());
+    for f in &walked.files {
+        let to = dest.join(&f.rel);
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let n = std::fs::copy(&f.abs, &to)
+            .with_context(|| format!("cannot copy {} to {}", f.abs.display(), to.display()))?;
+        out.push((to, n));
+    }
+    out.sort_by(|a, b| b.1.cmp(&a.1));
+    Ok(out)
 }
 
 pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
@@ -192,8 +224,15 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     let toml = tmp.path().join("pivots.toml");
     std::fs::write(&toml, PIVOTS)?;
     let ruff = ruff_command(a.ruff.as_deref())?;
-    let walked = walk(&tree, &[PathBuf::from(".")], None)?;
-    let paths: Vec<PathBuf> = walked.files.iter().map(|f| f.abs.clone()).collect();
+    let copy = tmp.path().join("tree");
+    let copied = copy_tree(&tree, &copy)?;
+    if copied.is_empty() {
+        bail!("{}: no Python file to check", tree.display());
+    }
+    let paths: Vec<PathBuf> = copied.iter().map(|(p, _)| p.clone()).collect();
+    // The file the changed-file runs edit: the median by size, a typical file.
+    let edited = copied[copied.len() / 2].0.clone();
+    let original = std::fs::read(&edited)?;
     let jobs = a.jobs.unwrap_or_else(super::check_cmd::default_jobs).max(1);
     let texts: Vec<String> = paths
         .iter()
@@ -204,70 +243,111 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     drop(texts);
 
     let exe = std::env::current_exe()?;
-    let check = |tree: &Path| {
+    let check = |cache: bool| {
         let mut c = Command::new(&exe);
-        c.current_dir(tree)
+        c.current_dir(&copy)
+            .env_remove("PIVOT_CACHE_DIR")
             .args(["check", "--exit-zero", "--format", "text", "--pivots"])
             .arg(&toml);
+        if !cache {
+            c.arg("--no-cache");
+        }
         if let Some(j) = a.jobs {
             c.args(["--jobs", &j.to_string()]);
         }
         c
     };
-    let ruff_cmd = |tree: &Path| {
+    let ruff_cmd = |cache: bool| {
         let mut c = Command::new(&ruff[0]);
-        c.args(&ruff[1..])
-            .args([
-                "check",
-                "--select",
-                "N",
-                "--no-cache",
-                "--exit-zero",
-                "--quiet",
-            ])
-            .arg(tree);
+        c.current_dir(&copy)
+            .env_remove("RUFF_CACHE_DIR")
+            .args(&ruff[1..])
+            .args(["check", "--select", "N", "--exit-zero", "--quiet"]);
+        if !cache {
+            c.arg("--no-cache");
+        }
+        c.arg(".");
         c
     };
-    // Warm-up: file cache, and both tools must work before anything is timed.
+    let mut edits = 0usize;
+    let mut edit = || -> Result<()> {
+        edits += 1;
+        let mut text = original.clone();
+        text.extend_from_slice(format!("\n# bench edit {edits}\n").as_bytes());
+        std::fs::write(&edited, text).with_context(|| format!("cannot edit {}", edited.display()))
+    };
+    let rounds = a.runs.max(1);
     let progress = super::Progress::new(
-        2 * (a.runs.max(1) as u64 + 1),
-        "check, ruff and parse-only runs",
+        rounds as u64 + 1,
+        "rounds of cold, warm and changed-file runs",
     );
-    timed(&mut check(&tree), "pivot-lsp check")?;
-    progress.inc(1);
-    timed(&mut ruff_cmd(&tree), "ruff")?;
-    parse_only(&paths, jobs);
-    progress.inc(1);
-    let (mut ours, mut theirs, mut floor) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..a.runs.max(1) {
-        ours.push(timed(&mut check(&tree), "pivot-lsp check")?);
-        progress.inc(1);
-        theirs.push(timed(&mut ruff_cmd(&tree), "ruff")?);
-        floor.push(parse_only(&paths, jobs));
+    let (mut cold, mut cold_ruff, mut floor) = (Runs::default(), Runs::default(), Vec::new());
+    let (mut warm, mut warm_ruff) = (Runs::default(), Runs::default());
+    let (mut changed, mut changed_ruff) = (Runs::default(), Runs::default());
+    // Round 0 warms the file cache, fills both tools' caches and makes sure both work; it is
+    // not counted.
+    for round in 0..=rounds {
+        let counted = round > 0;
+        let c = run_child(&mut check(false), "pivot-lsp check --no-cache")?;
+        let r = run_child(&mut ruff_cmd(false), "ruff --no-cache")?;
+        let f = parse_only(&paths, jobs);
+        if counted {
+            cold.add(c);
+            cold_ruff.add(r);
+            floor.push(f);
+        } else {
+            // Both caches filled.
+            run_child(&mut check(true), "pivot-lsp check")?;
+            run_child(&mut ruff_cmd(true), "ruff")?;
+        }
+        let c = run_child(&mut check(true), "pivot-lsp check")?;
+        let r = run_child(&mut ruff_cmd(true), "ruff")?;
+        if counted {
+            warm.add(c);
+            warm_ruff.add(r);
+        }
+        edit()?;
+        let c = run_child(&mut check(true), "pivot-lsp check")?;
+        edit()?;
+        let r = run_child(&mut ruff_cmd(true), "ruff")?;
+        if counted {
+            changed.add(c);
+            changed_ruff.add(r);
+        }
         progress.inc(1);
     }
     progress.finish();
-    let (mo, o_min, o_max) = spread(&mut ours);
-    let (mr, r_min, r_max) = spread(&mut theirs);
-    let (mf, f_min, f_max) = spread(&mut floor);
-    println!("tree: {} ({files} Python files, {lines} lines, {:.1} MB; site-packages, venv, build... skipped)", tree.display(), bytes as f64 / 1e6);
+    floor.sort_by(f64::total_cmp);
+    let mf = floor[floor.len() / 2];
+    println!("tree: {} ({files} Python files, {lines} lines, {:.1} MB; site-packages, venv, build... skipped), checked in a copy", tree.display(), bytes as f64 / 1e6);
     println!("pivots: 10 (function, method, class, variable, argument, attribute names; function and method docstrings; an import; a method decorator)");
+    println!("peer: ruff check --select N ({rounds} alternating rounds after one warm-up; wall time, and the peak RSS of the largest process of each tool)");
     println!(
-        "pivot-lsp check --jobs {jobs}: median {mo:.3} s (min {o_min:.3}, max {o_max:.3}), {:.0} files/s",
-        files as f64 / mo
+        "cold, no cache:   pivot-lsp check --jobs {jobs} --no-cache {}; ruff --no-cache {}; ratio {:.2}x ruff",
+        cold.line(),
+        cold_ruff.line(),
+        cold.median() / cold_ruff.median()
     );
     println!(
-        "ruff check --select N --no-cache: median {mr:.3} s (min {r_min:.3}, max {r_max:.3}), {:.0} files/s",
-        files as f64 / mr
+        "                  floor, tree-sitter parse only ({jobs} threads): median {mf:.3} s; pivot-lsp is {:.2}x its floor",
+        cold.median() / mf
     );
     println!(
-        "floor, tree-sitter parse only ({jobs} threads, files read as check reads them): median {mf:.3} s (min {f_min:.3}, max {f_max:.3})"
+        "warm, unchanged:  pivot-lsp check {}; ruff {}; ratio {:.2}x ruff",
+        warm.line(),
+        warm_ruff.line(),
+        warm.median() / warm_ruff.median()
     );
     println!(
-        "ratio pivot-lsp / ruff: {:.2}x; pivot-lsp / floor: {:.2}x ({} alternating runs each, after one warm-up)",
-        mo / mr,
-        mo / mf,
-        ours.len()
+        "one file changed: pivot-lsp check {}; ruff {}; ratio {:.2}x ruff (the file: {})",
+        changed.line(),
+        changed_ruff.line(),
+        changed.median() / changed_ruff.median(),
+        edited.strip_prefix(&copy).unwrap_or(&edited).display()
+    );
+    println!(
+        "peak RSS of this process: {}",
+        mb(super::measure::peak_rss())
     );
     Ok(0)
 }

@@ -3,13 +3,15 @@
 //! check_drive.rs), so CI reports what the editor shows. This file parses the flags,
 //! reads the inputs and writes the outputs.
 
-use super::check_drive::{drive, Checked};
+use super::check_cache::{self, CheckCache};
+use super::check_drive::{drive, Checked, Driven};
 use super::check_report::{self as report, Finding, Inputs};
 use super::check_walk::{named, relative, sort_problems, walk, Problem, SourceFile};
 use super::log_safe;
 use super::Progress;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
+use pivot_core::cache_dir::CacheDir;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::io::Write;
@@ -77,6 +79,32 @@ pub struct CheckArgs {
     /// Files larger than this many MB are reported and not checked.
     #[arg(long, value_name = "MB", default_value_t = 10.0)]
     pub max_file_size: f64,
+    /// Neither read nor write the cache: every file is checked by a server.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// The cache folder, relative to the root [default: .pivot-cache]. `pivot-lsp clean`
+    /// removes it.
+    #[arg(long, value_name = "DIR", env = "PIVOT_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CleanArgs {
+    /// The cache folder, relative to the current directory [default: .pivot-cache]
+    #[arg(long, value_name = "DIR", env = "PIVOT_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `pivot-lsp clean`: the cache folder removed (refused when it is not pivot-lsp's).
+pub fn clean(a: CleanArgs) -> Result<i32> {
+    let root = std::env::current_dir().context("cannot read the current directory")?;
+    let dir = cache_dir(&root, a.cache_dir.as_deref());
+    match CacheDir::at(&dir).clean() {
+        Ok(true) => eprintln!("removed {}", log_safe::text(&dir.display().to_string())),
+        Ok(false) => eprintln!("no cache in {}", log_safe::text(&dir.display().to_string())),
+        Err(e) => return input_error(format!("{e:#}")),
+    }
+    Ok(0)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -146,13 +174,34 @@ pub fn run(a: CheckArgs) -> Result<i32> {
         setup["session"] = json!(k);
     }
     let jobs = a.jobs.unwrap_or_else(default_jobs);
-    let progress = Progress::new(walked.files.len() as u64, "checking");
     let max_bytes = (a.max_file_size * 1e6) as u64;
-    let driven = drive(&root, &setup, &walked.files, jobs, max_bytes, &|| {
-        progress.inc(1)
+    // Without the user's cache secret nothing is cached (see check_cache.rs).
+    let secret = match a.no_cache {
+        true => None,
+        false => pivot_core::cache_dir::secret()
+            .map_err(|e| {
+                eprintln!(
+                    "warning: no cache this run: {}",
+                    log_safe::text(&format!("{e:#}"))
+                )
+            })
+            .ok(),
+    };
+    let cache = secret.as_deref().map(|secret| {
+        let context = check_cache::Context {
+            secret,
+            root: &root,
+            setup: &setup,
+            pivots: named.pivots_file.as_ref().map(|(_, b)| b.as_slice()),
+            conversation: named.conversation.as_ref().map(|(_, b)| b.as_slice()),
+        };
+        CheckCache::open(
+            CacheDir::at(cache_dir(&root, a.cache_dir.as_deref())),
+            &context,
+        )
     });
-    progress.finish();
-    let driven = match driven {
+    let driven = check_with_cache(&root, &setup, &walked.files, jobs, max_bytes, cache);
+    let (driven, from_cache) = match driven {
         Ok(d) => d,
         // A conversation that cannot be opened or a session out of range.
         Err(e) if a.conversation.is_some() || a.session.is_some() => {
@@ -207,9 +256,13 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     };
     write_output(a.output.as_deref(), &out)?;
     eprintln!(
-        "{} file{} checked, {} finding{}{}",
+        "{} file{} checked{}, {} finding{}{}",
         checked.len(),
         if checked.len() == 1 { "" } else { "s" },
+        match from_cache {
+            0 => String::new(),
+            n => format!(" ({n} unchanged, from the cache)"),
+        },
         findings.len(),
         if findings.len() == 1 { "" } else { "s" },
         match problems.len() {
@@ -224,6 +277,71 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// `--cache-dir`, or `.pivot-cache`, under the root.
+fn cache_dir(root: &Path, given: Option<&Path>) -> PathBuf {
+    root.join(given.unwrap_or(Path::new(pivot_core::cache_dir::DEFAULT_DIR)))
+}
+
+/// The files' results: from the cache where a file's text is the one cached, from the
+/// servers for the rest (none started when every file hits), and the cache written back.
+/// Also returns how many came from the cache.
+fn check_with_cache(
+    root: &Path,
+    setup: &Value,
+    files: &[SourceFile],
+    jobs: usize,
+    max_bytes: u64,
+    cache: Option<CheckCache>,
+) -> Result<(Driven, usize)> {
+    let progress = Progress::new(files.len() as u64, "checking");
+    let Some(cache) = cache else {
+        let driven = drive(root, setup, files, jobs, max_bytes, &|| progress.inc(1));
+        progress.finish();
+        return driven.map(|d| (d, 0));
+    };
+    let mut hits = cache.lookup(files, jobs, max_bytes).hits;
+    let from_cache = hits.iter().filter(|h| h.is_some()).count();
+    progress.inc(from_cache as u64);
+    let todo: Vec<usize> = (0..files.len()).filter(|&i| hits[i].is_none()).collect();
+    let cached_setup = cache.setup.clone().filter(|_| todo.is_empty());
+    let driven = match cached_setup {
+        Some((setup, messages)) => Driven {
+            setup,
+            results: Vec::new(),
+            messages,
+        },
+        None => {
+            let misses: Vec<SourceFile> = todo.iter().map(|&i| files[i].clone()).collect();
+            drive(root, setup, &misses, jobs, max_bytes, &|| progress.inc(1))?
+        }
+    };
+    progress.finish();
+    for (i, r) in todo.into_iter().zip(driven.results) {
+        hits[i] = Some(r);
+    }
+    let results: Vec<Checked> = hits
+        .into_iter()
+        .map(|h| h.unwrap_or_else(|| Checked::NotChecked(String::new())))
+        .collect();
+    // The cache can only save time: a folder that cannot be written is said, not fatal.
+    let dir = cache.dir_path().to_path_buf();
+    if let Err(e) = cache.save(files, &results, &driven.setup, &driven.messages) {
+        eprintln!(
+            "warning: the cache in {} was not written: {}",
+            log_safe::text(&dir.display().to_string()),
+            log_safe::text(&format!("{e:#}"))
+        );
+    }
+    Ok((
+        Driven {
+            setup: driven.setup,
+            results,
+            messages: driven.messages,
+        },
+        from_cache,
+    ))
 }
 
 /// The flags' values and the files they name, checked and read: the baseline, the pivots

@@ -38,9 +38,11 @@ const SKIPPED_DIRS: &[&str] = &[
     ".mypy_cache",
     ".pytest_cache",
     ".ruff_cache",
+    ".pivot-cache",
 ];
 
 /// A file to check; its text is read when it is checked ([`read_source`]).
+#[derive(Clone, Debug)]
 pub struct SourceFile {
     /// Relative to the root, `/`-separated (the absolute path when outside the root).
     pub rel: String,

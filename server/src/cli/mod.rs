@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 mod bench_lsp_cmd;
 mod bundled;
 mod check_bench;
+mod check_cache;
 mod check_client;
 mod check_cmd;
 mod check_drive;
@@ -21,6 +22,7 @@ mod exec_cmd;
 mod extract_cmd;
 mod log_safe;
 mod man_cmd;
+mod measure;
 mod memorycode_cmd;
 mod merge_cmd;
 mod model_server_cmd;
@@ -75,6 +77,8 @@ pub enum Command {
     /// Check Python files against the active pivots through the language server (for CI).
     #[command(long_about = check_cmd::LONG_ABOUT)]
     Check(check_cmd::CheckArgs),
+    /// Remove `check`'s cache folder (.pivot-cache in the current directory, or --cache-dir).
+    Clean(check_cmd::CleanArgs),
     /// One self-contained HTML page with charts from score files (`score ... --format json`).
     ///
     /// Each SCORES.json is the output of `pivot-lsp score memorycode --format json` or
@@ -138,6 +142,7 @@ pub fn main() -> i32 {
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
         Some(Command::Check(a)) => check_cmd::run(a),
+        Some(Command::Clean(a)) => check_cmd::clean(a),
         Some(Command::Report(a)) => report_cmd::run(a),
         Some(Command::Memorycode(c)) => memorycode_cmd::run(c),
         Some(Command::Merge(a)) => merge_cmd::run(a),

@@ -196,11 +196,11 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
         return super::check_via_lsp::bench_via_lsp(&a.dataset, &a.outputs, a.runs as usize);
     }
     let run = || -> Result<(f64, f64, usize)> {
-        let (t, cpu) = (Instant::now(), cpu_seconds());
+        let (t, cpu) = (Instant::now(), super::measure::cpu_seconds());
         let (report, _) = score_dirs(&a.dataset, &a.outputs, Detail::ScoresOnly, &|| {})?;
         Ok((
             t.elapsed().as_secs_f64(),
-            cpu_seconds() - cpu,
+            super::measure::cpu_seconds() - cpu,
             report.answers,
         ))
     };
@@ -254,10 +254,7 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     );
     println!(
         "peak RSS: {}",
-        peak_rss().map_or("unknown".into(), |kb| format!(
-            "{:.1} MB",
-            kb as f64 / 1024.0
-        ))
+        super::measure::mb(super::measure::peak_rss())
     );
     // A ratio only against the original measured now, on this machine, on the same data.
     match &a.original {
@@ -277,22 +274,4 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
         ),
     }
     Ok(0)
-}
-
-/// User + system CPU seconds of this process so far.
-pub fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage only writes into the struct we pass.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-/// Peak resident set size of this process in KiB (Linux).
-pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }

@@ -109,7 +109,11 @@ def preload(lines, root, keep):
             keep.append(mpl)
             os.environ["MPLCONFIGDIR"] = mpl
             warm_font_cache(mpl)
-        t = time.monotonic()
+        # CPU time, not wall time: the cost as the evaluator's task pays it on a core of its
+        # own. Zygotes start side by side (one per worker) and read the libraries cold, which
+        # doubled the wall time on a loaded CI machine and took a hang the evaluator fails
+        # near its kill for a timeout (BigCodeBench/254).
+        t = time.process_time()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -121,7 +125,7 @@ def preload(lines, root, keep):
                 importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - a broken import is the task's to report
             pass
-        IMPORT_COST[name] = time.monotonic() - t
+        IMPORT_COST[name] = time.process_time() - t
     if "MPLCONFIGDIR" in os.environ:
         for base, dirs, files in os.walk(os.environ["MPLCONFIGDIR"]):
             for n in dirs + files:

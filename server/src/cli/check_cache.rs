@@ -1,0 +1,206 @@
+//! `check`'s cache: what the server published for a file, kept under the root
+//! (`.pivot-cache/check/`, see pivot_core::cache_dir) so that a second run opens only the
+//! files that changed.
+//!
+//! A table belongs to one context: the cache's format, pivot-lsp's version, the root, the
+//! set-up sent to the servers (pivots file, conversation, session), the SHA-256 of the
+//! pivots file's and the conversation's bytes, and this user's cache secret (so that a
+//! table shipped inside a checked tree is never the one read: its name cannot be guessed). A change to any of them is another table, so
+//! every file is checked again. Within a table an entry is keyed by the file's path from
+//! the root and the SHA-256 of its text: an edited file misses, the others hit. The entry
+//! holds the diagnostics exactly as published (LSP's JSON), so a finding from the cache is
+//! the finding a server gives, byte for byte in every format.
+
+use super::check_drive::Checked;
+use super::check_report::sha256_hex;
+use super::check_walk::SourceFile;
+use anyhow::Result;
+use pivot_core::cache_dir::CacheDir;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use tower_lsp_server::ls_types::Diagnostic;
+
+/// The cache's space in the folder.
+const SPACE: &str = "check";
+/// Bumped whenever what a table holds or means changes.
+const FORMAT: u32 = 1;
+/// Entries a table keeps at most: this run's files first, then earlier runs' (a run over
+/// part of the tree keeps the rest's entries), so a tree's table stays within this.
+const MAX_ENTRIES: usize = 250_000;
+
+/// The inputs every finding depends on besides the file itself.
+pub struct Context<'a> {
+    pub secret: &'a [u8],
+    pub root: &'a Path,
+    /// What the servers are set up with (`pivot/headless/setup`'s parameters).
+    pub setup: &'a Value,
+    pub pivots: Option<&'a [u8]>,
+    pub conversation: Option<&'a [u8]>,
+}
+
+impl Context<'_> {
+    /// The table's key: the SHA-256 of every input, each length-prefixed.
+    pub fn key(&self) -> String {
+        let mut text = String::new();
+        let hash = |b: Option<&[u8]>| b.map(sha256_hex).unwrap_or_else(|| "-".into());
+        for part in [
+            format!("pivot-lsp check cache {FORMAT}"),
+            sha256_hex(self.secret),
+            super::check_report::VERSION.to_string(),
+            self.root.display().to_string(),
+            self.setup.to_string(),
+            hash(self.pivots),
+            hash(self.conversation),
+        ] {
+            text.push_str(&format!("{}:{part}\n", part.len()));
+        }
+        sha256_hex(text.as_bytes())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Table {
+    format: u32,
+    version: String,
+    /// The full key, checked on reading (the file name is the same key).
+    context: String,
+    /// What the set-up returned, and the messages the server showed: a run whose every
+    /// file is in the table starts no server.
+    setup: Value,
+    messages: Vec<String>,
+    files: HashMap<String, Entry>,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+struct Entry {
+    sha256: String,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A run's view of its table.
+pub struct CheckCache {
+    dir: CacheDir,
+    key: String,
+    /// The table read at the start (empty when there was none or it was unusable).
+    old: HashMap<String, Entry>,
+    /// The set-up and messages of the table, when one was read.
+    pub setup: Option<(Value, Vec<String>)>,
+}
+
+/// What the cache gave for a run's files: per file, its cached result (or None: to check).
+pub struct Lookup {
+    pub hits: Vec<Option<Checked>>,
+}
+
+impl CheckCache {
+    /// The table of `context` in `dir`; a missing, unreadable or foreign one is empty.
+    pub fn open(dir: CacheDir, context: &Context) -> CheckCache {
+        let key = context.key();
+        let table = dir
+            .read(SPACE, &key)
+            .and_then(|b| serde_json::from_slice::<Table>(&b).ok())
+            .filter(|t| {
+                t.format == FORMAT && t.version == super::check_report::VERSION && t.context == key
+            });
+        let (old, setup) = match table {
+            Some(t) => (t.files, Some((t.setup, t.messages))),
+            None => (HashMap::new(), None),
+        };
+        CheckCache {
+            dir,
+            key,
+            old,
+            setup,
+        }
+    }
+
+    pub fn dir_path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Each file read (through the bounded reader, as the servers read it) and looked up
+    /// by its path and text, on `jobs` threads. A file that cannot be read is left to the
+    /// servers, which report why.
+    pub fn lookup(&self, files: &[SourceFile], jobs: usize, max_bytes: u64) -> Lookup {
+        let mut hits: Vec<Option<Checked>> = vec![None; files.len()];
+        if self.old.is_empty() {
+            return Lookup { hits };
+        }
+        let jobs = jobs.clamp(1, files.len().max(1));
+        let chunk = files.len().div_ceil(jobs).max(1);
+        std::thread::scope(|s| {
+            for (files, hits) in files.chunks(chunk).zip(hits.chunks_mut(chunk)) {
+                s.spawn(move || {
+                    for (f, hit) in files.iter().zip(hits) {
+                        let Some(e) = self.old.get(&f.rel) else {
+                            continue;
+                        };
+                        let Ok(text) = super::check_walk::read_source(&f.abs, max_bytes) else {
+                            continue;
+                        };
+                        let sha256 = sha256_hex(text.as_bytes());
+                        if sha256 == e.sha256 {
+                            *hit = Some(Checked::Published {
+                                diagnostics: e.diagnostics.clone(),
+                                sha256,
+                            });
+                        }
+                    }
+                });
+            }
+        });
+        Lookup { hits }
+    }
+
+    /// Write the table back: this run's results (cached or fresh) and the earlier entries
+    /// of files this run did not check, up to [`MAX_ENTRIES`].
+    pub fn save(
+        self,
+        files: &[SourceFile],
+        results: &[Checked],
+        setup: &Value,
+        messages: &[String],
+    ) -> Result<()> {
+        let mut entries: HashMap<String, Entry> = HashMap::with_capacity(files.len());
+        for (f, r) in files.iter().zip(results) {
+            if let Checked::Published {
+                diagnostics,
+                sha256,
+            } = r
+            {
+                entries.insert(
+                    f.rel.clone(),
+                    Entry {
+                        sha256: sha256.clone(),
+                        diagnostics: diagnostics.clone(),
+                    },
+                );
+            }
+        }
+        // A file of this run that could not be checked loses its entry too.
+        let this_run: std::collections::HashSet<&str> =
+            files.iter().map(|f| f.rel.as_str()).collect();
+        let mut old: Vec<(String, Entry)> = self
+            .old
+            .into_iter()
+            .filter(|(rel, _)| !this_run.contains(rel.as_str()))
+            .collect();
+        // Which earlier entries stay when the bound cuts: the first by path, so the choice
+        // does not depend on the hash map's order.
+        old.sort_by(|a, b| a.0.cmp(&b.0));
+        let room = MAX_ENTRIES.saturating_sub(entries.len());
+        entries.extend(old.into_iter().take(room));
+        let table = Table {
+            format: FORMAT,
+            version: super::check_report::VERSION.to_string(),
+            context: self.key.clone(),
+            setup: setup.clone(),
+            messages: messages.to_vec(),
+            files: entries,
+        };
+        self.dir
+            .write(SPACE, &self.key, &serde_json::to_vec(&table)?)
+    }
+}
