@@ -208,7 +208,7 @@ fn copy_tree(tree: &Path, dest: &Path) -> Result<Vec<(PathBuf, u64)>> {
             .with_context(|| format!("cannot copy {} to {}", f.abs.display(), to.display()))?;
         out.push((to, n));
     }
-    out.sort_by(|a, b| b.1.cmp(&a.1));
+    out.sort_by_key(|f| std::cmp::Reverse(f.1));
     Ok(out)
 }
 
