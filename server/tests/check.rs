@@ -882,7 +882,7 @@ fn a_cache_shipped_in_the_tree_is_never_read_or_written_through() {
     };
     // A table that claims every file is clean, under the name this user's run reads: as
     // another user (another secret) would have written it, or a repository shipped it.
-    let mut v: Value = serde_json::from_slice(&std::fs::read(&table).unwrap()).unwrap();
+    let mut v: Value = serde_json::from_slice(&std::fs::read(table).unwrap()).unwrap();
     for (_, e) in v["files"].as_object_mut().unwrap() {
         e["diagnostics"] = json!([]);
     }
