@@ -193,5 +193,13 @@ fn a_100k_session_dialogue_opens_while_hovers_are_answered() {
         t.elapsed()
     );
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    let status = std::fs::read_to_string(format!("/proc/{}/status", c.pid())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|k| k.parse().ok())
+        .unwrap();
+    eprintln!("the server's peak RSS: {} MB", peak_kib / 1024);
     c.shutdown_after_noise();
 }

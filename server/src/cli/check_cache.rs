@@ -48,7 +48,7 @@ impl Context<'_> {
         for part in [
             format!("pivot-lsp check cache {FORMAT}"),
             sha256_hex(self.secret),
-            super::check_report::VERSION.to_string(),
+            super::VERSION.to_string(),
             self.root.display().to_string(),
             self.setup.to_string(),
             hash(self.pivots),
@@ -101,9 +101,7 @@ impl CheckCache {
         let table = dir
             .read(SPACE, &key)
             .and_then(|b| serde_json::from_slice::<Table>(&b).ok())
-            .filter(|t| {
-                t.format == FORMAT && t.version == super::check_report::VERSION && t.context == key
-            });
+            .filter(|t| t.format == FORMAT && t.version == super::VERSION && t.context == key);
         let (old, setup) = match table {
             Some(t) => (t.files, Some((t.setup, t.messages))),
             None => (HashMap::new(), None),
@@ -194,7 +192,7 @@ impl CheckCache {
         entries.extend(old.into_iter().take(room));
         let table = Table {
             format: FORMAT,
-            version: super::check_report::VERSION.to_string(),
+            version: super::VERSION.to_string(),
             context: self.key.clone(),
             setup: setup.clone(),
             messages: messages.to_vec(),

@@ -26,6 +26,10 @@ The current directory is the workspace root. Directories are walked with .gitign
 publishes are the findings (pivot violations, and syntax errors with source `python`).\n\n\
 Pivots come from pivots.toml at the root (or --pivots), and from a MemoryCode conversation \
 (--conversation) at --session (default: the latest session).\n\n\
+What the server published for each file is cached in .pivot-cache/ at the root (git-ignored \
+by its own .gitignore): a later run with the same pivots, session and pivot-lsp version \
+opens only the files whose text changed, and writes the same bytes. --no-cache bypasses it; \
+`pivot-lsp clean` removes it.\n\n\
 Exit codes: 0 no finding, 1 findings (0 with --exit-zero), 2 a usage or input error \
 (missing path, invalid pivots.toml, unreadable conversation). Files that cannot be checked \
 (unreadable, binary, too large, symlink loops, FIFOs and devices) are reported on stderr and \

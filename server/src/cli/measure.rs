@@ -23,6 +23,17 @@ pub fn peak_rss() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Peak RSS of the largest child process this process has waited for, in KiB
+/// (`RUSAGE_CHILDREN`; descendants a child waited for count too).
+pub fn children_peak_rss() -> Option<u64> {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) } != 0 {
+        return None;
+    }
+    u64::try_from(u.ru_maxrss).ok().filter(|&k| k > 0)
+}
+
 /// "123 MB" from KiB, or "unknown".
 pub fn mb(kib: Option<u64>) -> String {
     kib.map_or("unknown".into(), |k| format!("{:.0} MB", k as f64 / 1024.0))

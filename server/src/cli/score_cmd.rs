@@ -114,14 +114,23 @@ pub fn run(c: ScoreCommand) -> Result<i32> {
 }
 
 pub fn run_bench(c: BenchCommand) -> Result<i32> {
-    match c {
+    let code = match c {
         BenchCommand::Memorycode(a) => bench_memorycode(a),
         BenchCommand::Exec(a) => super::exec_cmd::bench_exec(a),
         BenchCommand::Convcode(a) => super::convcode_cmd::bench_convcode(a),
         BenchCommand::Lsp(a) => super::bench_lsp_cmd::run(a),
         BenchCommand::Check(a) => super::check_bench::bench_check(a),
         BenchCommand::Report(a) => super::report_cmd::bench_report(a),
-    }
+    }?;
+    // Every bench ends with its memory: this process, and the largest process it waited for
+    // (a server, a sandbox, or the peer: per tool where the bench says so above).
+    use super::measure::{children_peak_rss, mb, peak_rss};
+    println!(
+        "peak RSS: this process {}; largest child process {}",
+        mb(peak_rss()),
+        mb(children_peak_rss())
+    );
+    Ok(code)
 }
 
 fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {

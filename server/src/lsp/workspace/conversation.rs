@@ -6,11 +6,14 @@ use crate::bench::memorycode::data::{Dialogue, Topics};
 use crate::pivots::Ledger;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub struct Conversation {
     pub path: PathBuf,
-    pub dialogue: Dialogue,
-    pub ledger: Ledger,
+    /// Shared, not copied, with the replay's combined pivots and with a check of model
+    /// outputs running off the lock (a dialogue can hold 100,000 sessions).
+    pub dialogue: Arc<Dialogue>,
+    pub ledger: Arc<Ledger>,
     /// `topics.json` used for the catalogue, if found.
     pub topics: Option<PathBuf>,
 }
@@ -44,8 +47,8 @@ impl Conversation {
         Ok((
             Conversation {
                 path: path.to_path_buf(),
-                dialogue,
-                ledger,
+                dialogue: Arc::new(dialogue),
+                ledger: Arc::new(ledger),
                 topics: topics.and(topics_path),
             },
             warnings,

@@ -6,6 +6,7 @@ use super::convcode_conv::ConvCodeConversation;
 use super::conversation::Conversation;
 use crate::pivots::{Active, Ledger, Rule};
 use crate::python::ObjectKind;
+use std::sync::Arc;
 
 /// What is being replayed: a MemoryCode dialogue (sessions with pivots) or a ConvCodeWorld
 /// task (turns, no pivots of its own).
@@ -31,7 +32,9 @@ pub struct Replay {
     /// The chosen session; None follows the latest one (no conversation: the pivots as
     /// they stand now).
     index: Option<usize>,
-    combined: Ledger,
+    /// The conversation's pivots, then pivots.toml's, then the user's: the conversation's
+    /// own ledger, shared, when the other two are empty.
+    combined: Arc<Ledger>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,13 +218,15 @@ impl Replay {
     }
 
     fn rebuild(&mut self) {
-        let mut l = self
-            .conversation()
-            .map(|c| c.ledger.clone())
-            .unwrap_or_default();
+        let conv = self.conversation().map(|c| Arc::clone(&c.ledger));
+        if self.toml.pivots.is_empty() && self.user.pivots.is_empty() {
+            self.combined = conv.unwrap_or_default();
+            return;
+        }
+        let mut l = conv.map(|c| (*c).clone()).unwrap_or_default();
         l.extend(self.toml.clone());
         l.extend(self.user.clone());
-        self.combined = l;
+        self.combined = Arc::new(l);
     }
 }
 

@@ -63,12 +63,27 @@ def evaluator_head_start(lines):
     starts, so when this exceeds a second a hanging test is killed (`timeout`) before the
     alarm can fail it; the runner's kill is brought forward by as much, so the same happens
     here whatever the pre-imports saved. Costs are the zygote's own cold imports, measured
-    once. (Its Manager is started before the process, so it costs the process nothing.)"""
+    once in CPU seconds, then stretched by how loaded the machine is now (load_factor), as
+    the evaluator's wall time is. (Its Manager is started before the process, so it costs
+    the process nothing.)"""
     names = set(imported_names(lines)) | {"matplotlib", "matplotlib.pyplot"}
     # The evaluator's own process imported numpy (`bigcodebench.eval` does) before it forks
     # the task's: that costs the task nothing there.
     names = {n for n in names if n.split(".")[0] not in EVALUATOR_PARENT}
-    return sum(IMPORT_COST.get(n, 0.0) for n in names)
+    return sum(IMPORT_COST.get(n, 0.0) for n in names) * load_factor()
+
+
+def load_factor():
+    """How much longer than its CPU time a process's work takes now: the 1-minute load average
+    per usable core, at least 1. Neither a wall time measured once (zygotes measure side by
+    side at start, with the files cold: twice the evaluator's cost on a quiet CI machine,
+    BigCodeBench/254) nor the CPU time alone (half of it while a build ran beside the
+    evaluator: BigCodeBench/94 and 360) matched the evaluator's head start on both machines."""
+    try:
+        cores = len(os.sched_getaffinity(0)) or 1
+        return max(1.0, os.getloadavg()[0] / cores)
+    except OSError:
+        return 1.0
 
 
 def warm_font_cache(mpl):
