@@ -244,7 +244,9 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     );
     let start = Instant::now();
     // Further evaluator verdicts on samples where one side timed out (see below).
-    let reruns: std::cell::RefCell<Vec<(usize, Verdict)>> = Default::default();
+    // (sample, the evaluator's verdict, ours run beside it)
+    let reruns: std::cell::RefCell<Vec<(usize, Verdict, pivot_lsp::exec::EvalResult)>> =
+        Default::default();
     let write = |known: &HashMap<(String, String), Verdict>, their_time: f64| {
         let done: Vec<usize> = (0..samples.len())
             .filter(|&i| known.contains_key(&key(&samples[i])))
@@ -256,8 +258,8 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
             .map(|&i| known[&key(&samples[i])].clone())
             .collect();
         let mut c = bcb_parity::compare(&by_id, &part, &our_part, &their_part);
-        for (i, v) in reruns.borrow().iter() {
-            c.settle_with_rerun(&samples[*i].task_id, samples[*i].kind, v);
+        for (i, v, mine) in reruns.borrow().iter() {
+            c.settle_side_by_side(&samples[*i].task_id, samples[*i].kind, mine, v);
         }
         let meta = serde_json::json!({
             "tasks": chosen.len(),
@@ -299,10 +301,11 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     // Near the time limit the evaluator's own verdict on a test still running at the limit is
     // a race: its alarm is armed after the task's process has started a Manager and imported
     // matplotlib.pyplot and the task's libraries (about a second here, 0.9-1.4 s measured),
-    // its kill comes one second after the process started. Where one side timed out, the
-    // evaluator runs the sample again, under the main run's load (one copy per worker, at the
-    // same time), up to three rounds; a run that gives our verdict shows that the evaluator
-    // gives it too. Every rerun's verdict goes into the listing.
+    // its kill comes one second after the process started; ours reproduces that from the
+    // imports' cost and the machine's load, which can differ between the two main runs (made
+    // one after the other). Where one side timed out, both sides run the sample again side
+    // by side (one evaluator copy per worker, ours at the same time), up to three rounds; a
+    // round where the two agree settles it. Every rerun's verdict goes into the listing.
     let mut retry: Vec<usize> = c
         .disagreements
         .iter()
@@ -328,10 +331,27 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
             .flat_map(|&i| std::iter::repeat_n(i, cfg.workers))
             .collect();
         let part: Vec<(&Problem, &str)> = copies.iter().map(|&i| tasks[i]).collect();
-        let theirs = evaluator::run(&cfg, &part, &|_| {}).expect("BigCodeBench's evaluator runs");
-        for (&i, v) in copies.iter().zip(theirs) {
-            c.settle_with_rerun(&samples[i].task_id, samples[i].kind, &v);
-            reruns.borrow_mut().push((i, v));
+        let ours_again: Vec<(&Problem, &str)> = retry.iter().map(|&i| tasks[i]).collect();
+        let (theirs, ours_again) = std::thread::scope(|s| {
+            let mine = s.spawn(|| {
+                let runner = Runner::new(RunnerConfig {
+                    python: python.clone(),
+                    timeout,
+                    jobs: 1,
+                    ..RunnerConfig::default()
+                })
+                .expect("runner starts (bwrap sandbox)");
+                runner.run_batch(&ours_again, |_, _| {})
+            });
+            let theirs =
+                evaluator::run(&cfg, &part, &|_| {}).expect("BigCodeBench's evaluator runs");
+            (theirs, mine.join().expect("our rerun"))
+        });
+        for (k, (&i, v)) in copies.iter().zip(theirs).enumerate() {
+            // Each evaluator copy beside our run of the same sample.
+            let mine = &ours_again[k / cfg.workers];
+            c.settle_side_by_side(&samples[i].task_id, samples[i].kind, mine, &v);
+            reruns.borrow_mut().push((i, v, mine.clone()));
         }
         retry.retain(|&i| {
             c.disagreements

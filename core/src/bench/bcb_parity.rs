@@ -168,6 +168,10 @@ pub struct Disagreement {
     /// The evaluator's verdicts on the same sample in further runs (see
     /// [`Comparison::settle_with_rerun`]), in the order they came.
     pub evaluator_reruns: Vec<Side>,
+    /// Our verdicts in the same further runs, run at the same time as the evaluator's copies
+    /// (see [`Comparison::settle_side_by_side`]); empty when ours was not run again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub our_reruns: Vec<Side>,
 }
 
 /// Both sides over all samples.
@@ -196,13 +200,41 @@ impl Comparison {
     /// `task_id`/`kind`, and moves it to [`Comparison::evaluator_varies`] when the rerun equals
     /// our side: the evaluator gives our verdict too. Returns whether it moved (or had).
     pub fn settle_with_rerun(&mut self, task_id: &str, kind: Kind, rerun: &Verdict) -> bool {
+        self.settle(task_id, kind, None, rerun)
+    }
+
+    /// Records a further run of both sides made side by side, under the same load (`ours`
+    /// and `rerun` running at the same time): the disagreement is settled when they agree
+    /// with each other. Near the limit both verdicts hang on how long the start of the
+    /// task's process takes on the machine at that moment (the evaluator's cold imports
+    /// against its one-second gap between alarm and kill, which ours reproduces from the
+    /// load), so the main runs, made one after the other, can meet different loads.
+    pub fn settle_side_by_side(
+        &mut self,
+        task_id: &str,
+        kind: Kind,
+        ours: &EvalResult,
+        rerun: &Verdict,
+    ) -> bool {
+        self.settle(task_id, kind, Some(ours), rerun)
+    }
+
+    fn settle(
+        &mut self,
+        task_id: &str,
+        kind: Kind,
+        ours_again: Option<&EvalResult>,
+        rerun: &Verdict,
+    ) -> bool {
         let side = their_side(rerun);
+        let ours_again = ours_again.map(our_side);
         if let Some(d) = self
             .evaluator_varies
             .iter_mut()
             .find(|d| d.task_id == task_id && d.kind == kind)
         {
             d.evaluator_reruns.push(side);
+            d.our_reruns.extend(ours_again);
             return true;
         }
         let Some(i) = self
@@ -212,8 +244,9 @@ impl Comparison {
         else {
             return false;
         };
-        let agrees = same(&self.disagreements[i].ours, &side);
+        let agrees = same(ours_again.as_ref().unwrap_or(&self.disagreements[i].ours), &side);
         self.disagreements[i].evaluator_reruns.push(side);
+        self.disagreements[i].our_reruns.extend(ours_again);
         if !agrees {
             return false;
         }
@@ -371,6 +404,7 @@ pub fn compare(
             ours_detail: od,
             evaluator_detail: td,
             evaluator_reruns: Vec::new(),
+            our_reruns: Vec::new(),
         });
     }
     c
