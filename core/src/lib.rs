@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod bounded_read;
 pub mod cache_dir;
+pub mod digest;
 pub mod durable;
 pub mod exec;
 pub mod fasthash;

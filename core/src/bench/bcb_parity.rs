@@ -244,7 +244,10 @@ impl Comparison {
         else {
             return false;
         };
-        let agrees = same(ours_again.as_ref().unwrap_or(&self.disagreements[i].ours), &side);
+        let agrees = same(
+            ours_again.as_ref().unwrap_or(&self.disagreements[i].ours),
+            &side,
+        );
         self.disagreements[i].evaluator_reruns.push(side);
         self.disagreements[i].our_reruns.extend(ours_again);
         if !agrees {

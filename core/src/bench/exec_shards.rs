@@ -26,7 +26,7 @@ pub fn input_record(problems: &str, ids: &[&str], samples: &[(String, String)]) 
             h.update(part.as_bytes());
         }
     }
-    let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let digest = crate::digest::hex(&h.finalize());
     json!({"benchmark": "exec", "problems": problems, "task_ids": ids, "samples_sha256": digest})
 }
 

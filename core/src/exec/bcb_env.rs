@@ -424,13 +424,7 @@ fn short_version(v: &str) -> String {
     v.split('.').take(2).collect::<Vec<_>>().join(".")
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use crate::digest::sha256_hex;
 
 fn write_requirements(path: &Path, pins: &[Pin]) -> Result<()> {
     let text: String = pins.iter().map(|p| p.line() + "\n").collect();

@@ -104,9 +104,7 @@ os._exit(0)
 /// Names this version of the driver (the first 12 hex digits of its SHA-256), so that
 /// verdicts kept from a run of another version are not taken for this one's.
 pub fn driver_fingerprint() -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(DRIVER.as_bytes());
-    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+    crate::digest::sha256_hex(DRIVER.as_bytes())[..12].to_string()
 }
 
 /// `nobody`/`nogroup`, which the runner's tasks use too.

@@ -553,7 +553,7 @@ fn verify(path: &Path, etag: &str, size: Option<u64>) -> Result<()> {
             bail!("size mismatch: {len} bytes, the Hub announced {s}");
         }
     }
-    let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let hex = crate::digest::hex;
     let is_hex = etag.bytes().all(|b| b.is_ascii_hexdigit());
     let mut f = File::open(path)?;
     let mut buf = vec![0u8; 1 << 16];

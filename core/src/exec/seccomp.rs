@@ -109,7 +109,7 @@ pub(crate) fn programs_arg() -> (String, Option<String>) {
         Ok(progs) => (
             progs
                 .iter()
-                .map(|p| p.iter().map(|b| format!("{b:02x}")).collect::<String>())
+                .map(|p| crate::digest::hex(p))
                 .collect::<Vec<_>>()
                 .join(","),
             None,

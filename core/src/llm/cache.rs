@@ -4,7 +4,6 @@
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// What a cached answer is keyed on.
@@ -22,8 +21,7 @@ impl CacheKey {
     /// Hex SHA-256 of the canonical JSON of the key.
     pub fn digest(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
-        let hash = Sha256::digest(&json);
-        hash.iter().map(|b| format!("{b:02x}")).collect()
+        crate::digest::sha256_hex(&json)
     }
 }
 

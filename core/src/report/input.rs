@@ -237,13 +237,7 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::digest::sha256_hex;
 
 #[cfg(test)]
 mod tests {

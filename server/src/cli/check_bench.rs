@@ -345,9 +345,5 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
         changed.median() / changed_ruff.median(),
         edited.strip_prefix(&copy).unwrap_or(&edited).display()
     );
-    println!(
-        "peak RSS of this process: {}",
-        mb(super::measure::peak_rss())
-    );
     Ok(0)
 }

@@ -17,10 +17,10 @@ use super::check_walk::SourceFile;
 use anyhow::Result;
 use pivot_core::cache_dir::CacheDir;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use tower_lsp_server::ls_types::Diagnostic;
 
 /// The cache's space in the folder.
 const SPACE: &str = "check";
@@ -76,7 +76,10 @@ struct Table {
 #[derive(Clone, Serialize, Deserialize)]
 struct Entry {
     sha256: String,
-    diagnostics: Vec<Diagnostic>,
+    /// The diagnostics' JSON, kept as text: a table is read with a scan of each entry
+    /// (parsed into diagnostics only for the files that hit, on the lookup's threads) and
+    /// written with the unchanged entries copied as they are.
+    diagnostics: Box<RawValue>,
 }
 
 /// A run's view of its table.
@@ -119,32 +122,37 @@ impl CheckCache {
     }
 
     /// Each file read (through the bounded reader, as the servers read it) and looked up
-    /// by its path and text, on `jobs` threads. A file that cannot be read is left to the
-    /// servers, which report why.
+    /// by its path and text, on `jobs` threads: the hits' diagnostics are moved out of the
+    /// table. A file that cannot be read is `NotChecked` with the reason the servers' reader
+    /// gives, without a server.
     pub fn lookup(&self, files: &[SourceFile], jobs: usize, max_bytes: u64) -> Lookup {
-        let mut hits: Vec<Option<Checked>> = vec![None; files.len()];
+        let n = files.len();
         if self.old.is_empty() {
-            return Lookup { hits };
+            return Lookup {
+                hits: vec![None; n],
+            };
         }
-        let jobs = jobs.clamp(1, files.len().max(1));
-        let chunk = files.len().div_ceil(jobs).max(1);
+        let mut hits: Vec<Option<Checked>> = vec![None; n];
+        let jobs = jobs.clamp(1, n.max(1));
+        let chunk = n.div_ceil(jobs).max(1);
+        let old = &self.old;
         std::thread::scope(|s| {
             for (files, hits) in files.chunks(chunk).zip(hits.chunks_mut(chunk)) {
                 s.spawn(move || {
                     for (f, hit) in files.iter().zip(hits) {
-                        let Some(e) = self.old.get(&f.rel) else {
-                            continue;
+                        *hit = match super::check_walk::read_source(&f.abs, max_bytes) {
+                            Err(problem) => Some(Checked::NotChecked(problem)),
+                            Ok(text) => {
+                                let sha256 = sha256_hex(text.as_bytes());
+                                old.get(&f.rel)
+                                    .filter(|e| e.sha256 == sha256)
+                                    .and_then(|e| serde_json::from_str(e.diagnostics.get()).ok())
+                                    .map(|diagnostics| Checked::Published {
+                                        diagnostics,
+                                        sha256,
+                                    })
+                            }
                         };
-                        let Ok(text) = super::check_walk::read_source(&f.abs, max_bytes) else {
-                            continue;
-                        };
-                        let sha256 = sha256_hex(text.as_bytes());
-                        if sha256 == e.sha256 {
-                            *hit = Some(Checked::Published {
-                                diagnostics: e.diagnostics.clone(),
-                                sha256,
-                            });
-                        }
                     }
                 });
             }
@@ -155,7 +163,7 @@ impl CheckCache {
     /// Write the table back: this run's results (cached or fresh) and the earlier entries
     /// of files this run did not check, up to [`MAX_ENTRIES`].
     pub fn save(
-        self,
+        mut self,
         files: &[SourceFile],
         results: &[Checked],
         setup: &Value,
@@ -168,13 +176,15 @@ impl CheckCache {
                 sha256,
             } = r
             {
-                entries.insert(
-                    f.rel.clone(),
-                    Entry {
+                // An entry that hit is copied as it is; a new one is encoded.
+                let entry = match self.old.remove(&f.rel) {
+                    Some(e) if &e.sha256 == sha256 => e,
+                    _ => Entry {
                         sha256: sha256.clone(),
-                        diagnostics: diagnostics.clone(),
+                        diagnostics: serde_json::value::to_raw_value(diagnostics)?,
                     },
-                );
+                };
+                entries.insert(f.rel.clone(), entry);
             }
         }
         // A file of this run that could not be checked loses its entry too.

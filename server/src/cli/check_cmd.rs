@@ -306,10 +306,16 @@ fn check_with_cache(
         return driven.map(|d| (d, 0));
     };
     let mut hits = cache.lookup(files, jobs, max_bytes).hits;
-    let from_cache = hits.iter().filter(|h| h.is_some()).count();
-    progress.inc(from_cache as u64);
+    progress.inc(hits.iter().filter(|h| h.is_some()).count() as u64);
+    // Files that could not be read are settled without a server too, but were not checked.
+    let from_cache = hits
+        .iter()
+        .filter(|h| matches!(h, Some(Checked::Published { .. })))
+        .count();
     let todo: Vec<usize> = (0..files.len()).filter(|&i| hits[i].is_none()).collect();
     let cached_setup = cache.setup.clone().filter(|_| todo.is_empty());
+    // Every file hit: the table already holds exactly this run's results.
+    let unchanged = cached_setup.is_some();
     let driven = match cached_setup {
         Some((setup, messages)) => Driven {
             setup,
@@ -331,7 +337,11 @@ fn check_with_cache(
         .collect();
     // The cache can only save time: a folder that cannot be written is said, not fatal.
     let dir = cache.dir_path().to_path_buf();
-    if let Err(e) = cache.save(files, &results, &driven.setup, &driven.messages) {
+    let saved = match unchanged {
+        true => Ok(()),
+        false => cache.save(files, &results, &driven.setup, &driven.messages),
+    };
+    if let Err(e) = saved {
         eprintln!(
             "warning: the cache in {} was not written: {}",
             log_safe::text(&dir.display().to_string()),

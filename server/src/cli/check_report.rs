@@ -5,7 +5,6 @@
 
 use super::check_walk::Problem;
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use tower_lsp_server::ls_types::{Diagnostic, NumberOrString};
 
@@ -65,10 +64,7 @@ impl Finding {
     }
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use pivot_core::digest::sha256_hex;
 
 /// The findings of one file, with fingerprints that do not depend on positions: the
 /// path, source, code and message (which names the object and the pivot), plus which

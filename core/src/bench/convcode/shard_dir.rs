@@ -12,7 +12,6 @@ use crate::bench::shard::{read_record, Shard, ShardOf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// The marker's file name, at the root of a shard's results folder.
@@ -65,10 +64,7 @@ impl RunInput<'_> {
             Some(p) => {
                 let bytes = crate::bounded_read::read(p)
                     .with_context(|| format!("cannot read samples {}", p.display()))?;
-                let digest: String = Sha256::digest(&bytes)
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect();
+                let digest = crate::digest::sha256_hex(&bytes);
                 json!({ "sha256": digest })
             }
         };

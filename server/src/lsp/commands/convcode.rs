@@ -68,7 +68,7 @@ pub async fn open(b: &Backend, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     .await
     .map_err(|e| request_failed(format!("opening the results folder failed: {e}")))?;
     let (conv, warnings) = opened.map_err(|e| request_failed(format!("{e:#}")))?;
-    b.ws().replay.open_source(Source::ConvCode(conv));
+    b.ws().replay.open_source(Source::ConvCode(Box::new(conv)));
     b.after_change(Notify::Always).await;
     let mut info = b.ws().info();
     info["warnings"] = json!(warnings);

@@ -164,7 +164,7 @@ impl Workspace {
         }
         if let Some(saved) = &state.convcode {
             match ConvCodeConversation::reopen(saved, &root) {
-                Ok(c) => self.replay.open_source(Source::ConvCode(c)),
+                Ok(c) => self.replay.open_source(Source::ConvCode(Box::new(c))),
                 Err(e) => problems.push(format!(
                     "the saved ConvCodeWorld conversation could not be reopened: {e:#}"
                 )),

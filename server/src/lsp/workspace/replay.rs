@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// task (turns, no pivots of its own).
 pub enum Source {
     MemoryCode(Conversation),
-    ConvCode(ConvCodeConversation),
+    ConvCode(Box<ConvCodeConversation>),
 }
 
 impl Source {
