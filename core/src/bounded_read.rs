@@ -52,7 +52,7 @@ pub fn read_stdin_to_string() -> io::Result<String> {
 /// Everything `r` gives, up to `limit` bytes (`expected`: the size it should have, when
 /// known, as a regular file's). Never more than `limit` + 1 bytes are read or held, so an endless stream costs
 /// about `limit` bytes of memory before it is refused.
-pub fn read_stream(mut r: impl Read, limit: u64, expected: Option<u64>) -> io::Result<Vec<u8>> {
+pub fn read_stream(r: impl Read, limit: u64, expected: Option<u64>) -> io::Result<Vec<u8>> {
     let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
     // Unknown size (a pipe): room for the limit is reserved, which costs address space
     // only; growing by doubling would leave every smaller buffer resident in the allocator.
@@ -64,25 +64,13 @@ pub fn read_stream(mut r: impl Read, limit: u64, expected: Option<u64>) -> io::R
             .min(cap),
     };
     let mut out: Vec<u8> = Vec::with_capacity(first);
-    let mut chunk = vec![0u8; 64 << 10];
-    loop {
-        // Never more than one byte past the limit: enough to know, and the buffer stays put.
-        let room = (cap - out.len()).min(chunk.len());
-        let n = match r.read(&mut chunk[..room]) {
-            Ok(0) => return Ok(out),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if out.len() + n > out.capacity() {
-            let grown = (out.capacity().max(chunk.len()) * 2).clamp(out.len() + n, cap);
-            out.reserve_exact(grown - out.len());
-        }
-        out.extend_from_slice(&chunk[..n]);
-        if out.len() as u64 > limit {
-            return Err(too_large(out.len() as u64, limit, true));
-        }
+    // Straight into the buffer (no zeroed bounce chunk per file: a tree of small files paid
+    // more for zeroing and copying it than for reading), never past the limit's next byte.
+    r.take(limit.saturating_add(1)).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(too_large(out.len() as u64, limit, true));
     }
+    Ok(out)
 }
 
 pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
