@@ -201,5 +201,13 @@ fn a_100k_session_dialogue_opens_while_hovers_are_answered() {
         .and_then(|k| k.parse().ok())
         .unwrap();
     eprintln!("the server's peak RSS: {} MB", peak_kib / 1024);
+    // 520 MB before the dialogue's lists were read without spare room and its pivots shared
+    // rather than copied (about 210 MB after); the bound leaves room for allocator and
+    // build differences, and catches a return to copies.
+    assert!(
+        peak_kib < 300 * 1024,
+        "the server's peak RSS was {} MB",
+        peak_kib / 1024
+    );
     c.shutdown_after_noise();
 }

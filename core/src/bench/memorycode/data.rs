@@ -29,17 +29,17 @@ impl TryFrom<(String, Value)> for Pair {
 
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Session {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "shrunk")]
     pub types: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shrunk")]
     pub topic: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shrunk")]
     pub session_regex: Vec<Pair>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shrunk")]
     pub history_regex: Vec<Pair>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shrunk")]
     pub session_eval_query: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shrunk")]
     pub history_eval_query: Vec<String>,
     /// Not used in scoring; kept so that this struct states the whole session format (the
     /// dataset builder reads it from the template's JSON, `dataset.rs`).
@@ -56,9 +56,43 @@ pub struct Dialogue {
     #[serde(default)]
     pub context: Value,
     /// Per session: `[[pivot_id, version], ...]` or `[-1]`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shrunk_values")]
     pub instructions: Vec<Value>,
     pub sessions: Vec<Session>,
+}
+
+/// A list read without spare room: serde grows a list of unknown length to four places,
+/// and a dialogue holds six lists per session (100,000 sessions: a third of its memory).
+/// Each is shrunk as soon as it is read, so the spare room never adds up.
+fn shrunk<'de, D, T>(d: D) -> std::result::Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let mut v = Vec::<T>::deserialize(d)?;
+    v.shrink_to_fit();
+    Ok(v)
+}
+
+/// [`shrunk`] for JSON values, nested lists included, each shrunk as it is read.
+fn shrunk_values<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Vec<Value>, D::Error> {
+    struct Tight(Value);
+    impl<'de> Deserialize<'de> for Tight {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Tight, D::Error> {
+            fn tighten(v: &mut Value) {
+                if let Value::Array(a) = v {
+                    a.iter_mut().for_each(tighten);
+                    a.shrink_to_fit();
+                }
+            }
+            let mut v = Value::deserialize(d)?;
+            tighten(&mut v);
+            Ok(Tight(v))
+        }
+    }
+    Ok(shrunk::<D, Tight>(d)?.into_iter().map(|t| t.0).collect())
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
