@@ -11,6 +11,7 @@ pub mod digest;
 pub mod durable;
 pub mod exec;
 pub mod fasthash;
+pub mod history;
 pub mod llm;
 pub mod pivots;
 pub mod python;

@@ -17,7 +17,7 @@ fn rank(module: &str) -> Option<u8> {
         "fasthash" | "test_skip" | "durable" | "bounded_read" | "cache_dir" | "digest" => 0,
         "python" => 1,
         "pivots" => 2,
-        "bench" | "exec" | "llm" => 3,
+        "bench" | "exec" | "llm" | "history" => 3,
         "report" => 4,
         "lsp" | "cli" => 5,
         _ => return None,

@@ -90,6 +90,21 @@ pub struct CheckArgs {
     /// removes it.
     #[arg(long, value_name = "DIR", env = "PIVOT_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Check the tree of this git commit (a branch, tag, `HEAD~2`, an id) against the
+    /// pivots file of that commit, as a checkout of it would be checked; every input path
+    /// is read from the commit. Nothing is checked out.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["shard", "baseline", "history"])]
+    pub rev: Option<String>,
+    /// Check every commit of the branch's first-parent history (from --since, to HEAD)
+    /// against the pivots of that commit, and report, per pivot, its findings in each
+    /// commit after each of its versions took effect: those that break the version in
+    /// force and those that still follow the version before it (the update forgotten).
+    /// The sessions are the commits that changed the pivots file.
+    #[arg(long, conflicts_with_all = ["shard", "baseline", "bundle"])]
+    pub history: bool,
+    /// With --history: start after this commit [default: the first commit].
+    #[arg(long, value_name = "REV", requires = "history")]
+    pub since: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -157,25 +172,64 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     let root = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .context("cannot read the current directory")?;
-    let named = match named_inputs(&root, &a) {
+    if a.history || a.rev.is_some() {
+        return super::check_history::run(&a, &root);
+    }
+    match check_tree(&a, &root, &root)? {
+        Ok(outcome) => write_outcome(&a, &root, outcome),
+        Err(e) => input_error(e),
+    }
+}
+
+/// One run's results, before they are written.
+pub struct Outcome {
+    pub session: Value,
+    pub pivots: Value,
+    /// Sorted; only the new ones with --baseline.
+    pub findings: Vec<Finding>,
+    pub problems: Vec<Problem>,
+    /// (path, SHA-256) of each file checked.
+    pub checked: Vec<(String, String)>,
+    pub setup_errors: Vec<String>,
+    from_cache: usize,
+    /// Every file the walk found (a shard's merge needs them).
+    all: Vec<String>,
+}
+
+/// Checks the files of `tree` as the flags say (the bundle written, the baseline applied),
+/// reporting paths relative to it; `shown` is the root the reports and the cache name (the
+/// work tree when `tree` is a commit's files written out). `Err(message)`: an input error.
+pub fn check_tree(
+    a: &CheckArgs,
+    tree: &Path,
+    shown: &Path,
+) -> Result<std::result::Result<Outcome, String>> {
+    let root = tree;
+    let named = match named_inputs(root, a) {
         Ok(n) => n,
-        Err(e) => return input_error(e),
+        Err(e) => return Ok(Err(e)),
     };
-    let walked = match walk(&root, &a.paths, a.shard) {
+    let walked = match walk(root, &a.paths, a.shard) {
         Ok(w) => w,
-        Err(e) => return input_error(format!("{e:#}")),
+        Err(e) => return Ok(Err(format!("{e:#}"))),
     };
 
     // The servers: set up as asked, then each file opened, published and closed.
     let mut setup = json!({});
+    // The same set-up with the paths as the tree names them, for the cache's key: the
+    // findings of a commit's files written out anywhere are the same.
+    let mut key_setup = json!({});
     if let Some((p, _)) = &named.pivots_file {
         setup["pivots"] = json!(p);
+        key_setup["pivots"] = json!(relative(root, p));
     }
     if let Some((p, _)) = &named.conversation {
         setup["conversation"] = json!(p);
+        key_setup["conversation"] = json!(relative(root, p));
     }
     if let Some(k) = a.session {
         setup["session"] = json!(k);
+        key_setup["session"] = json!(k);
     }
     let jobs = a.jobs.unwrap_or_else(default_jobs);
     let max_bytes = (a.max_file_size * 1e6) as u64;
@@ -194,22 +248,22 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     let cache = secret.as_deref().map(|secret| {
         let context = check_cache::Context {
             secret,
-            root: &root,
-            setup: &setup,
+            root: shown,
+            setup: &key_setup,
             pivots: named.pivots_file.as_ref().map(|(_, b)| b.as_slice()),
             conversation: named.conversation.as_ref().map(|(_, b)| b.as_slice()),
         };
         CheckCache::open(
-            CacheDir::at(cache_dir(&root, a.cache_dir.as_deref())),
+            CacheDir::at(cache_dir(shown, a.cache_dir.as_deref())),
             &context,
         )
     });
-    let driven = check_with_cache(&root, &setup, &walked.files, jobs, max_bytes, cache);
+    let driven = check_with_cache(root, &setup, &walked.files, jobs, max_bytes, cache);
     let (driven, from_cache) = match driven {
         Ok(d) => d,
         // A conversation that cannot be opened or a session out of range.
         Err(e) if a.conversation.is_some() || a.session.is_some() => {
-            return input_error(format!("{e:#}"))
+            return Ok(Err(format!("{e:#}")))
         }
         Err(e) => return Err(e),
     };
@@ -225,12 +279,12 @@ pub fn run(a: CheckArgs) -> Result<i32> {
             pivots: named
                 .pivots_file
                 .as_ref()
-                .map(|(p, b)| (relative(&root, p), report::sha256_hex(b))),
+                .map(|(p, b)| (relative(root, p), report::sha256_hex(b))),
             conversation: a
                 .conversation
                 .as_ref()
                 .zip(named.conversation.as_ref())
-                .map(|(p, (_, b))| (relative(&root, &root.join(p)), report::sha256_hex(b))),
+                .map(|(p, (_, b))| (relative(root, &root.join(p)), report::sha256_hex(b))),
             session: session.clone(),
         };
         let b = report::bundle(&inputs, &pivots, &findings, &problems);
@@ -242,28 +296,60 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     if let Some(known) = &named.baseline {
         keep_new(&mut findings, known);
     }
+    Ok(Ok(Outcome {
+        session,
+        pivots,
+        findings,
+        problems,
+        checked,
+        setup_errors,
+        from_cache,
+        all: walked.all,
+    }))
+}
 
-    // The output, and one line of counts.
+/// The output of one run, one line of counts, and its exit code.
+pub fn write_outcome(a: &CheckArgs, shown: &Path, o: Outcome) -> Result<i32> {
     let out = match a.shard {
         Some(shard) => {
             let v = report::shard_json(
-                &root.display().to_string(),
-                &session,
-                &pivots,
-                &findings,
+                &shown.display().to_string(),
+                &o.session,
+                &o.pivots,
+                &o.findings,
                 shard,
-                &walked.all,
+                &o.all,
             );
             log_safe::json(serde_json::to_string_pretty(&v)?) + "\n"
         }
-        None => render(a.format, &root, &session, &pivots, &findings, &problems)?,
+        None => render(
+            a.format,
+            shown,
+            &o.session,
+            &o.pivots,
+            &o.findings,
+            &o.problems,
+        )?,
     };
     write_output(a.output.as_deref(), &out)?;
+    say_counts(&o);
+    Ok(if !o.setup_errors.is_empty() {
+        2
+    } else if o.findings.is_empty() || a.exit_zero {
+        0
+    } else {
+        1
+    })
+}
+
+/// "N files checked (M unchanged, from the cache), K findings, J not checked".
+pub fn say_counts(o: &Outcome) {
+    let (checked, findings, problems) = (&o.checked, &o.findings, &o.problems);
     eprintln!(
         "{} file{} checked{}, {} finding{}{}",
         checked.len(),
         if checked.len() == 1 { "" } else { "s" },
-        match from_cache {
+        match o.from_cache {
             0 => String::new(),
             n => format!(" ({n} unchanged, from the cache)"),
         },
@@ -274,13 +360,6 @@ pub fn run(a: CheckArgs) -> Result<i32> {
             n => format!(", {n} not checked (see the warnings above)"),
         }
     );
-    Ok(if !setup_errors.is_empty() {
-        2
-    } else if findings.is_empty() || a.exit_zero {
-        0
-    } else {
-        1
-    })
 }
 
 /// `--cache-dir`, or `.pivot-cache`, under the root.

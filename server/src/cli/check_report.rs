@@ -199,7 +199,7 @@ pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<Value> {
 
 /// The diagnostic as published, except `code`: the rule id text and SARIF show
 /// (`syntax-error` for a syntax error, which the server publishes without a code).
-fn json_finding(f: &Finding) -> Value {
+pub fn json_finding(f: &Finding) -> Value {
     let d = &f.diagnostic;
     json!({
         "path": f.path,

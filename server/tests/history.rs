@@ -1,0 +1,252 @@
+//! `check --rev` and `check --history` on a repository made here with git: seven commits,
+//! five of which change pivots.toml (an addition, an update, a removal, a rename of a
+//! pivot's id), the others only code. Each commit's findings must equal what `check` finds
+//! in a checkout of that commit.
+
+#[allow(dead_code)] // each test binary uses part of the support module
+mod support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use support::cli::{stderr, EXE};
+use support::files::write;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Ana")
+        .env("GIT_AUTHOR_EMAIL", "ana@example.org")
+        .env("GIT_COMMITTER_NAME", "Ana")
+        .env("GIT_COMMITTER_EMAIL", "ana@example.org")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn pivot(id: &str, text: &str, kind: &str, rule: &str) -> String {
+    format!("[[pivot]]\nid = \"{id}\"\n[[pivot.version]]\ntext = \"{text}\"\nkind = \"{kind}\"\nrule = {rule}\n\n")
+}
+
+const FN_F: (&str, &str) = ("start function names with 'f_'", "\"^f_\"");
+const FN_G: (&str, &str) = ("start function names with 'g_'", "\"^g_\"");
+const CLASSES: (&str, &str) = ("use CamelCase for class names", "\"^[A-Z][a-zA-Z0-9]*$\"");
+
+/// The repository and its commits, oldest first, with what each did.
+fn repository() -> (tempfile::TempDir, PathBuf, Vec<(String, &'static str)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    let mut commits = Vec::new();
+    let mut commit = |root: &Path, what: &'static str| {
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", what]);
+        commits.push((git(root, &["rev-parse", "HEAD"]), what));
+    };
+    let toml = root.join("pivots.toml");
+    // 1: the first pivot.
+    write(&toml, &pivot("fn-prefix", FN_F.0, "function", FN_F.1));
+    write(
+        &root.join("app/one.py"),
+        "def f_one():\n    return 1\n\n\ndef bad():\n    return 2\n",
+    );
+    commit(&root, "pivots: function names start with f_");
+    // 2: an addition.
+    write(
+        &toml,
+        &(pivot("fn-prefix", FN_F.0, "function", FN_F.1)
+            + &pivot("classes", CLASSES.0, "class", CLASSES.1)),
+    );
+    write(&root.join("app/two.py"), "class lower:\n    pass\n");
+    commit(&root, "pivots: class names in CamelCase");
+    // 3: an update of fn-prefix.
+    write(
+        &toml,
+        &(pivot("fn-prefix", FN_G.0, "function", FN_G.1)
+            + &pivot("classes", CLASSES.0, "class", CLASSES.1)),
+    );
+    commit(&root, "pivots: function names now start with g_");
+    // 4: code only: one function follows the old version, one neither.
+    write(
+        &root.join("app/three.py"),
+        "def f_three():\n    return 3\n\n\ndef h_four():\n    return 4\n\n\ndef g_five():\n    return 5\n",
+    );
+    commit(&root, "code: three more functions");
+    // 5: a removal.
+    write(&toml, &pivot("fn-prefix", FN_G.0, "function", FN_G.1));
+    commit(&root, "pivots: no rule for class names");
+    // 6: a rename of the pivot's id.
+    write(&toml, &pivot("fn-names", FN_G.0, "function", FN_G.1));
+    commit(&root, "pivots: fn-prefix is now fn-names");
+    // 7: code only.
+    write(&root.join("app/four.py"), "def g_six():\n    return 6\n");
+    commit(&root, "code: g_six");
+    let root = root.canonicalize().unwrap();
+    (dir, root, commits)
+}
+
+fn check(dir: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .arg("check")
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", dir.join("../xdg"))
+        .env_remove("PIVOT_CACHE_DIR")
+        .output()
+        .expect("run pivot-lsp check")
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(o)))
+}
+
+#[test]
+fn rev_and_history_equal_a_checkout_of_each_commit() {
+    let (dir, root, commits) = repository();
+    // A checkout of each commit, checked as it is.
+    let checkout = dir.path().join("checkout");
+    git(
+        dir.path(),
+        &["clone", "-q", root.to_str().unwrap(), "checkout"],
+    );
+    let mut expected: Vec<Value> = Vec::new();
+    for (id, what) in &commits {
+        git(&checkout, &["checkout", "-q", id]);
+        let o = check(&checkout, &["--format", "json", "--no-cache"]);
+        let v = json_of(&o);
+        // --rev, from the repository's own root, with the cache (twice: cold, then warm).
+        for run in 0..2 {
+            let r = check(&root, &["--rev", id, "--format", "json"]);
+            let got = json_of(&r);
+            for key in ["findings", "pivots", "session"] {
+                assert_eq!(
+                    got[key],
+                    v[key],
+                    "{what} ({key}), run {run}: {}",
+                    stderr(&r)
+                );
+            }
+            assert_eq!(got["root"], root.display().to_string());
+        }
+        expected.push(v);
+    }
+    assert!(
+        expected
+            .iter()
+            .all(|v| !v["findings"].as_array().unwrap().is_empty()),
+        "every commit has a finding"
+    );
+
+    // The history: every commit, with the findings of its checkout.
+    let h = check(&root, &["--history", "--format", "json"]);
+    assert_eq!(h.status.code(), Some(1), "{}", stderr(&h));
+    let h = json_of(&h);
+    let got = h["commits"].as_array().unwrap();
+    assert_eq!(got.len(), commits.len());
+    for ((c, (id, what)), v) in got.iter().zip(&commits).zip(&expected) {
+        assert_eq!(c["commit"]["id"], id.as_str(), "{what}");
+        assert_eq!(c["findings"], v["findings"], "{what}");
+    }
+    // Sessions: the five commits that changed pivots.toml.
+    let sessions: Vec<&str> = h["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let changed: Vec<&str> = [0, 1, 2, 4, 5]
+        .iter()
+        .map(|&i| commits[i].0.as_str())
+        .collect();
+    assert_eq!(sessions, changed);
+    let session_of: Vec<Value> = got.iter().map(|c| c["session"].clone()).collect();
+    assert_eq!(session_of, [0, 1, 2, 2, 3, 4, 4].map(Value::from).to_vec());
+
+    // Commit 4's new findings: f_three follows the version before (the update forgotten),
+    // h_four breaks both; g_five is no finding.
+    let new = got[3]["new"].as_array().unwrap();
+    let by_name = |name: &str| {
+        new.iter()
+            .find(|n| n["finding"]["message"].as_str().unwrap().contains(name))
+            .unwrap_or_else(|| panic!("no new finding for {name}: {new:?}"))
+    };
+    assert_eq!(by_name("f_three")["follows_version_before"], true);
+    assert_eq!(by_name("h_four")["follows_version_before"], false);
+    assert!(!new
+        .iter()
+        .any(|n| n["finding"]["message"].as_str().unwrap().contains("g_five")));
+    // Per pivot, while session 2 (the update to g_) was in force: at the update, `bad`
+    // broke both versions and `f_one` followed the old one (each finding is new there: its
+    // message names the version); in commit 4, h_four broke it and f_three followed the old.
+    let rows = h["adherence"]["fn-prefix"].as_array().unwrap();
+    let s2 = rows.iter().find(|r| r["session"] == 2).unwrap();
+    assert_eq!(
+        (
+            s2["commits"].clone(),
+            s2["broke"].clone(),
+            s2["followed_version_before"].clone()
+        ),
+        (Value::from(2), Value::from(2), Value::from(2)),
+        "{rows:?}"
+    );
+    // The renamed pivot is another pivot from its session on.
+    let renamed = h["adherence"]["fn-names"].as_array().unwrap();
+    assert_eq!(renamed.len(), 1, "{renamed:?}");
+    assert_eq!(renamed[0]["session"], 4);
+
+    // --since: only the commits after it.
+    let o = check(
+        &root,
+        &["--history", "--since", &commits[4].0, "--format", "json"],
+    );
+    let v = json_of(&o);
+    assert_eq!(v["commits"].as_array().unwrap().len(), 2, "{}", stderr(&o));
+    // Text says which findings forgot an update.
+    let o = check(&root, &["--history"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("the update forgotten"), "{text}");
+    assert!(text.contains("per pivot"), "{text}");
+    // A revision that does not exist is an input error naming it.
+    let o = check(&root, &["--rev", "no-such-branch"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no-such-branch"), "{}", stderr(&o));
+}
+
+#[test]
+fn outside_git_and_in_a_shallow_clone_the_files_are_checked_as_they_are() {
+    let (dir, root, _) = repository();
+    // Not a repository: the working files, and a message saying why.
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    std::fs::copy(root.join("pivots.toml"), plain.join("pivots.toml")).unwrap();
+    write(&plain.join("a.py"), "def bad():\n    return 1\n");
+    let o = check(&plain, &["--rev", "HEAD", "--format", "json"]);
+    assert!(
+        stderr(&o).contains("not inside a git repository"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_of(&o)["findings"].as_array().unwrap().len(), 1);
+    // A shallow clone: its history stops early.
+    let url = format!("file://{}", root.display());
+    git(
+        dir.path(),
+        &["clone", "-q", "--depth", "1", &url, "shallow"],
+    );
+    let o = check(
+        &dir.path().join("shallow"),
+        &["--history", "--format", "json"],
+    );
+    assert!(stderr(&o).contains("shallow clone"), "{}", stderr(&o));
+    assert!(json_of(&o)["findings"].is_array());
+}
