@@ -262,7 +262,7 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
         median / parse_secs[0].max(1e-9)
     );
     println!(
-        "peak RSS: {}",
+        "peak RSS of the scorer (this process, before any peer runs): {}",
         super::measure::mb(super::measure::peak_rss())
     );
     // A ratio only against the original measured now, on this machine, on the same data.
