@@ -32,7 +32,9 @@ pub fn read(sentence: &str) -> Result<Vec<Reading>, String> {
     }
     let (negated, body) = lead_in(&n.text);
     let body = tail(body);
-    let found = frames(&n, body, negated).unwrap_or_else(|| Err(fallback_reason(body)))?;
+    let found = frames(&n, body, negated)
+        .unwrap_or_else(|| Err(fallback_reason(body)))
+        .map_err(|e| n.restore(&e))?;
     check_examples(&n, &found)?;
     Ok(found)
 }
@@ -50,6 +52,14 @@ struct Norm {
 }
 
 impl Norm {
+    /// `text` with its tokens written back (for a reason that quotes the sentence).
+    fn restore(&self, text: &str) -> String {
+        static TOK: OnceLock<Regex> = OnceLock::new();
+        re(&TOK, T)
+            .replace_all(text, |c: &regex::Captures| self.token(&c[0]).to_string())
+            .into_owned()
+    }
+
     fn token(&self, placeholder: &str) -> &str {
         let i: usize = placeholder
             .trim_start_matches('⟦')
@@ -424,6 +434,29 @@ fn noun(item: &str) -> Result<Noun, String> {
     if let Some(n) = head(w) {
         return Ok(n);
     }
+    const QUALIFIERS: [&str; 12] = [
+        "but",
+        "except",
+        "unless",
+        "if",
+        "when",
+        "where",
+        "that",
+        "which",
+        "who",
+        "whose",
+        "other than",
+        "apart from",
+    ];
+    if let Some(q) = QUALIFIERS
+        .iter()
+        .find(|q| w.split(' ').any(|x| x == **q) || w.contains(&format!(" {q} ")))
+    {
+        return Err(format!(
+            "`{w}`: the condition (\"{q} ...\") cannot be put in a rule, which holds for every \
+             object of a kind"
+        ));
+    }
     let last = w.rsplit(' ').next().unwrap_or(w);
     if matches!(
         last,
@@ -493,16 +526,18 @@ fn naming(n: &Norm, body: &str, negated: bool) -> Frame {
     let frames = FRAMES.get_or_init(|| {
         let what = r"(?:the |a )?(?:(?:prefix|suffix|string|substring|text|letters|characters) )?";
         let modal = r"(?:must |should |shall |need to |have to |will |always |are to |have to always |must always |should always )?";
+        // One name part, or several joined by "or": `x_` or `y_`; "an underscore" is `_`.
+        let tok = format!(r"(?P<tok>{T}(?:(?:,|, or| or) {T})*|an underscore)");
         [
-            format!(r"^(?P<verb>start|begin|prefix|end|suffix) (?P<obj>.+?) names with {what}(?P<tok>{T})$"),
-            format!(r"^(?P<verb>prefix|suffix) (?P<obj>.+?) with {what}(?P<tok>{T})$"),
-            format!(r"^(?P<obj>.+?) names {modal}(?P<verb>start|begin|end) with {what}(?P<tok>{T})$"),
-            format!(r"^(?P<obj>.+?) names {modal}(?:be |are |is )(?P<verb>prefixed|suffixed) (?:with|by) {what}(?P<tok>{T})$"),
-            format!(r"^use (?:the |a )?(?P<verb>prefix|suffix) (?P<tok>{T}) (?:for|in|on) (?P<obj>.+?) names$"),
-            format!(r"^use (?:the |a )?(?P<tok>{T}) (?P<verb>prefix|suffix) (?:for|in|on) (?P<obj>.+?) names$"),
-            format!(r"^use (?P<tok>{T}) as (?:a |the )?(?P<verb>prefix|suffix) (?:for|in|on|of) (?P<obj>.+?) names$"),
-            format!(r"^(?P<verb>include|contain|use|put|add) {what}(?P<tok>{T}) in (?P<obj>.+?) names$"),
-            format!(r"^(?P<obj>.+?) names {modal}(?P<verb>contain|include) {what}(?P<tok>{T})$"),
+            format!(r"^(?P<verb>start|begin|prefix|end|suffix) (?P<obj>.+?) names with {what}{tok}$"),
+            format!(r"^(?P<verb>prefix|suffix) (?P<obj>.+?) with {what}{tok}$"),
+            format!(r"^(?P<obj>.+?) names {modal}(?P<verb>start|begin|end) with {what}{tok}$"),
+            format!(r"^(?P<obj>.+?) names {modal}(?:be |are |is )(?P<verb>prefixed|suffixed) (?:with|by) {what}{tok}$"),
+            format!(r"^use (?:the |a )?(?P<verb>prefix|suffix) {tok} (?:for|in|on) (?P<obj>.+?)$"),
+            format!(r"^use (?:the |a )?{tok} (?P<verb>prefix|suffix) (?:for|in|on) (?P<obj>.+?)$"),
+            format!(r"^use {tok} as (?:a |the )?(?P<verb>prefix|suffix) (?:for|in|on|of) (?P<obj>.+?)$"),
+            format!(r"^(?P<verb>include|contain|use|put|add) {what}{tok} in (?P<obj>.+?) names$"),
+            format!(r"^(?P<obj>.+?) names {modal}(?P<verb>contain|include) {what}{tok}$"),
             r"^(?P<verb>include|contain|use|put|add|have) (?P<amount>a single |one single |a |one |at least one |exactly one |only one )?(?:digit|number|numeral)s? in (?P<obj>.+?) names$".to_string(),
             r"^(?P<obj>.+?) names (?:must |should |shall )?(?:always )?(?P<verb>contain|include|have) (?P<amount>a single |one single |a |one |at least one |exactly one |only one )?(?:digit|number|numeral)s?$".to_string(),
             r"^(?P<verb>end) (?P<obj>.+?) names with (?P<amount>a |one )?(?:digit|number|numeral)$".to_string(),
@@ -521,14 +556,30 @@ fn naming(n: &Norm, body: &str, negated: bool) -> Frame {
             );
         }
         let verb = &c["verb"];
-        let (what, pattern) = if let Some(tok) = c.name("tok") {
-            let tok = n.token(tok.as_str());
-            if tok.is_empty() || !tok.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "`{tok}` cannot be part of a Python name (letters, digits and `_`)"
-                ));
+        let (what, pattern) = if let Some(toks) = c.name("tok") {
+            static TOK: OnceLock<Regex> = OnceLock::new();
+            let toks: Vec<&str> = if toks.as_str() == "an underscore" {
+                vec!["_"]
+            } else {
+                re(&TOK, T)
+                    .find_iter(toks.as_str())
+                    .map(|m| n.token(m.as_str()))
+                    .collect()
+            };
+            let mut parts = Vec::new();
+            for tok in toks {
+                if tok.is_empty() || !tok.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(format!(
+                        "`{tok}` cannot be part of a Python name (letters, digits and `_`)"
+                    ));
+                }
+                parts.push(regex::escape(tok));
             }
-            let e = regex::escape(tok);
+            let e = if parts.len() == 1 {
+                parts.remove(0)
+            } else {
+                format!("(?:{})", parts.join("|"))
+            };
             match verb {
                 "start" | "begin" | "prefix" | "prefixed" => ("prefix", format!("^{e}")),
                 "end" | "suffix" | "suffixed" => ("suffix", format!(".*{e}$")),

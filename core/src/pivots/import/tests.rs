@@ -221,6 +221,18 @@ fn instruction_file_phrasings() {
             "Include at least one digit in variable names.",
             &[(K::Variable, json!(".*\\d"))],
         ),
+        (
+            "Start method names with `x_` or `y_`.",
+            &[(K::Method, json!("^(?:x_|y_)"))],
+        ),
+        (
+            "Start function names with an underscore.",
+            &[(K::Function, json!("^_"))],
+        ),
+        (
+            "Use the prefix `x_` for functions.",
+            &[(K::Function, json!("^x_"))],
+        ),
     ];
     for (s, want) in cases {
         if want.is_empty() {
@@ -274,6 +286,16 @@ fn uncheckable_sentences_say_why() {
         ),
         ("Use docstrings.", "which objects"),
         ("never use a VPN when working remotely", "no rule form"),
+        ("Use camelCase in JavaScript code.", "`JavaScript code`"),
+        (
+            "Use snake_case for functions but not for classes.",
+            "condition (\"but",
+        ),
+        (
+            "Use snake_case for variables unless they are constants.",
+            "condition (\"unless",
+        ),
+        ("Start method names with `x_` and `y_`.", "naming rule"),
     ];
     for (s, why) in cases {
         let e = skipped(s);
