@@ -615,3 +615,50 @@ fn memorycode_instructions_no_proposed_rule_is_wrong() {
     // The comparison is not vacuous: rules both pass and fail answers.
     assert!(all.read > 0 && all.pass > 0 && all.fail > 0);
 }
+
+/// The README's example, as written: its AGENTS.md gives the TOML and the skipped lines it
+/// shows.
+#[test]
+fn the_readme_example_is_what_the_command_prints() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
+    let at = readme
+        .find("From this `AGENTS.md`:")
+        .expect("the README's pivots import example");
+    let blocks: Vec<&str> = readme[at..]
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .take(3)
+        .map(|b| b.split_once('\n').expect("a fence line").1)
+        .collect();
+    let [agents, toml, skipped] = blocks[..] else {
+        panic!("three blocks after the example's start")
+    };
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("AGENTS.md"), agents).expect("write");
+    let out = pivot(d.path(), &["pivots", "import", "AGENTS.md"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.contains(toml), "{toml}\nnot in\n{printed}");
+    let ids: Vec<String> = Ledger::from_toml(&printed, "stdout")
+        .expect("loads")
+        .pivots
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "function-snake-case",
+            "variable-snake-case",
+            "class-pascal-case",
+            "function-docstring",
+            "method-decorator-timer",
+            "no-import-pickle"
+        ]
+    );
+    let err = stderr(&out);
+    for line in skipped.lines() {
+        assert!(err.contains(line), "{line}\nnot in\n{err}");
+    }
+}
