@@ -35,6 +35,11 @@ pub fn read(sentence: &str) -> Result<Vec<Reading>, String> {
     let found = frames(&n, body, negated)
         .unwrap_or_else(|| Err(fallback_reason(body)))
         .map_err(|e| n.restore(&e))?;
+    if let Some(word) = stray_negation(body) {
+        return Err(format!(
+            "a negation (\"{word}\") where no phrasing read takes one: its rule is not certain"
+        ));
+    }
     check_examples(&n, &found)?;
     Ok(found)
 }
@@ -248,7 +253,7 @@ fn lead_in(text: &str) -> (bool, &str) {
         "never ever",
         "never",
     ];
-    const NEUTRAL: [&str; 23] = [
+    const NEUTRAL: [&str; 27] = [
         "you must always",
         "you should always",
         "you must",
@@ -256,8 +261,12 @@ fn lead_in(text: &str) -> (bool, &str) {
         "you need to",
         "you have to",
         "make sure that you",
+        "make sure that",
         "make sure you",
         "make sure to",
+        "make sure",
+        "ensure that",
+        "ensure",
         "be sure to",
         "remember to",
         "ensure that you",
@@ -275,20 +284,22 @@ fn lead_in(text: &str) -> (bool, &str) {
     ];
     let mut t = text;
     let mut negated = false;
-    'strip: loop {
-        // A label "naming:" before the instruction (not "functions: snake_case").
-        if let Some((label, rest)) = t.split_once(": ") {
-            if !label.is_empty()
-                && nouns(label).is_err()
-                && label.len() <= 30
-                && label
-                    .chars()
-                    .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
-            {
-                t = rest.trim_start();
-                continue;
-            }
+    // Labels "naming:", "important:" before the instruction (not "functions: snake_case",
+    // and none with a negation: "never do this: use camelCase ..." is not read).
+    while let Some((label, rest)) = t.split_once(": ") {
+        if label.is_empty()
+            || nouns(label).is_ok()
+            || stray_negation(label).is_some()
+            || label.len() > 30
+            || !label
+                .chars()
+                .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
+        {
+            break;
         }
+        t = rest.trim_start();
+    }
+    'strip: loop {
         for (list, neg) in [(&NEGATING[..], true), (&NEUTRAL[..], false)] {
             for lead in list {
                 if let Some(rest) = t.strip_prefix(lead) {
@@ -348,6 +359,40 @@ fn tail(text: &str) -> &str {
         }
         return t;
     }
+}
+
+/// A negating word left in a sentence a phrasing took: only "must not" / "should never"
+/// (and the like) before the verb are read, by the decorator, import and presence
+/// phrasings; any other would be dropped from the rule, so the sentence is not read.
+fn stray_negation(body: &str) -> Option<&'static str> {
+    static PLACED: OnceLock<Regex> = OnceLock::new();
+    let placed = re(
+        &PLACED,
+        r"\b(?:must|should|shall|need to|needs to|have to|has to|will) (?:not|never) ",
+    );
+    let rest = placed.replace_all(body, " ");
+    const WORDS: [&str; 18] = [
+        "not",
+        "never",
+        "no",
+        "don't",
+        "dont",
+        "doesn't",
+        "isn't",
+        "aren't",
+        "avoid",
+        "without",
+        "neither",
+        "nor",
+        "cannot",
+        "can't",
+        "shouldn't",
+        "mustn't",
+        "none",
+        "nothing",
+    ];
+    rest.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .find_map(|w| WORDS.iter().find(|n| **n == w).copied())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -952,7 +997,7 @@ fn presence(body: &str, negated: bool) -> Frame {
         let feat = r"(?P<feat>[a-z][a-z/ -]*?)";
         [
             format!(r"^(?:use|include|add|write|have|put|provide|leave) {feat} (?:in|for|on|to|inside|within) (?P<obj>.+?)$"),
-            format!(r"^(?P<obj>.+?) (?:must|should|shall|need to|needs to|has to|have to|will) (?P<neg>not |never )?(?:always )?(?:have|include|contain|carry|use|start with|open with|begin with|be documented with) {feat}$"),
+            format!(r"^(?P<obj>.+?) (?:(?:must|should|shall|need to|needs to|has to|have to|will) (?P<neg>not |never )?)?(?:always )?(?:have|has|include|includes|contain|contains|carry|carries|use|uses|start with|starts with|open with|opens with|begin with|begins with|be documented with|are documented with|is documented with) {feat}$"),
             format!(r"^(?P<obj>.+?) (?:need|needs|require|requires) {feat}$"),
             format!(r"^document (?P<obj>.+?) with {feat}$"),
             format!(r"^(?:use|include|add|write|have|put|provide|leave) {feat}$"),
@@ -1128,4 +1173,31 @@ fn identifier(s: &str) -> bool {
                 | "UpperCamelCase"
                 | "kebab_case"
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negations_are_placed_or_refused() {
+        assert_eq!(
+            stray_negation("methods must not be decorated with ⟦0⟧"),
+            None
+        );
+        assert_eq!(stray_negation("import ⟦0⟧"), None);
+        assert_eq!(
+            stray_negation("add ⟦0⟧ to methods, not functions"),
+            Some("not")
+        );
+        assert_eq!(stray_negation("functions have no docstring"), Some("no"));
+        // A label with a negation is not dropped: the sentence is not read as "every
+        // function has a docstring", nor as "no function has one".
+        assert!(read("Do not forget: every function must have a docstring.").is_err());
+        assert!(read("Never do this: use camelCase for function names.").is_err());
+        assert_eq!(
+            read("Important: every function must have a docstring.").map(|r| r[0].rule.clone()),
+            Ok(Rule::Presence(true))
+        );
+    }
 }

@@ -233,6 +233,22 @@ fn instruction_file_phrasings() {
             "Use the prefix `x_` for functions.",
             &[(K::Function, json!("^x_"))],
         ),
+        (
+            "Please ensure all functions have docstrings.",
+            &[(K::FunctionDocstring, json!(true))],
+        ),
+        (
+            "Make sure every method has a docstring.",
+            &[(K::MethodDocstring, json!(true))],
+        ),
+        (
+            "Methods must not be decorated with `@property`.",
+            &[(K::MethodDecorator, json!(["property", false]))],
+        ),
+        (
+            "Function names must start with `f_`, always.",
+            &[(K::Function, json!("^f_"))],
+        ),
     ];
     for (s, want) in cases {
         if want.is_empty() {
