@@ -662,3 +662,131 @@ fn the_readme_example_is_what_the_command_prints() {
         assert!(err.contains(line), "{line}\nnot in\n{err}");
     }
 }
+
+/// `--model` against the loopback model: the sentences the reader leaves unread are asked,
+/// and only rules that hold on the model's own examples and fail on its counter-examples
+/// are proposed, marked `proposed = "model"`; the others are listed with the reason.
+#[test]
+fn model_proposals_are_validated_and_marked() {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        d.path().join("AGENTS.md"),
+        "# Rules\n\n\
+         - Use snake_case for function names.\n\
+         - Keep class names short.\n\
+         - Test modules always import pytest.\n\
+         - Use the `tbl_` prefix for variable names that hold tables.\n\
+         - Functions raise ValueError on bad input.\n\
+         - Be kind in code reviews.\n",
+    )
+    .expect("write");
+    let reply = |sentence: &str, answer: Value| {
+        json!({"name": sentence, "contains": [format!("Instruction: {sentence}")],
+               "reply": format!("Here is the rule:\n```json\n{answer}\n```")})
+    };
+    let script = json!({
+        "rules": [
+            reply("Keep class names short.", json!({"checkable": true, "kind": "class",
+                "rule": "^[A-Z][A-Za-z0-9]{0,19}$", "examples": ["Order"],
+                "counter_examples": ["AVeryLongClassNameThatNeverEnds"]})),
+            reply("Test modules always import pytest.", json!({"checkable": true,
+                "kind": "import", "rule": ["pytest", true],
+                "examples": ["import pytest\n"], "counter_examples": ["import os\n"]})),
+            reply("Use the `tbl_` prefix for variable names that hold tables.", json!({
+                "checkable": true, "kind": "variable", "rule": "^tbl_",
+                "examples": ["tbl_orders"], "counter_examples": ["tbl_x"]})),
+            reply("Functions raise ValueError on bad input.", json!({"checkable": true,
+                "kind": "function", "rule": "^(", "examples": ["f"], "counter_examples": ["g"]})),
+        ],
+        "default": {"reply": "{\"checkable\": false, \"reason\": \"about people, not code\"}"}
+    });
+    std::fs::write(d.path().join("model.json"), script.to_string()).expect("write");
+    let out = pivot(
+        d.path(),
+        &[
+            "pivots",
+            "import",
+            "AGENTS.md",
+            "--model",
+            "m",
+            "--loopback",
+            "model.json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let toml = stdout(&out);
+    let ledger = Ledger::from_toml(&toml, "stdout").expect("the loader accepts `proposed`");
+    let got: Vec<(String, String, Value)> = (ledger.pivots.iter())
+        .map(|p| {
+            (
+                p.id.clone(),
+                p.versions[0].kind.name().into(),
+                p.versions[0].rule.to_json(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "function-snake-case".to_string(),
+                "function".to_string(),
+                json!("^[a-z_][a-z0-9_]*$")
+            ),
+            (
+                "model-class".into(),
+                "class".into(),
+                json!("^[A-Z][A-Za-z0-9]{0,19}$")
+            ),
+            (
+                "model-import".into(),
+                "import".into(),
+                json!(["pytest", true])
+            ),
+        ]
+    );
+    assert_eq!(toml.matches("proposed = \"model\"\n").count(), 2, "{toml}");
+    assert!(
+        toml.contains("# AGENTS.md:4\n[[pivot]]\nid = \"model-class\""),
+        "{toml}"
+    );
+    let err = stderr(&out);
+    for want in [
+        "asked m about 5 sentence(s): 2 pivot(s) proposed",
+        "AGENTS.md:6: not checkable: `variable names that hold tables`: the condition (\"that ...\") cannot be put in a rule, which holds for every object of a kind; the model's rule was rejected: names must match `^tbl_` gives Pass on its own counter-example \"tbl_x\"",
+        "AGENTS.md:7: not checkable: no rule form says this",
+        "the model's rule was rejected: invalid regular expression",
+        "AGENTS.md:8: not checkable: about the workflow, not the code; the model: not checkable: about people, not code: Be kind in code reviews.",
+    ] {
+        assert!(err.contains(want), "{want}\nnot in\n{err}");
+    }
+    // The JSON marks them too.
+    let out = pivot(
+        d.path(),
+        &[
+            "pivots",
+            "import",
+            "AGENTS.md",
+            "--model",
+            "m",
+            "--loopback",
+            "model.json",
+            "--format",
+            "json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(v["proposed"][0].get("proposed"), None);
+    assert_eq!(v["proposed"][1]["proposed"], "model");
+    // --loopback without --model is refused.
+    let out = pivot(
+        d.path(),
+        &["pivots", "import", "AGENTS.md", "--loopback", "model.json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("give --model too"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -2,6 +2,8 @@
 //! instruction files coding assistants read (the reading is the core's
 //! `pivots::import`); printed, and written only with `--write`.
 
+use crate::llm::loopback::{LoopbackServer, Script};
+use crate::llm::{Client, ClientConfig};
 use crate::pivots::import::{self, Import, Source};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
@@ -37,7 +39,13 @@ tools, tests and the workflow, negated naming rules, and any sentence whose exam
 contradicts the rule read from it.\n\n\
 --write appends the proposed pivots to PIVOTS_TOML (pivots.toml in the current directory by \
 default): the file is kept, pivots whose kind and rule it already has are left out, ids it \
-already uses get a -2 suffix, and the result must load as a pivots.toml or nothing is written.";
+already uses get a -2 suffix, and the result must load as a pivots.toml or nothing is written.\n\n\
+--model M asks an OpenAI-compatible endpoint about the sentences left unread. Nothing it says \
+is taken on trust: its rule must be in a rule form, on an object kind that form applies to (a \
+regex must compile), and must accept every example it gives and reject every counter-example \
+(names for a regex, Python code checked as the editor checks it otherwise), with at least one \
+of each. Rules that pass are proposed with proposed = \"model\", for review; the others are \
+listed with the reason.";
 
 #[derive(clap::Subcommand, Debug)]
 pub enum PivotsCommand {
@@ -63,6 +71,14 @@ pub struct ImportArgs {
     /// outcome; json: proposed and skipped, with citations.
     #[arg(long, value_enum, default_value_t = ImportFormat::Toml)]
     pub format: ImportFormat,
+    /// Ask this model (an OpenAI-compatible endpoint: --base-url, or --loopback) about the
+    /// sentences the reader leaves unread. Each rule it proposes must be in a rule form, on
+    /// a kind that form applies to, and hold on the examples it gives and fail on its
+    /// counter-examples; what passes is marked `proposed = "model"`, for review.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    #[command(flatten, next_help_heading = "Endpoint (with --model)")]
+    pub endpoint: super::memorycode_cmd::EndpointArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -95,7 +111,12 @@ fn run_import(a: ImportArgs) -> Result<i32> {
             text,
         });
     }
-    let got = import::import(&sources);
+    let mut got = import::import(&sources);
+    if let Some(model) = &a.model {
+        ask_model(&mut got, model, &a.endpoint)?;
+    } else if a.endpoint.loopback.is_some() {
+        bail!("--loopback answers for a model: give --model too");
+    }
     // The file is merged and checked before anything is printed: a refusal prints nothing.
     let merged = match &a.write {
         Some(dest) => Some((dest, merge(&got, dest)?)),
@@ -130,6 +151,44 @@ fn run_import(a: ImportArgs) -> Result<i32> {
         got.skipped.len()
     );
     finish(merged)
+}
+
+/// The unread sentences asked of the model; what it proposes and passes validation joins the
+/// proposals, marked as the model's.
+fn ask_model(got: &mut Import, model: &str, e: &super::memorycode_cmd::EndpointArgs) -> Result<()> {
+    if e.requests.offline {
+        bail!("--offline: pivots import keeps no response cache to answer from");
+    }
+    let server = match &e.loopback {
+        Some(script) => Some(LoopbackServer::start(Script::load(script)?)?),
+        None => None,
+    };
+    let base_url = match (&server, &e.base_url) {
+        (Some(s), _) => s.base_url(),
+        (None, Some(u)) => u.clone(),
+        (None, None) => {
+            bail!("--model needs an endpoint: --base-url URL (or OPENAI_BASE_URL), or --loopback SCRIPT")
+        }
+    };
+    let mut cfg = ClientConfig::new(base_url, model);
+    cfg.api_key = std::env::var(&e.api_key_env).ok().filter(|k| !k.is_empty());
+    e.requests.apply(&mut cfg)?;
+    let client = Client::new(cfg)?;
+    let unread: Vec<(usize, String)> = (got.unread().into_iter())
+        .map(|(i, s)| (i, s.to_string()))
+        .collect();
+    let texts: Vec<&str> = unread.iter().map(|(_, s)| s.as_str()).collect();
+    let answers = crate::llm::pivot_import::ask_all(&client, &texts);
+    let before = got.proposed.len();
+    got.apply_model(unread.iter().map(|(i, _)| *i).zip(answers).collect());
+    eprintln!(
+        "asked {} about {} sentence(s): {} pivot(s) proposed, marked proposed = \"model\" (review them)",
+        super::log_safe::text(model),
+        texts.len(),
+        got.proposed.len() - before
+    );
+    drop(server);
+    Ok(())
 }
 
 /// What --write did, or that nothing was written.

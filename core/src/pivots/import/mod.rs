@@ -52,6 +52,9 @@ pub struct Proposal {
     pub rule: Rule,
     pub text: String,
     pub sources: Vec<Cited>,
+    /// `Some("model")` for a rule a model proposed (`--model`), written as `proposed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed: Option<String>,
 }
 
 /// A place an instruction was read, and the sentence read there.
@@ -73,6 +76,9 @@ pub struct Skipped {
     pub at: Citation,
     pub text: String,
     pub reason: String,
+    /// A sentence the grammar did not read (not markup): what a model may be asked about.
+    #[serde(skip)]
+    pub sentence: bool,
 }
 
 /// What the files give: the proposed pivots in the order first read, and every skipped
@@ -81,6 +87,9 @@ pub struct Skipped {
 pub struct Import {
     pub proposed: Vec<Proposal>,
     pub skipped: Vec<Skipped>,
+    /// The ids given so far.
+    #[serde(skip)]
+    ids: HashSet<String>,
 }
 
 /// Read every file. The same rule read twice (two files, or twice in one) is one pivot
@@ -103,6 +112,7 @@ pub fn import(sources: &[Source]) -> Import {
                     },
                     text: excerpt(&src.text, line, end_line),
                     reason: format!("{what}: not an instruction"),
+                    sentence: false,
                 }),
                 Piece::Sentence {
                     line,
@@ -117,15 +127,21 @@ pub fn import(sources: &[Source]) -> Import {
                     match read(&text) {
                         Ok(readings) => {
                             for r in readings {
-                                out.add(&mut ids, r, &text, at.clone());
+                                out.add(&mut ids, r, &text, at.clone(), None);
                             }
                         }
-                        Err(reason) => out.skipped.push(Skipped { at, text, reason }),
+                        Err(reason) => out.skipped.push(Skipped {
+                            at,
+                            text,
+                            reason,
+                            sentence: true,
+                        }),
                     }
                 }
             }
         }
     }
+    out.ids = ids;
     out
 }
 
@@ -140,7 +156,52 @@ fn excerpt(text: &str, line: usize, end_line: usize) -> String {
 }
 
 impl Import {
-    fn add(&mut self, ids: &mut HashSet<String>, r: Reading, text: &str, at: Citation) {
+    /// The skipped sentences a model may be asked about: (index in `skipped`, sentence).
+    pub fn unread(&self) -> Vec<(usize, &str)> {
+        (self.skipped.iter().enumerate())
+            .filter(|(_, s)| s.sentence)
+            .map(|(i, s)| (i, s.text.as_str()))
+            .collect()
+    }
+
+    /// A model's answers for skipped sentences (by index in `skipped`): the rules it
+    /// proposed, validated by the caller, become pivots marked `proposed = "model"`; a
+    /// refusal or a rejected rule is added to the sentence's reason.
+    pub fn apply_model(&mut self, answers: Vec<(usize, Result<Vec<Reading>, String>)>) {
+        let mut ids = std::mem::take(&mut self.ids);
+        let mut taken = HashSet::new();
+        for (i, answer) in answers {
+            let Some(s) = self.skipped.get_mut(i) else {
+                continue;
+            };
+            match answer {
+                Ok(readings) if !readings.is_empty() => {
+                    let (text, at) = (s.text.clone(), s.at.clone());
+                    for r in readings {
+                        self.add(&mut ids, r, &text, at.clone(), Some("model"));
+                    }
+                    taken.insert(i);
+                }
+                Ok(_) => s.reason.push_str("; the model proposed nothing"),
+                Err(why) => s.reason = format!("{}; {why}", s.reason),
+            }
+        }
+        self.ids = ids;
+        let mut i = 0;
+        self.skipped.retain(|_| {
+            i += 1;
+            !taken.contains(&(i - 1))
+        });
+    }
+
+    fn add(
+        &mut self,
+        ids: &mut HashSet<String>,
+        r: Reading,
+        text: &str,
+        at: Citation,
+        proposed: Option<&str>,
+    ) {
         if let Some(p) = (self.proposed.iter_mut()).find(|p| p.kind == r.kind && p.rule == r.rule) {
             p.sources.push(Cited {
                 at,
@@ -158,6 +219,7 @@ impl Import {
                 at,
                 text: text.to_string(),
             }],
+            proposed: proposed.map(str::to_string),
         });
     }
 
@@ -268,6 +330,9 @@ fn pivot_toml(p: &Proposal) -> String {
         Rule::Member { name, value } => format!("[{}, {value}]", toml_string(name)),
     };
     s.push_str(&format!("rule = {rule}\n"));
+    if let Some(by) = &p.proposed {
+        s.push_str(&format!("proposed = {}\n", toml_string(by)));
+    }
     s
 }
 
