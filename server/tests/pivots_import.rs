@@ -790,3 +790,56 @@ fn model_proposals_are_validated_and_marked() {
         stderr(&out)
     );
 }
+
+/// Every file the command names, given as /dev/zero, a FIFO, a folder or a 1 GB file: the
+/// run ends at once (well within 10 s and 500 MB) with exit 2 and an error naming it, and
+/// writes nothing.
+#[test]
+fn hostile_inputs_are_refused_by_name() {
+    use support::bounds::{bounded, mkfifo, run};
+    type Place = fn(&Path);
+    let kinds: [(&str, Place, &[&str]); 4] = [
+        (
+            "/dev/zero",
+            |p| std::os::unix::fs::symlink("/dev/zero", p).expect("symlink"),
+            &["a device"],
+        ),
+        ("a FIFO", |p| mkfifo(p), &["FIFO"]),
+        (
+            "a folder",
+            |p| std::fs::create_dir(p).expect("mkdir"),
+            &["directory", "folder"],
+        ),
+        (
+            "1 GB",
+            |p| {
+                std::fs::File::create(p)
+                    .expect("create")
+                    .set_len(1 << 30)
+                    .expect("set_len")
+            },
+            &["over the limit", "larger than"],
+        ),
+    ];
+    for (what, place, says) in kinds {
+        for (name, args) in [
+            ("AGENTS.md", &["pivots", "import", "AGENTS.md"][..]),
+            (
+                "team.toml",
+                &["pivots", "import", "CLAUDE.md", "--write", "team.toml"][..],
+            ),
+        ] {
+            let d = tempfile::tempdir().expect("tempdir");
+            std::fs::copy(corpus().join("CLAUDE.md"), d.path().join("CLAUDE.md")).expect("copy");
+            place(&d.path().join(name));
+            let r = bounded(run(d.path(), args), &format!("{name} as {what}"));
+            assert_eq!(r.code, Some(2), "{name} as {what}: {}", r.out());
+            assert!(
+                r.stderr.contains(name) && says.iter().any(|s| r.stderr.contains(s)),
+                "{name} as {what}: {}",
+                r.out()
+            );
+            assert!(r.stdout.is_empty(), "{name} as {what}: {}", r.out());
+        }
+    }
+}
