@@ -843,3 +843,30 @@ fn hostile_inputs_are_refused_by_name() {
         }
     }
 }
+
+/// Large input costs its size: 20,000 distinct instructions (20,000 pivots sharing one base
+/// id) and a 2 MB line of quotes that never close, within 10 s and 500 MB.
+#[test]
+fn a_large_file_costs_its_size() {
+    use support::bounds::{bounded, run};
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut text: String = (0..20_000)
+        .map(|i| format!("- Start function names with `p{i}_`.\n"))
+        .collect();
+    text.push_str(&"a 'b \"c `d ".repeat(200_000));
+    text.push('\n');
+    std::fs::write(d.path().join("AGENTS.md"), &text).expect("write");
+    let r = bounded(
+        run(
+            d.path(),
+            &["pivots", "import", "AGENTS.md", "--format", "json"],
+        ),
+        "20,000 instructions and a 2 MB line",
+    );
+    assert_eq!(r.code, Some(0), "{}", r.out());
+    let v: Value = serde_json::from_str(&r.stdout).expect("json");
+    let proposed = v["proposed"].as_array().expect("proposed");
+    assert_eq!(proposed.len(), 20_000);
+    assert_eq!(proposed[19_999]["id"], "function-prefix-20000");
+    assert_eq!(v["skipped"].as_array().map(Vec::len), Some(1));
+}

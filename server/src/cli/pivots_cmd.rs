@@ -132,8 +132,11 @@ fn run_import(a: ImportArgs) -> Result<i32> {
         }
         ImportFormat::Text => out.write_all(text_report(&got, &sources).as_bytes())?,
         ImportFormat::Json => {
-            let json = serde_json::to_string_pretty(&got.to_json())?;
-            writeln!(out, "{}", super::log_safe::json(json))?;
+            // Streamed: a value tree of every line of a large file would cost gigabytes.
+            let mut w = std::io::BufWriter::new(super::log_safe::JsonWriter::new(&mut out));
+            serde_json::to_writer_pretty(&mut w, &got)?;
+            w.write_all(b"\n")?;
+            w.flush()?;
         }
     }
     out.flush()?;

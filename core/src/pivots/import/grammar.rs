@@ -21,8 +21,16 @@ pub struct Reading {
     pub rule: Rule,
 }
 
+/// Longer sentences are not read (a file of one endless line costs no more than its size).
+pub const MAX_SENTENCE: usize = 2000;
+
 /// What a sentence says in the rule forms, or why it says nothing certain in them.
 pub fn read(sentence: &str) -> Result<Vec<Reading>, String> {
+    if sentence.len() > MAX_SENTENCE {
+        return Err(format!(
+            "over {MAX_SENTENCE} bytes: too long to be read as one instruction"
+        ));
+    }
     if sentence.contains(['⟦', '⟧']) {
         return Err("holds the characters ⟦ ⟧, which the reader uses itself".into());
     }
@@ -180,7 +188,9 @@ fn quote_tokens(s: &str, tokens: &mut Vec<String>) -> String {
             || (!closers.is_empty()
                 && (i == 0 || chars[i - 1].is_whitespace() || "([{/,:;".contains(chars[i - 1])));
         if opens {
-            let close = (i + 1..chars.len()).find(|&j| {
+            // Quoted text is short (at most 100 characters): the search stops there, so a
+            // line of unmatched quotes costs its length, not its square.
+            let close = (i + 1..chars.len().min(i + 103)).find(|&j| {
                 closers.contains(&chars[j])
                     && (c == '`'
                         || chars

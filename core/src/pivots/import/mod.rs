@@ -15,7 +15,7 @@ use super::{Ledger, Rule};
 use crate::python::ObjectKind;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// An instruction file: its name as the user gave it, and its text.
 #[derive(Clone, Debug)]
@@ -89,15 +89,19 @@ pub struct Import {
     pub skipped: Vec<Skipped>,
     /// The ids given so far.
     #[serde(skip)]
-    ids: HashSet<String>,
+    ids: Ids,
+    /// Each proposal's position by its kind and rule (as JSON).
+    #[serde(skip)]
+    by_rule: HashMap<(ObjectKind, String), usize>,
 }
 
 /// Read every file. The same rule read twice (two files, or twice in one) is one pivot
 /// citing both places; two rules that would share an id get `-2`, `-3`, ...
 pub fn import(sources: &[Source]) -> Import {
     let mut out = Import::default();
-    let mut ids = HashSet::new();
+    let mut ids = Ids::default();
     for src in sources {
+        let lines: Vec<&str> = src.text.lines().collect();
         for piece in pieces(&src.text) {
             match piece {
                 Piece::Markup {
@@ -110,7 +114,7 @@ pub fn import(sources: &[Source]) -> Import {
                         line,
                         end_line,
                     },
-                    text: excerpt(&src.text, line, end_line),
+                    text: excerpt(&lines, line, end_line),
                     reason: format!("{what}: not an instruction"),
                     sentence: false,
                 }),
@@ -146,8 +150,9 @@ pub fn import(sources: &[Source]) -> Import {
 }
 
 /// The first line of lines `line..=end_line` (a code block's opening fence, a heading).
-fn excerpt(text: &str, line: usize, end_line: usize) -> String {
-    let first = text.lines().nth(line - 1).unwrap_or("").trim();
+fn excerpt(lines: &[&str], line: usize, end_line: usize) -> String {
+    let first = lines.get(line - 1).copied().unwrap_or("");
+    let first = first.trim().trim_start_matches('\u{feff}');
     if end_line > line {
         format!("{first} … ({} lines)", end_line - line + 1)
     } else {
@@ -194,21 +199,16 @@ impl Import {
         });
     }
 
-    fn add(
-        &mut self,
-        ids: &mut HashSet<String>,
-        r: Reading,
-        text: &str,
-        at: Citation,
-        proposed: Option<&str>,
-    ) {
-        if let Some(p) = (self.proposed.iter_mut()).find(|p| p.kind == r.kind && p.rule == r.rule) {
+    fn add(&mut self, ids: &mut Ids, r: Reading, text: &str, at: Citation, proposed: Option<&str>) {
+        let key = (r.kind, r.rule.to_json().to_string());
+        if let Some(p) = self.by_rule.get(&key).map(|&i| &mut self.proposed[i]) {
             p.sources.push(Cited {
                 at,
                 text: text.to_string(),
             });
             return;
         }
+        self.by_rule.insert(key, self.proposed.len());
         let id = unique(ids, &r.id);
         self.proposed.push(Proposal {
             id,
@@ -236,11 +236,6 @@ impl Import {
         out
     }
 
-    /// Every proposed pivot and skipped line, with citations, as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
-
     /// `existing` (a `pivots.toml`'s text, or empty) with the proposed pivots appended: those
     /// whose kind and rule a pivot of the file already has are left out, and ids it already
     /// uses get `-2`, `-3`, .... The result is loaded before it is returned, so a file that
@@ -248,7 +243,7 @@ impl Import {
     pub fn merge_into(&self, existing: &str, file: &str) -> Result<Merged> {
         let ledger = Ledger::from_toml(existing, file)
             .with_context(|| format!("{file} is not a valid pivots.toml; nothing written"))?;
-        let mut ids: HashSet<String> = ledger.pivots.iter().map(|p| p.id.clone()).collect();
+        let mut ids = Ids::of(ledger.pivots.iter().map(|p| p.id.as_str()));
         let mut merged = Merged {
             text: existing.to_string(),
             added: Vec::new(),
@@ -303,14 +298,31 @@ pub struct Merged {
     pub already: Vec<(String, String)>,
 }
 
-fn unique(ids: &mut HashSet<String>, id: &str) -> String {
-    let mut candidate = id.to_string();
-    let mut k = 2;
-    while ids.contains(&candidate) {
-        candidate = format!("{id}-{k}");
-        k += 1;
+/// Ids given so far, and the next suffix to try for each base id (so that n pivots of one
+/// base cost n, not n^2).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Ids {
+    taken: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+impl Ids {
+    fn of<'a>(ids: impl IntoIterator<Item = &'a str>) -> Ids {
+        Ids {
+            taken: ids.into_iter().map(str::to_string).collect(),
+            next: HashMap::new(),
+        }
     }
-    ids.insert(candidate.clone());
+}
+
+fn unique(ids: &mut Ids, id: &str) -> String {
+    let mut candidate = id.to_string();
+    let k = ids.next.entry(id.to_string()).or_insert(2);
+    while ids.taken.contains(&candidate) {
+        candidate = format!("{id}-{k}");
+        *k += 1;
+    }
+    ids.taken.insert(candidate.clone());
     candidate
 }
 

@@ -23,6 +23,7 @@ pub enum Piece {
 
 /// The pieces of `text`, in order. Every non-blank line is in exactly one piece.
 pub fn pieces(text: &str) -> Vec<Piece> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -179,10 +180,10 @@ fn sentences(lines: &[&str], first: usize, out: &mut Vec<Piece>) {
         text.push_str(t.trim());
     }
     let line_at = |at: usize| first + starts.partition_point(|s| *s <= at);
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut begin = 0;
     let mut in_code = false;
-    for (k, &(at, c)) in chars.iter().enumerate() {
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
         if c == '`' {
             in_code = !in_code;
             continue;
@@ -190,7 +191,7 @@ fn sentences(lines: &[&str], first: usize, out: &mut Vec<Piece>) {
         if in_code || !matches!(c, '.' | '!' | '?' | ';') {
             continue;
         }
-        let next_is_space = chars.get(k + 1).is_some_and(|(_, n)| n.is_whitespace());
+        let next_is_space = chars.peek().is_some_and(|(_, n)| n.is_whitespace());
         if !next_is_space || (c == '.' && abbreviation_before(&text[..at])) {
             continue;
         }
