@@ -7,6 +7,7 @@ pub mod dspy;
 pub mod loopback;
 pub mod memorycode_dataset_prompts;
 pub mod memorycode_prompts;
+pub mod pivot_import;
 pub mod prompts;
 
 pub use cache::{Cache, CacheKey};

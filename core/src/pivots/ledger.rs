@@ -206,6 +206,11 @@ struct TomlVersion {
     rule: toml::Value,
     #[serde(default)]
     text: String,
+    /// Who proposed the version (`"model"`: `pivots import --model`), for the reviewer: not
+    /// used in checking.
+    #[serde(default)]
+    #[allow(dead_code)]
+    proposed: Option<String>,
 }
 
 #[cfg(test)]

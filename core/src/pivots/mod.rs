@@ -2,6 +2,7 @@
 //! ledger of versions over sessions, and the check of code against one rule.
 
 pub mod check;
+pub mod import;
 pub mod ledger;
 pub mod rule;
 

@@ -27,6 +27,7 @@ mod measure;
 mod memorycode_cmd;
 mod merge_cmd;
 mod model_server_cmd;
+mod pivots_cmd;
 mod progress;
 mod report_cmd;
 mod request_args;
@@ -95,6 +96,9 @@ pub enum Command {
     #[command(subcommand)]
     Memorycode(memorycode_cmd::MemorycodeCommand),
     Merge(merge_cmd::MergeArgs),
+    /// pivots.toml entries proposed from AGENTS.md, CLAUDE.md, .cursorrules and similar files.
+    #[command(subcommand)]
+    Pivots(pivots_cmd::PivotsCommand),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
     Bench(score_cmd::BenchCommand),
@@ -147,6 +151,7 @@ pub fn main() -> i32 {
         Some(Command::Report(a)) => report_cmd::run(a),
         Some(Command::Memorycode(c)) => memorycode_cmd::run(c),
         Some(Command::Merge(a)) => merge_cmd::run(a),
+        Some(Command::Pivots(c)) => pivots_cmd::run(c),
         Some(Command::Bench(c)) => score_cmd::run_bench(c),
         Some(Command::Env(c)) => env_cmd::run(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),

@@ -1,0 +1,1213 @@
+//! One sentence read as zero or more (object kind, rule) pairs, or the reason it cannot be.
+//!
+//! Only phrasings whose meaning in the rule forms is certain are read; the sentence must be
+//! consumed whole (a qualifier the grammar does not know, "private methods", "unless ...",
+//! leaves it unread). Steps: quoted text (`` `x_` ``, `'x_'`, `"x_"`) and name-like words
+//! (`snake_case`, `@timer`, `camelCase`) become tokens; examples (`(e.g. `x_run`)`) and
+//! counter-examples (`(not `run`)`) are set aside; the rest is lower-cased, a lead-in
+//! ("always", "you must", "never", ...) and a tail ("in your code", "even if it is not
+//! used", ...) are removed, and the remainder is matched against the phrasings below.
+
+use crate::pivots::Rule;
+use crate::python::ObjectKind as K;
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// One rule read from a sentence, with the id it is proposed under.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reading {
+    pub id: String,
+    pub kind: K,
+    pub rule: Rule,
+}
+
+/// Longer sentences are not read (a file of one endless line costs no more than its size).
+pub const MAX_SENTENCE: usize = 2000;
+
+/// What a sentence says in the rule forms, or why it says nothing certain in them.
+pub fn read(sentence: &str) -> Result<Vec<Reading>, String> {
+    if sentence.len() > MAX_SENTENCE {
+        return Err(format!(
+            "over {MAX_SENTENCE} bytes: too long to be read as one instruction"
+        ));
+    }
+    if sentence.contains(['⟦', '⟧']) {
+        return Err("holds the characters ⟦ ⟧, which the reader uses itself".into());
+    }
+    let n = normalize(sentence);
+    if n.text.is_empty() {
+        return Err("no words".into());
+    }
+    let (negated, body) = lead_in(&n.text);
+    let body = tail(body);
+    let found = frames(&n, body, negated)
+        .unwrap_or_else(|| Err(fallback_reason(body)))
+        .map_err(|e| n.restore(&e))?;
+    if let Some(word) = stray_negation(body) {
+        return Err(format!(
+            "a negation (\"{word}\") where no phrasing read takes one: its rule is not certain"
+        ));
+    }
+    check_examples(&n, &found)?;
+    Ok(found)
+}
+
+// ---------------------------------------------------------------------------------------
+// Normalizing
+
+/// A sentence with its quoted and name-like words as tokens `⟦i⟧`, lower-cased elsewhere.
+struct Norm {
+    text: String,
+    tokens: Vec<String>,
+    /// Tokens given as examples the rule must accept, and counter-examples it must reject.
+    examples: Vec<String>,
+    counter: Vec<String>,
+}
+
+impl Norm {
+    /// `text` with its tokens written back (for a reason that quotes the sentence).
+    fn restore(&self, text: &str) -> String {
+        static TOK: OnceLock<Regex> = OnceLock::new();
+        re(&TOK, T)
+            .replace_all(text, |c: &regex::Captures| self.token(&c[0]).to_string())
+            .into_owned()
+    }
+
+    fn token(&self, placeholder: &str) -> &str {
+        let i: usize = placeholder
+            .trim_start_matches('⟦')
+            .trim_end_matches('⟧')
+            .parse()
+            .unwrap_or(usize::MAX);
+        self.tokens.get(i).map_or("", |s| s.as_str())
+    }
+}
+
+fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("a valid pattern"))
+}
+
+/// A token in a pattern.
+const T: &str = r"⟦\d+⟧";
+
+fn normalize(sentence: &str) -> Norm {
+    // Links keep their text: `[the guide](url)` reads "the guide".
+    static LINK: OnceLock<Regex> = OnceLock::new();
+    let s = re(&LINK, r"\[([^\]\[]*)\]\([^)\s]*\)").replace_all(sentence, "$1");
+    let mut tokens = Vec::new();
+    let quoted = quote_tokens(&s, &mut tokens);
+    // Name-like bare words, emphasis marks dropped, the rest lower-cased.
+    let mut words = Vec::new();
+    for w in quoted.split_whitespace() {
+        let w = w.replace('*', "");
+        let lead = w.len() - w.trim_start_matches(['(', '[', '"', '\'']).len();
+        let core_end = w
+            .trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\''])
+            .len();
+        if core_end <= lead {
+            words.push(w.to_lowercase());
+            continue;
+        }
+        let (open, core, close) = (&w[..lead], &w[lead..core_end], &w[core_end..]);
+        let core = emphasis(core);
+        if core.contains('⟦') {
+            words.push(format!("{open}{}{close}", core.to_lowercase()));
+        } else if name_like(core) {
+            words.push(format!("{open}⟦{}⟧{close}", tokens.len()));
+            tokens.push(core.to_string());
+        } else {
+            words.push(format!("{open}{}{close}", core.to_lowercase()));
+        }
+    }
+    let mut text = words.join(" ");
+    // Examples and counter-examples.
+    let mut examples = Vec::new();
+    let mut counter = Vec::new();
+    static EXAMPLE: OnceLock<Regex> = OnceLock::new();
+    static NOT: OnceLock<Regex> = OnceLock::new();
+    static TRAILING: OnceLock<Regex> = OnceLock::new();
+    let token_list = format!(r"{T}(?:(?:,| and| or|, and|, or) {T})*");
+    let example = re(
+        &EXAMPLE,
+        &format!(
+            r"\s*\((?:e\.g\.?|eg\.?|i\.e\.?|ie\.?|for example|for instance|such as|like|as in|example|examples)[,:]? ({token_list})\)"
+        ),
+    );
+    let not = re(
+        &NOT,
+        &format!(r"\s*\((?:not|never|but not) ({token_list})\)"),
+    );
+    let trailing = re(
+        &TRAILING,
+        &format!(r",? (?:e\.g\.?|for example|for instance|such as|like)[,:]? ({token_list})[.!]?$"),
+    );
+    let tok = |s: &str, into: &mut Vec<String>| {
+        static TOK: OnceLock<Regex> = OnceLock::new();
+        for m in re(&TOK, T).find_iter(s) {
+            let i: usize = m.as_str()[3..m.as_str().len() - 3].parse().unwrap_or(0);
+            into.extend(tokens.get(i).cloned());
+        }
+    };
+    for (pattern, into) in [(example, &mut examples), (not, &mut counter)] {
+        while let Some(c) = pattern.captures(&text) {
+            tok(&c[1], into);
+            text.replace_range(c.get(0).expect("whole match").range(), "");
+        }
+    }
+    if let Some(c) = trailing.captures(&text) {
+        tok(&c[1], &mut examples);
+        text.replace_range(c.get(0).expect("whole match").range(), "");
+    }
+    let text = text
+        .trim()
+        .trim_end_matches(['.', '!', ':', ';', ',', '?'])
+        .trim()
+        .to_string();
+    Norm {
+        text,
+        tokens,
+        examples,
+        counter,
+    }
+}
+
+/// Replace `` `code` ``, `'quoted'` and `"quoted"` text by tokens.
+fn quote_tokens(s: &str, tokens: &mut Vec<String>) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let closers: &[char] = match c {
+            '`' => &['`'],
+            '\'' | '‘' => &['\'', '’'],
+            '"' | '“' => &['"', '”'],
+            _ => &[],
+        };
+        let opens = c == '`'
+            || (!closers.is_empty()
+                && (i == 0 || chars[i - 1].is_whitespace() || "([{/,:;".contains(chars[i - 1])));
+        if opens {
+            // Quoted text is short (at most 100 characters): the search stops there, so a
+            // line of unmatched quotes costs its length, not its square.
+            let close = (i + 1..chars.len().min(i + 103)).find(|&j| {
+                closers.contains(&chars[j])
+                    && (c == '`'
+                        || chars
+                            .get(j + 1)
+                            .is_none_or(|n| n.is_whitespace() || ".,;:!?)]".contains(*n)))
+            });
+            if let Some(j) = close {
+                let inner: String = chars[i + 1..j].iter().collect();
+                if !inner.trim().is_empty() && inner.trim() == inner && inner.len() <= 100 {
+                    out.push_str(&format!("⟦{}⟧", tokens.len()));
+                    tokens.push(inner);
+                    i = j + 1;
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// `_word_` emphasis (not a dunder) is the word.
+fn emphasis(w: &str) -> &str {
+    match w.strip_prefix('_').and_then(|r| r.strip_suffix('_')) {
+        Some(inner) if !inner.is_empty() && inner.chars().all(|c| c.is_ascii_alphabetic()) => inner,
+        _ => w,
+    }
+}
+
+/// A bare word that names something: it holds `_`, starts with `@`, or mixes cases the way
+/// names do (`camelCase`, `PascalCase`), or is `UPPERCASE` or `kebab-case`.
+fn name_like(w: &str) -> bool {
+    static CAMEL: OnceLock<Regex> = OnceLock::new();
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    (w.contains('_') && w.chars().all(word))
+        || (w.len() > 1
+            && w.starts_with('@')
+            && w[1..].chars().all(|c| word(c) || c == '.' || c == '(' || c == ')'))
+        || re(
+            &CAMEL,
+            r"^(?:[a-z]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|UPPERCASE|kebab-case)$",
+        )
+        .is_match(w)
+}
+
+/// Removes a lead-in ("always", "you must", "please never", ...); true when it negates.
+fn lead_in(text: &str) -> (bool, &str) {
+    const NEGATING: [&str; 22] = [
+        "you must never",
+        "you must not",
+        "you should never",
+        "you should not",
+        "please do not",
+        "please don't",
+        "please never",
+        "we never",
+        "we do not",
+        "we don't",
+        "do not ever",
+        "do not",
+        "don't",
+        "dont",
+        "must never",
+        "must not",
+        "mustn't",
+        "should never",
+        "should not",
+        "shouldn't",
+        "never ever",
+        "never",
+    ];
+    const NEUTRAL: [&str; 27] = [
+        "you must always",
+        "you should always",
+        "you must",
+        "you should",
+        "you need to",
+        "you have to",
+        "make sure that you",
+        "make sure that",
+        "make sure you",
+        "make sure to",
+        "make sure",
+        "ensure that",
+        "ensure",
+        "be sure to",
+        "remember to",
+        "ensure that you",
+        "ensure you",
+        "we always",
+        "we",
+        "please",
+        "always",
+        "must",
+        "should",
+        "consistently",
+        "also",
+        "do",
+        "strictly",
+    ];
+    let mut t = text;
+    let mut negated = false;
+    // Labels "naming:", "important:" before the instruction (not "functions: snake_case",
+    // and none with a negation: "never do this: use camelCase ..." is not read).
+    while let Some((label, rest)) = t.split_once(": ") {
+        if label.is_empty()
+            || nouns(label).is_ok()
+            || stray_negation(label).is_some()
+            || label.len() > 30
+            || !label
+                .chars()
+                .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
+        {
+            break;
+        }
+        t = rest.trim_start();
+    }
+    'strip: loop {
+        for (list, neg) in [(&NEGATING[..], true), (&NEUTRAL[..], false)] {
+            for lead in list {
+                if let Some(rest) = t.strip_prefix(lead) {
+                    if let Some(rest) = rest.strip_prefix([' ', ',']) {
+                        t = rest.trim_start_matches([' ', ',']);
+                        negated ^= neg;
+                        continue 'strip;
+                    }
+                }
+            }
+        }
+        return (negated, t);
+    }
+}
+
+/// Removes a tail that does not change the rule ("in your code", "at all times", ...).
+fn tail(text: &str) -> &str {
+    const TAILS: [&str; 30] = [
+        " at all times",
+        " from now on",
+        " going forward",
+        " in all code",
+        " in all new code",
+        " in your code",
+        " in our code",
+        " in the code",
+        " in the codebase",
+        " throughout the codebase",
+        " across the codebase",
+        " in this codebase",
+        " in this repository",
+        " in this repo",
+        " in python code",
+        " in all python code",
+        " in python",
+        " in all python files",
+        " in every file",
+        " in all files",
+        " everywhere",
+        " always",
+        " without exception",
+        " even if it is not used",
+        " even if it's not used",
+        " even if it isn't used",
+        " even if unused",
+        " even when unused",
+        " even when it is not used",
+        " even if not used",
+    ];
+    let mut t = text.trim_end_matches([',', ' ']);
+    'strip: loop {
+        for tail in TAILS {
+            if let Some(rest) = t.strip_suffix(tail) {
+                t = rest.trim_end_matches([',', ' ']);
+                continue 'strip;
+            }
+        }
+        return t;
+    }
+}
+
+/// A negating word left in a sentence a phrasing took: only "must not" / "should never"
+/// (and the like) before the verb are read, by the decorator, import and presence
+/// phrasings; any other would be dropped from the rule, so the sentence is not read.
+fn stray_negation(body: &str) -> Option<&'static str> {
+    static PLACED: OnceLock<Regex> = OnceLock::new();
+    let placed = re(
+        &PLACED,
+        r"\b(?:must|should|shall|need to|needs to|have to|has to|will) (?:not|never) ",
+    );
+    let rest = placed.replace_all(body, " ");
+    const WORDS: [&str; 18] = [
+        "not",
+        "never",
+        "no",
+        "don't",
+        "dont",
+        "doesn't",
+        "isn't",
+        "aren't",
+        "avoid",
+        "without",
+        "neither",
+        "nor",
+        "cannot",
+        "can't",
+        "shouldn't",
+        "mustn't",
+        "none",
+        "nothing",
+    ];
+    rest.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .find_map(|w| WORDS.iter().find(|n| **n == w).copied())
+}
+
+// ---------------------------------------------------------------------------------------
+// Object kinds named in a sentence
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Noun {
+    Function,
+    Method,
+    Class,
+    Variable,
+    Attribute,
+    FunctionArgument,
+}
+
+/// `all functions and methods`, `every class`, `function, method and variable names`.
+fn nouns(obj: &str) -> Result<Vec<Noun>, String> {
+    static SPLIT: OnceLock<Regex> = OnceLock::new();
+    let split = re(&SPLIT, r",? (?:and|or|as well as|and also) |, ");
+    let obj = obj.trim();
+    let mut out = Vec::new();
+    for item in split.split(obj) {
+        let n = noun(item.trim())?;
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("`{obj}` names no object kind"));
+    }
+    Ok(out)
+}
+
+fn noun(item: &str) -> Result<Noun, String> {
+    const DETERMINERS: [&str; 14] = [
+        "all of the ",
+        "all the ",
+        "all your ",
+        "all ",
+        "every single ",
+        "every ",
+        "each ",
+        "the ",
+        "your ",
+        "our ",
+        "any ",
+        "new ",
+        "a ",
+        "an ",
+    ];
+    let mut w = item;
+    'strip: loop {
+        for d in DETERMINERS {
+            if let Some(rest) = w.strip_prefix(d) {
+                w = rest;
+                continue 'strip;
+            }
+        }
+        break;
+    }
+    let w = w
+        .strip_suffix(" names")
+        .or(w.strip_suffix(" name"))
+        .unwrap_or(w);
+    let w = w.strip_suffix("'s").unwrap_or(w);
+    let head = |s: &str| -> Option<Noun> {
+        Some(match s {
+            "function argument"
+            | "function arguments"
+            | "function parameter"
+            | "function parameters"
+            | "function's argument"
+            | "function's arguments" => Noun::FunctionArgument,
+            "function" | "functions" => Noun::Function,
+            "method" | "methods" => Noun::Method,
+            "class" | "classes" => Noun::Class,
+            "variable" | "variables" => Noun::Variable,
+            "attribute" | "attributes" | "instance attribute" | "instance attributes" => {
+                Noun::Attribute
+            }
+            _ => return None,
+        })
+    };
+    if let Some(n) = head(w) {
+        return Ok(n);
+    }
+    const QUALIFIERS: [&str; 12] = [
+        "but",
+        "except",
+        "unless",
+        "if",
+        "when",
+        "where",
+        "that",
+        "which",
+        "who",
+        "whose",
+        "other than",
+        "apart from",
+    ];
+    if let Some(q) = QUALIFIERS
+        .iter()
+        .find(|q| w.split(' ').any(|x| x == **q) || w.contains(&format!(" {q} ")))
+    {
+        return Err(format!(
+            "`{w}`: the condition (\"{q} ...\") cannot be put in a rule, which holds for every \
+             object of a kind"
+        ));
+    }
+    let last = w.rsplit(' ').next().unwrap_or(w);
+    if matches!(
+        last,
+        "argument" | "arguments" | "parameter" | "parameters" | "args" | "params"
+    ) {
+        return Err(format!(
+            "`{w}`: only the arguments of functions outside classes have an object kind \
+             (`function argument`); method arguments have none"
+        ));
+    }
+    if matches!(last, "constant" | "constants") {
+        return Err(format!(
+            "`{w}`: no object kind selects constants (`variable` is every assignment target)"
+        ));
+    }
+    if matches!(
+        last,
+        "module" | "modules" | "file" | "files" | "package" | "packages" | "folder" | "folders"
+    ) {
+        return Err(format!(
+            "`{w}`: module, package and file names have no object kind"
+        ));
+    }
+    let last_two = w.rsplitn(3, ' ').take(2).collect::<Vec<_>>();
+    let last_two = last_two.into_iter().rev().collect::<Vec<_>>().join(" ");
+    if let Some(kind) = head(last).or(head(&last_two)) {
+        let kind = name_kind(kind).name();
+        return Err(format!(
+            "`{w}`: a subset of the {kind} objects that no object kind selects (a rule holds \
+             for every {kind})"
+        ));
+    }
+    Err(format!("`{w}` is not an object kind"))
+}
+
+fn slug(kind: K) -> String {
+    kind.name().replace(' ', "-")
+}
+
+fn name_kind(n: Noun) -> K {
+    match n {
+        Noun::Function => K::Function,
+        Noun::Method => K::Method,
+        Noun::Class => K::Class,
+        Noun::Variable => K::Variable,
+        Noun::Attribute => K::Attribute,
+        Noun::FunctionArgument => K::FunctionArgument,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The phrasings
+
+type Frame = Option<Result<Vec<Reading>, String>>;
+
+fn frames(n: &Norm, body: &str, negated: bool) -> Frame {
+    naming(n, body, negated)
+        .or_else(|| case(n, body, negated))
+        .or_else(|| decorator(n, body, negated))
+        .or_else(|| import(n, body, negated))
+        .or_else(|| presence(body, negated))
+}
+
+/// Prefix, suffix, substring and digit rules on names.
+fn naming(n: &Norm, body: &str, negated: bool) -> Frame {
+    static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| {
+        let what = r"(?:the |a )?(?:(?:prefix|suffix|string|substring|text|letters|characters) )?";
+        let modal = r"(?:must |should |shall |need to |have to |will |always |are to |have to always |must always |should always )?";
+        // One name part, or several joined by "or": `x_` or `y_`; "an underscore" is `_`.
+        let tok = format!(r"(?P<tok>{T}(?:(?:,|, or| or) {T})*|an underscore)");
+        [
+            format!(r"^(?P<verb>start|begin|prefix|end|suffix) (?P<obj>.+?) names with {what}{tok}$"),
+            format!(r"^(?P<verb>prefix|suffix) (?P<obj>.+?) with {what}{tok}$"),
+            format!(r"^(?P<obj>.+?) names {modal}(?P<verb>start|begin|end) with {what}{tok}$"),
+            format!(r"^(?P<obj>.+?) names {modal}(?:be |are |is )(?P<verb>prefixed|suffixed) (?:with|by) {what}{tok}$"),
+            format!(r"^use (?:the |a )?(?P<verb>prefix|suffix) {tok} (?:for|in|on) (?P<obj>.+?)$"),
+            format!(r"^use (?:the |a )?{tok} (?P<verb>prefix|suffix) (?:for|in|on) (?P<obj>.+?)$"),
+            format!(r"^use {tok} as (?:a |the )?(?P<verb>prefix|suffix) (?:for|in|on|of) (?P<obj>.+?)$"),
+            format!(r"^(?P<verb>include|contain|use|put|add) {what}{tok} in (?P<obj>.+?) names$"),
+            format!(r"^(?P<obj>.+?) names {modal}(?P<verb>contain|include) {what}{tok}$"),
+            r"^(?P<verb>include|contain|use|put|add|have) (?P<amount>a single |one single |a |one |at least one |exactly one |only one )?(?:digit|number|numeral)s? in (?P<obj>.+?) names$".to_string(),
+            r"^(?P<obj>.+?) names (?:must |should |shall )?(?:always )?(?P<verb>contain|include|have) (?P<amount>a single |one single |a |one |at least one |exactly one |only one )?(?:digit|number|numeral)s?$".to_string(),
+            r"^(?P<verb>end) (?P<obj>.+?) names with (?P<amount>a |one )?(?:digit|number|numeral)$".to_string(),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    let c = frames.iter().find_map(|f| f.captures(body))?;
+    Some((|| {
+        if negated {
+            return Err(
+                "a name that must not start with, end with or contain something needs a \
+                 look-ahead, which the rule forms' regular expressions do not have"
+                    .to_string(),
+            );
+        }
+        let verb = &c["verb"];
+        let (what, pattern) = if let Some(toks) = c.name("tok") {
+            static TOK: OnceLock<Regex> = OnceLock::new();
+            let toks: Vec<&str> = if toks.as_str() == "an underscore" {
+                vec!["_"]
+            } else {
+                re(&TOK, T)
+                    .find_iter(toks.as_str())
+                    .map(|m| n.token(m.as_str()))
+                    .collect()
+            };
+            let mut parts = Vec::new();
+            for tok in toks {
+                if tok.is_empty() || !tok.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(format!(
+                        "`{tok}` cannot be part of a Python name (letters, digits and `_`)"
+                    ));
+                }
+                parts.push(regex::escape(tok));
+            }
+            let e = if parts.len() == 1 {
+                parts.remove(0)
+            } else {
+                format!("(?:{})", parts.join("|"))
+            };
+            match verb {
+                "start" | "begin" | "prefix" | "prefixed" => ("prefix", format!("^{e}")),
+                "end" | "suffix" | "suffixed" => ("suffix", format!(".*{e}$")),
+                _ => ("contains", format!(".*{e}")),
+            }
+        } else {
+            let amount = c.name("amount").map_or("", |m| m.as_str().trim());
+            match (verb, amount) {
+                ("end", _) => ("digit", r".*\d$".to_string()),
+                (_, "at least one") => ("digit", r".*\d".to_string()),
+                (_, "exactly one" | "only one") => ("digit", r"\D*\d\D*$".to_string()),
+                _ => {
+                    return Err("a digit in names: neither where it goes nor whether \
+                                more than one may appear is said"
+                        .to_string())
+                }
+            }
+        };
+        let rule = Rule::regex(&pattern).map_err(|e| e.to_string())?;
+        Ok(nouns(&c["obj"])?
+            .into_iter()
+            .map(|noun| {
+                let kind = name_kind(noun);
+                Reading {
+                    id: format!("{}-{what}", slug(kind)),
+                    kind,
+                    rule: rule.clone(),
+                }
+            })
+            .collect())
+    })())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Case {
+    Snake,
+    Camel,
+    Pascal,
+    Upper,
+}
+
+impl Case {
+    fn regex(self) -> &'static str {
+        match self {
+            Case::Snake => "^[a-z_][a-z0-9_]*$",
+            Case::Camel => "^[a-z][a-zA-Z0-9]*$",
+            // A capital, then a small letter or digit, then letters and digits: `LruCache`,
+            // `Point3D`; not `LRUCache` (its first word is not capitalised) nor `Lru_cache`.
+            Case::Pascal => "^[A-Z](?:[a-z0-9][a-zA-Z0-9]*)?$",
+            Case::Upper => "^[A-Z][A-Z0-9_]*$",
+        }
+    }
+
+    fn slug(self) -> &'static str {
+        match self {
+            Case::Snake => "snake-case",
+            Case::Camel => "camel-case",
+            Case::Pascal => "pascal-case",
+            Case::Upper => "upper-case",
+        }
+    }
+}
+
+/// A case's name as written: a token (`snake_case`, `CamelCase`) or plain words.
+fn case_named(n: &Norm, words: &str) -> Option<Result<Case, String>> {
+    let words = words.trim();
+    let words = words.strip_prefix("the ").unwrap_or(words);
+    let words = words.strip_prefix("all ").unwrap_or(words);
+    let name = if words.starts_with('⟦') {
+        n.token(words).to_string()
+    } else {
+        words.to_string()
+    };
+    Some(Ok(match name.as_str() {
+        "snake_case"
+        | "snake case"
+        | "lower_snake_case"
+        | "lower snake case"
+        | "lower_case_with_underscores"
+        | "lowercase_with_underscores"
+        | "lowercase with underscores"
+        | "lower case with underscores"
+        | "lowercase"
+        | "lower case"
+        | "lower-case" => Case::Snake,
+        "camelCase" | "lowerCamelCase" | "lower camel case" | "mixedCase" => Case::Camel,
+        "PascalCase" | "CamelCase" | "UpperCamelCase" | "upper camel case" | "pascal case"
+        | "CapWords" | "CapitalizedWords" | "Pascal case" => Case::Pascal,
+        "UPPER_CASE"
+        | "UPPERCASE"
+        | "SCREAMING_SNAKE_CASE"
+        | "UPPER_SNAKE_CASE"
+        | "CONSTANT_CASE"
+        | "upper case"
+        | "uppercase"
+        | "upper-case"
+        | "caps"
+        | "capitals"
+        | "capital letters"
+        | "uppercase letters"
+        | "upper case letters"
+        | "screaming snake case"
+        | "upper snake case"
+        | "constant case" => Case::Upper,
+        "camel case" | "camelcase" | "camel-case" => {
+            return Some(Err(
+                "\"camel case\" without its capitals: lower (`camelCase`) or \
+                             upper (`CamelCase`, `PascalCase`)?"
+                    .into(),
+            ))
+        }
+        "kebab-case" | "kebab case" => {
+            return Some(Err("kebab-case cannot spell a Python name".into()))
+        }
+        _ => return None,
+    }))
+}
+
+/// "use snake_case for functions", "class names are PascalCase", "name classes in
+/// CamelCase", "snake_case for functions and variables, PascalCase for classes".
+fn case(n: &Norm, body: &str, negated: bool) -> Frame {
+    static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| {
+        let case = r"(?P<case>(?:the )?(?:all )?(?:⟦\d+⟧|[a-z][a-z -]*?))(?: (?:naming )?(?:convention|style|format|notation|naming))?";
+        let names = r"(?P<obj>.+?)";
+        [
+            format!(r"^use {case} (?:for|in|on|with|when naming) {names}$"),
+            format!(r"^name {names} (?:in|using|with) {case}$"),
+            format!(r"^write {names} in {case}$"),
+            format!(r"^{names} (?:must |should |shall |need to |have to |will )?(?:always )?(?:be |are |is |use )(?:written |named |spelled |spelt |formatted )?(?:in |using |with )?{case}$"),
+            format!(r"^{names} in {case}$"),
+            format!(r"^{names}: {case}$"),
+            format!(r"^{case} (?:for|in) {names}$"),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    static PARTS: OnceLock<Regex> = OnceLock::new();
+    let one = |part: &str| -> Option<Result<Vec<Reading>, String>> {
+        let (c, case) = frames.iter().find_map(|f| {
+            let c = f.captures(part)?;
+            let case = case_named(n, &c["case"])?;
+            Some((c, case))
+        })?;
+        Some((|| {
+            let case = case?;
+            if negated {
+                return Err("a case a name must not be in has no rule form (a regular \
+                            expression without look-ahead)"
+                    .to_string());
+            }
+            let obj = &c["obj"];
+            let nouns = nouns(obj)?;
+            let rule = Rule::regex(case.regex()).map_err(|e| e.to_string())?;
+            Ok(nouns
+                .into_iter()
+                .map(|noun| {
+                    let kind = name_kind(noun);
+                    Reading {
+                        id: format!("{}-{}", slug(kind), case.slug()),
+                        kind,
+                        rule: rule.clone(),
+                    }
+                })
+                .collect())
+        })())
+    };
+    let single = one(body);
+    if let Some(Ok(_)) = single {
+        return single;
+    }
+    // Several cases in one sentence: "use snake_case for functions, PascalCase for
+    // classes". Each part must be read whole, or the sentence is read as one.
+    // Cut only where a case's name follows: "functions and variables" stays whole.
+    let mut parts: Vec<&str> = Vec::new();
+    let mut from = 0;
+    for m in re(&PARTS, r"(?:,|;) (?:and )?(?:use )?| and (?:use )?").find_iter(body) {
+        let next = &body[m.end()..];
+        let word = next.split(' ').next().unwrap_or("");
+        if matches!(case_named(n, word), Some(Ok(_))) {
+            parts.push(&body[from..m.start()]);
+            from = m.end();
+        }
+    }
+    parts.push(&body[from..]);
+    if parts.len() < 2 {
+        return single;
+    }
+    let use_lead = body.starts_with("use ");
+    let mut all = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let p = if use_lead && i > 0 && !p.starts_with("use ") {
+            format!("use {p}")
+        } else {
+            p.to_string()
+        };
+        match one(&p) {
+            Some(Ok(r)) => all.extend(r),
+            _ => return single,
+        }
+    }
+    Some(Ok(all))
+}
+
+/// A decorator a token names: `@timer`, `@pedantic.timer`, `timer()` (its last name).
+fn decorator_name(tok: &str) -> Result<String, String> {
+    static DEC: OnceLock<Regex> = OnceLock::new();
+    let d = re(&DEC, r"^@?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?:\(\))?$");
+    match d.captures(tok) {
+        Some(c) => Ok(c[1].to_string()),
+        None if tok.contains('(') => Err(format!(
+            "`{tok}`: a decorator's arguments are not checked, only its name"
+        )),
+        None => Err(format!("`{tok}` is not a decorator's name")),
+    }
+}
+
+/// "add the `@timer` decorator (from the `pedantic` module) to all methods", "decorate
+/// functions with `@timer`", "every class must be decorated with `@dataclass`".
+fn decorator(n: &Norm, body: &str, negated: bool) -> Frame {
+    static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| {
+        let dec = format!(r"(?:the |a )?(?P<tok>{T})(?P<word> decorator)?(?: from (?:the )?(?:{T}|[a-z_][a-z0-9_.]*)(?: module| package| library)?)?");
+        [
+            format!(r"^(?:add|include|use|apply|put|attach) {dec} (?:to|on|for) (?P<obj>.+?)$"),
+            format!(r"^decorate (?P<obj>.+?) with {dec}$"),
+            format!(r"^(?P<obj>.+?) (?:must|should|shall|need to|have to|will) (?P<neg>not |never )?(?:always )?(?:be decorated with|have|carry|use|include) {dec}$"),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    let c = frames.iter().find_map(|f| f.captures(body))?;
+    let tok = n.token(&c["tok"]);
+    if !tok.starts_with('@') && c.name("word").is_none() {
+        return None;
+    }
+    let negated = negated ^ c.name("neg").is_some();
+    Some((|| {
+        let name = decorator_name(tok)?;
+        let mut out = Vec::new();
+        for noun in nouns(&c["obj"])? {
+            let kind = match noun {
+                Noun::Function => K::FunctionDecorator,
+                Noun::Method => K::MethodDecorator,
+                Noun::Class => K::ClassDecorator,
+                _ => {
+                    return Err(format!(
+                        "only functions, methods and classes carry decorators, not `{}`",
+                        c["obj"].trim()
+                    ))
+                }
+            };
+            out.push(Reading {
+                id: format!("{}{}-{name}", if negated { "no-" } else { "" }, slug(kind)),
+                kind,
+                rule: Rule::Member {
+                    name: name.clone(),
+                    value: !negated,
+                },
+            });
+        }
+        Ok(out)
+    })())
+}
+
+/// "always import `secrets`", "never import the `pickle` module", "`pickle` must not be
+/// imported", "use `import json`".
+fn import(n: &Norm, body: &str, negated: bool) -> Frame {
+    static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| {
+        let module = r"(?: module| package| library)";
+        [
+            format!(r"^import (?:the )?(?P<tok>{T}){module}?$"),
+            format!(r"^import (?:the )?(?P<word>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*){module}$"),
+            format!(r"^(?:the )?(?P<tok>{T}){module}? (?:must|should|shall|has to|needs to|will) (?P<neg>not |never )?(?:always )?be imported$"),
+            format!(r"^(?:use|write|add|include) (?:the |an? )?(?P<stmt>{T})(?: statement| line)?$"),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    let c = frames.iter().find_map(|f| f.captures(body))?;
+    let name = if let Some(t) = c.name("tok") {
+        n.token(t.as_str()).to_string()
+    } else if let Some(w) = c.name("word") {
+        w.as_str().to_string()
+    } else {
+        let stmt = n.token(&c["stmt"]);
+        if stmt.starts_with("from ") && stmt.contains(" import ") {
+            return Some(Err(format!(
+                "`{stmt}`: `from` imports are not collected (only `import module` statements)"
+            )));
+        }
+        stmt.strip_prefix("import ")?.trim().to_string()
+    };
+    let negated = negated ^ c.name("neg").is_some();
+    static MODULE: OnceLock<Regex> = OnceLock::new();
+    if !re(&MODULE, r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$").is_match(&name) {
+        return Some(Err(format!(
+            "`{name}` is not a module name (`import x`, `import x.y`; `from` imports and \
+             `as` names are not checked)"
+        )));
+    }
+    Some(Ok(vec![Reading {
+        id: format!("{}import-{name}", if negated { "no-" } else { "" }),
+        kind: K::Import,
+        rule: Rule::Member {
+            name,
+            value: !negated,
+        },
+    }]))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Feature {
+    Docstring,
+    Try,
+    Assert,
+    Annotation,
+    Comment,
+}
+
+fn feature(words: &str) -> Option<Feature> {
+    let w = words.trim();
+    let w = [
+        "a ",
+        "an ",
+        "at least one ",
+        "one or more ",
+        "some ",
+        "the ",
+    ]
+    .iter()
+    .find_map(|d| w.strip_prefix(d))
+    .unwrap_or(w);
+    Some(match w {
+        "docstring" | "docstrings" | "doc string" | "doc strings" | "doc-string"
+        | "doc-strings" => Feature::Docstring,
+        "try statement"
+        | "try statements"
+        | "try block"
+        | "try blocks"
+        | "try/except block"
+        | "try/except blocks"
+        | "try-except block"
+        | "try-except blocks"
+        | "try/except statement"
+        | "try/except statements"
+        | "try-except statement"
+        | "try-except statements"
+        | "try/except"
+        | "try-except"
+        | "try" => Feature::Try,
+        "assert statement" | "assert statements" | "assertion" | "assertions" | "assert"
+        | "asserts" => Feature::Assert,
+        "annotations" | "type annotations" | "type hints" | "type hint" | "annotation"
+        | "type annotation" => Feature::Annotation,
+        "comment" | "comments" | "code comments" => Feature::Comment,
+        _ => return None,
+    })
+}
+
+/// Docstrings, `try`, `assert`, annotations (each function or method has one / none has)
+/// and comments (the file has one / none).
+fn presence(body: &str, negated: bool) -> Frame {
+    static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| {
+        let feat = r"(?P<feat>[a-z][a-z/ -]*?)";
+        [
+            format!(r"^(?:use|include|add|write|have|put|provide|leave) {feat} (?:in|for|on|to|inside|within) (?P<obj>.+?)$"),
+            format!(r"^(?P<obj>.+?) (?:(?:must|should|shall|need to|needs to|has to|have to|will) (?P<neg>not |never )?)?(?:always )?(?:have|has|include|includes|contain|contains|carry|carries|use|uses|start with|starts with|open with|opens with|begin with|begins with|be documented with|are documented with|is documented with) {feat}$"),
+            format!(r"^(?P<obj>.+?) (?:need|needs|require|requires) {feat}$"),
+            format!(r"^document (?P<obj>.+?) with {feat}$"),
+            format!(r"^(?:use|include|add|write|have|put|provide|leave) {feat}$"),
+            r"^comment (?:your|the|all|all your) code$".to_string(),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    let (c, feat) = frames.iter().find_map(|f| {
+        let c = f.captures(body)?;
+        let feat = c
+            .name("feat")
+            .map_or(Some(Feature::Comment), |m| feature(m.as_str()))?;
+        Some((c, feat))
+    })?;
+    let negated = negated ^ c.name("neg").is_some();
+    let obj = c.name("obj").map(|m| m.as_str());
+    Some((|| {
+        if feat == Feature::Comment {
+            if let Some(obj) = obj {
+                return Err(format!(
+                    "comments are checked per file, not per `{}`",
+                    obj.trim()
+                ));
+            }
+            return Ok(vec![Reading {
+                id: if negated { "no-comments" } else { "comments" }.to_string(),
+                kind: K::Comment,
+                rule: Rule::Presence(!negated),
+            }]);
+        }
+        let Some(obj) = obj else {
+            return Err("says not which objects: functions, methods?".to_string());
+        };
+        let mut out = Vec::new();
+        for noun in nouns(obj)? {
+            let kind = match (feat, noun) {
+                (Feature::Docstring, Noun::Function) => K::FunctionDocstring,
+                (Feature::Docstring, Noun::Method) => K::MethodDocstring,
+                (Feature::Try, Noun::Function) => K::FunctionTry,
+                (Feature::Try, Noun::Method) => K::MethodTry,
+                (Feature::Assert, Noun::Function) => K::FunctionAssert,
+                (Feature::Assert, Noun::Method) => K::MethodAssert,
+                (Feature::Annotation, Noun::Function) => K::FunctionAnnotation,
+                (Feature::Annotation, Noun::Method) => K::MethodAnnotation,
+                (Feature::Annotation, Noun::FunctionArgument) => {
+                    return Err("an annotation rule checks that each function has at least \
+                                one annotation, not that every argument has one"
+                        .into())
+                }
+                (Feature::Docstring, Noun::Class) => {
+                    return Err("class docstrings have no object kind (only functions' and \
+                                methods')"
+                        .into())
+                }
+                _ => {
+                    return Err(format!(
+                        "only functions and methods have this object kind, not `{}`",
+                        obj.trim()
+                    ))
+                }
+            };
+            out.push(Reading {
+                id: format!("{}{}", if negated { "no-" } else { "" }, slug(kind)),
+                kind,
+                rule: Rule::Presence(!negated),
+            });
+        }
+        Ok(out)
+    })())
+}
+
+/// Why a sentence no phrasing took is not checkable, as precisely as its words allow.
+fn fallback_reason(body: &str) -> String {
+    let has = |words: &[&str]| words.iter().any(|w| body.contains(w));
+    if has(&["annotat", "type hint", "typed", "mypy", "pyright"]) {
+        "annotations: only \"use type annotations for functions / methods\" is checkable \
+         (each has at least one annotation), not complete annotations or a type checker's \
+         verdict"
+            .into()
+    } else if has(&["docstring", "doc string"]) {
+        "docstrings: only \"every function / method has a docstring\" is checkable, not \
+         what they say or their style"
+            .into()
+    } else if has(&["decorat"]) {
+        "decorators: only \"add the `@name` decorator to all functions / methods / \
+         classes\" is checkable"
+            .into()
+    } else if has(&["import"]) {
+        "imports: only \"always / never import `module`\" is checkable (`import module` \
+         statements)"
+            .into()
+    } else if has(&[
+        "line length",
+        "characters",
+        "columns",
+        "characters per line",
+        "indent",
+        "tabs",
+        "spaces",
+        "format",
+        "black",
+        "ruff",
+        "lint",
+        "prettier",
+    ]) {
+        "layout and tools (formatters, linters, line length) have no rule form".into()
+    } else if has(&["test", "pytest", "coverage"]) {
+        "tests and how to run them are not a rule about the code's objects".into()
+    } else if has(&[
+        "commit",
+        "branch",
+        "pull request",
+        " pr ",
+        "review",
+        "merge",
+        "changelog",
+    ]) {
+        "about the workflow, not the code".into()
+    } else if has(&[" name", "case", "prefix", "suffix"]) {
+        "a naming rule in a phrasing not read with certainty (e.g. \"start function names \
+         with `x_`\", \"use snake_case for variable names\")"
+            .into()
+    } else {
+        "no rule form says this (names, decorators, imports, docstrings, annotations, \
+         try / assert statements, comments)"
+            .into()
+    }
+}
+
+/// A regex rule must accept the sentence's examples and reject its counter-examples.
+fn check_examples(n: &Norm, found: &[Reading]) -> Result<(), String> {
+    for r in found {
+        if !matches!(r.rule, Rule::Regex { .. }) {
+            continue;
+        }
+        for e in n.examples.iter().filter(|e| identifier(e)) {
+            if !r.rule.matches(e) {
+                return Err(format!(
+                    "its example `{e}` does not match the rule read from it ({})",
+                    r.rule.describe()
+                ));
+            }
+        }
+        for e in n.counter.iter().filter(|e| identifier(e)) {
+            if r.rule.matches(e) {
+                return Err(format!(
+                    "its counter-example `{e}` matches the rule read from it ({})",
+                    r.rule.describe()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A Python name as an example (not a case's name such as `camelCase` in "(not camelCase)").
+fn identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+        && !matches!(
+            s,
+            "snake_case"
+                | "camelCase"
+                | "PascalCase"
+                | "CamelCase"
+                | "UPPER_CASE"
+                | "UPPERCASE"
+                | "SCREAMING_SNAKE_CASE"
+                | "lowerCamelCase"
+                | "UpperCamelCase"
+                | "kebab_case"
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negations_are_placed_or_refused() {
+        assert_eq!(
+            stray_negation("methods must not be decorated with ⟦0⟧"),
+            None
+        );
+        assert_eq!(stray_negation("import ⟦0⟧"), None);
+        assert_eq!(
+            stray_negation("add ⟦0⟧ to methods, not functions"),
+            Some("not")
+        );
+        assert_eq!(stray_negation("functions have no docstring"), Some("no"));
+        // A label with a negation is not dropped: the sentence is not read as "every
+        // function has a docstring", nor as "no function has one".
+        assert!(read("Do not forget: every function must have a docstring.").is_err());
+        assert!(read("Never do this: use camelCase for function names.").is_err());
+        assert_eq!(
+            read("Important: every function must have a docstring.").map(|r| r[0].rule.clone()),
+            Ok(Rule::Presence(true))
+        );
+    }
+}
