@@ -13,6 +13,7 @@ pub mod exec;
 pub mod fasthash;
 pub mod history;
 pub mod llm;
+pub mod percent;
 pub mod pivots;
 pub mod python;
 pub mod report;

@@ -14,7 +14,8 @@ use syn::visit::Visit;
 /// Rank of a top-level module; helpers every layer may use rank lowest.
 fn rank(module: &str) -> Option<u8> {
     Some(match module {
-        "fasthash" | "test_skip" | "durable" | "bounded_read" | "cache_dir" | "digest" => 0,
+        "fasthash" | "test_skip" | "durable" | "bounded_read" | "cache_dir" | "digest"
+        | "percent" => 0,
         "python" => 1,
         "pivots" => 2,
         "bench" | "exec" | "llm" | "history" => 3,

@@ -18,6 +18,7 @@
 //! `https://huggingface.co`); `HF_HUB_OFFLINE=1` (or `offline`) answers from the cache only,
 //! naming what is missing; `HF_TOKEN` is sent to the endpoint (never to a CDN it redirects to).
 
+use crate::percent::encode_path;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -93,23 +94,6 @@ fn repo_folder(repo: &str) -> String {
     format!("datasets--{}", repo.replace('/', "--"))
 }
 
-fn quote_path(path: &str) -> String {
-    path.split('/')
-        .map(|seg| {
-            seg.bytes()
-                .map(|b| {
-                    if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                        (b as char).to_string()
-                    } else {
-                        format!("%{b:02X}")
-                    }
-                })
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 fn is_commit(rev: &str) -> bool {
     rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())
 }
@@ -163,8 +147,8 @@ impl Dataset {
             "{}/datasets/{}/resolve/{}/{}",
             self.opts.endpoint,
             self.repo,
-            quote_path(&self.revision).replace('/', "%2F"),
-            quote_path(path)
+            encode_path(&self.revision).replace('/', "%2F"),
+            encode_path(path)
         )
     }
 
@@ -291,8 +275,8 @@ impl Dataset {
             "{}/api/datasets/{}/tree/{}/{}",
             self.opts.endpoint,
             self.repo,
-            quote_path(&self.revision).replace('/', "%2F"),
-            quote_path(dir)
+            encode_path(&self.revision).replace('/', "%2F"),
+            encode_path(dir)
         );
         let mut out: Vec<TreeEntry> = Vec::new();
         // The listing comes in pages, the next one named by a `Link: <...>; rel="next"` header.
@@ -636,10 +620,10 @@ mod tests {
             "datasets--bigcode--bigcodebench"
         );
         assert_eq!(
-            quote_path("data/v0.1.0_hf-00000-of-00001.parquet"),
+            encode_path("data/v0.1.0_hf-00000-of-00001.parquet"),
             "data/v0.1.0_hf-00000-of-00001.parquet"
         );
-        assert_eq!(quote_path("a b/c"), "a%20b/c");
+        assert_eq!(encode_path("a b/c"), "a%20b/c");
         assert_eq!(
             origin("http://127.0.0.1:9/datasets/x"),
             "http://127.0.0.1:9"

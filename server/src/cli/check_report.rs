@@ -316,7 +316,7 @@ pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[P
                 locations: vec![Location {
                     physical_location: PhysicalLocation {
                         artifact_location: ArtifactLocation {
-                            uri: uri_path(&f.path),
+                            uri: pivot_core::percent::encode_path(&f.path),
                             uri_base_id: Some("%SRCROOT%"),
                         },
                         region: Region {
@@ -368,20 +368,6 @@ pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[P
         }],
     };
     serde_json::to_value(log).expect("SARIF types serialize")
-}
-
-/// A relative path as a URI reference (percent-encoded where needed).
-fn uri_path(p: &str) -> String {
-    let mut s = String::new();
-    for b in p.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                s.push(b as char)
-            }
-            _ => s.push_str(&format!("%{b:02X}")),
-        }
-    }
-    s
 }
 
 /// SARIF wants messages that are sentences: ends with a period.
