@@ -5,8 +5,8 @@
 //! A table belongs to one context: the cache's format, pivot-lsp's version, the root, the
 //! set-up sent to the servers (pivots file, conversation, session), the SHA-256 of the
 //! pivots file's and the conversation's bytes, and this user's cache secret (so that a
-//! table shipped inside a checked tree is never the one read: its name cannot be guessed). A change to any of them is another table, so
-//! every file is checked again. Within a table an entry is keyed by the file's path from
+//! table shipped inside a checked tree is never the one read: its name cannot be guessed).
+//! A change to any of them is another table, so every file is checked again. Within a table an entry is keyed by the file's path from
 //! the root and the SHA-256 of its text: an edited file misses, the others hit. The entry
 //! holds the diagnostics exactly as published (LSP's JSON), so a finding from the cache is
 //! the finding a server gives, byte for byte in every format.
@@ -73,7 +73,7 @@ struct Table {
     files: HashMap<String, Entry>,
 }
 
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct Entry {
     sha256: String,
     /// The diagnostics' JSON, kept as text: a table is read with a scan of each entry
@@ -90,11 +90,6 @@ pub struct CheckCache {
     old: HashMap<String, Entry>,
     /// The set-up and messages of the table, when one was read.
     pub setup: Option<(Value, Vec<String>)>,
-}
-
-/// What the cache gave for a run's files: per file, its cached result (or None: to check).
-pub struct Lookup {
-    pub hits: Vec<Option<Checked>>,
 }
 
 impl CheckCache {
@@ -121,16 +116,19 @@ impl CheckCache {
         self.dir.path()
     }
 
-    /// Each file read (through the bounded reader, as the servers read it) and looked up
-    /// by its path and text, on `jobs` threads: the hits' diagnostics are moved out of the
-    /// table. A file that cannot be read is `NotChecked` with the reason the servers' reader
-    /// gives, without a server.
-    pub fn lookup(&self, files: &[SourceFile], jobs: usize, max_bytes: u64) -> Lookup {
+    /// Per file, its result from the cache, or None (a server checks it). Each file is read
+    /// (through the bounded reader, as the servers read it) and looked up by its path and
+    /// text on `jobs` threads, the hits' diagnostics parsed there. A file that cannot be
+    /// read is `NotChecked` with the reason the servers' reader gives, without a server.
+    pub fn lookup(
+        &self,
+        files: &[SourceFile],
+        jobs: usize,
+        max_bytes: u64,
+    ) -> Vec<Option<Checked>> {
         let n = files.len();
         if self.old.is_empty() {
-            return Lookup {
-                hits: vec![None; n],
-            };
+            return vec![None; n];
         }
         let mut hits: Vec<Option<Checked>> = vec![None; n];
         let jobs = jobs.clamp(1, n.max(1));
@@ -157,7 +155,7 @@ impl CheckCache {
                 });
             }
         });
-        Lookup { hits }
+        hits
     }
 
     /// Write the table back: this run's results (cached or fresh) and the earlier entries

@@ -42,7 +42,7 @@ is read only if it is a regular file (at most --max-file-size for Python files, 
 PIVOT_MAX_FILE_BYTES, default 64 MiB, for the others). File names and texts are quoted or \
 escaped in every format so that none can forge a line of the report or a CI workflow command.";
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 pub struct CheckArgs {
     /// Files or folders to check, relative to the current directory.
     #[arg(default_value = ".")]
@@ -138,7 +138,7 @@ pub enum CheckFormat {
 }
 
 /// Input errors: exit 2 with the message.
-fn input_error(msg: String) -> Result<i32> {
+pub fn input_error(msg: String) -> Result<i32> {
     eprintln!("error: {}", log_safe::text(&msg));
     Ok(2)
 }
@@ -175,8 +175,13 @@ pub fn run(a: CheckArgs) -> Result<i32> {
     if a.history || a.rev.is_some() {
         return super::check_history::run(&a, &root);
     }
-    match check_tree(&a, &root, &root)? {
-        Ok(outcome) => write_outcome(&a, &root, outcome),
+    check_and_write(&a, &root, &root)
+}
+
+/// [`check_tree`], then [`write_outcome`] (or the input error), as one run of `check`.
+pub fn check_and_write(a: &CheckArgs, tree: &Path, shown: &Path) -> Result<i32> {
+    match check_tree(a, tree, shown)? {
+        Ok(outcome) => write_outcome(a, shown, outcome),
         Err(e) => input_error(e),
     }
 }
@@ -384,7 +389,7 @@ fn check_with_cache(
         progress.finish();
         return driven.map(|d| (d, 0));
     };
-    let mut hits = cache.lookup(files, jobs, max_bytes).hits;
+    let mut hits = cache.lookup(files, jobs, max_bytes);
     progress.inc(hits.iter().filter(|h| h.is_some()).count() as u64);
     // Files that could not be read are settled without a server too, but were not checked.
     let from_cache = hits

@@ -4,7 +4,9 @@
 //! the history walks the branch's commits and sorts each pivot's new findings into those
 //! that break the version in force and those that still follow the version before it.
 
-use super::check_cmd::{check_tree, say_counts, write_outcome, CheckArgs, CheckFormat, Outcome};
+use super::check_cmd::{
+    check_and_write, check_tree, input_error, say_counts, CheckArgs, CheckFormat, Outcome,
+};
 use super::check_report::Finding;
 use super::log_safe;
 use anyhow::{Context, Result};
@@ -22,21 +24,13 @@ pub fn run(a: &CheckArgs, root: &Path) -> Result<i32> {
                 "warning: {}; checking the files as they are instead",
                 log_safe::text(&format!("{e:#}"))
             );
-            return match check_tree(a, root, root)? {
-                Ok(o) => write_outcome(a, root, o),
-                Err(e) => input(e),
-            };
+            return check_and_write(a, root, root);
         }
     };
     match &a.rev {
         Some(rev) => at_rev(a, root, &repo, rev),
         None => history(a, root, &repo),
     }
-}
-
-fn input(msg: String) -> Result<i32> {
-    eprintln!("error: {}", log_safe::text(&msg));
-    Ok(2)
 }
 
 /// The commit's files in a temporary folder.
@@ -49,7 +43,7 @@ fn written(repo: &Repo, c: &Commit) -> Result<tempfile::TempDir> {
 fn at_rev(a: &CheckArgs, root: &Path, repo: &Repo, rev: &str) -> Result<i32> {
     let c = match repo.resolve(rev) {
         Ok(c) => c,
-        Err(e) => return input(format!("{e:#}")),
+        Err(e) => return input_error(format!("{e:#}")),
     };
     eprintln!(
         "checking commit {} ({})",
@@ -57,10 +51,7 @@ fn at_rev(a: &CheckArgs, root: &Path, repo: &Repo, rev: &str) -> Result<i32> {
         log_safe::text(&c.summary)
     );
     let dir = written(repo, &c)?;
-    match check_tree(a, dir.path(), root)? {
-        Ok(o) => write_outcome(a, root, o),
-        Err(e) => input(e),
-    }
+    check_and_write(a, dir.path(), root)
 }
 
 /// The pivots file's path relative to the root.
@@ -91,14 +82,14 @@ struct Step {
 
 fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {
     if !matches!(a.format, CheckFormat::Text | CheckFormat::Json) {
-        return input("--history writes text or JSON (--format text|json)".into());
+        return input_error("--history writes text or JSON (--format text|json)".into());
     }
     let rel = pivots_rel(a);
     let all = repo.commits("HEAD", None)?;
     let sessions = repo.changed(&all, &rel)?;
     let range = match repo.commits("HEAD", a.since.as_deref()) {
         Ok(r) => r,
-        Err(e) => return input(format!("{e:#}")),
+        Err(e) => return input_error(format!("{e:#}")),
     };
     // The pivots file of each session, and for each commit the session in force.
     let mut session_files: Vec<Option<Vec<u8>>> = Vec::new();
@@ -133,7 +124,7 @@ fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {
         );
         let outcome = match check_tree(a, dir.path(), root)? {
             Ok(o) => o,
-            Err(e) => return input(format!("commit {}: {e}", c.short)),
+            Err(e) => return input_error(format!("commit {}: {e}", c.short)),
         };
         say_counts(&outcome);
         if !outcome.setup_errors.is_empty() {
@@ -205,26 +196,18 @@ fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {
     })
 }
 
-/// `a` with `--pivots FILE` (a path outside the tree, read as named).
+/// `a` with `--pivots FILE` (a path outside the tree, read as named) and nothing written.
 fn args_with_pivots(a: &CheckArgs, file: PathBuf) -> CheckArgs {
     CheckArgs {
-        paths: a.paths.clone(),
         pivots: Some(file),
-        conversation: a.conversation.clone(),
-        session: a.session,
-        format: a.format,
         output: None,
-        exit_zero: a.exit_zero,
         bundle: None,
         baseline: None,
-        jobs: a.jobs,
         shard: None,
-        max_file_size: a.max_file_size,
-        no_cache: a.no_cache,
-        cache_dir: a.cache_dir.clone(),
         rev: None,
         history: false,
         since: None,
+        ..a.clone()
     }
 }
 
