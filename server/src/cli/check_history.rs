@@ -96,11 +96,14 @@ fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {
     for s in &sessions {
         session_files.push(repo.file_at(&s.id, &rel)?);
     }
-    let position = |c: &Commit| all.iter().position(|x| x.id == c.id).unwrap_or(0);
-    let session_of = |c: &Commit| -> Option<usize> {
-        let at = position(c);
-        sessions.iter().rposition(|s| position(s) <= at)
-    };
+    // Each commit's place in the history, and each session's (in order).
+    let position: std::collections::HashMap<&str, usize> = (all.iter().enumerate())
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+    let at = |c: &Commit| position.get(c.id.as_str()).copied().unwrap_or(0);
+    let starts: Vec<usize> = sessions.iter().map(at).collect();
+    let session_of =
+        |c: &Commit| -> Option<usize> { starts.partition_point(|&s| s <= at(c)).checked_sub(1) };
     eprintln!(
         "history of {}: {} commit{} to check, {} session{} ({} changed)",
         log_safe::text(&rel),
