@@ -6,7 +6,7 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use support::cli::{stderr, EXE};
@@ -249,4 +249,147 @@ fn outside_git_and_in_a_shallow_clone_the_files_are_checked_as_they_are() {
     );
     assert!(stderr(&o).contains("shallow clone"), "{}", stderr(&o));
     assert!(json_of(&o)["findings"].is_array());
+}
+
+/// "code: message" of each of `diags`, sorted.
+fn messages(diags: &[Value]) -> Vec<String> {
+    let mut m: Vec<String> = diags
+        .iter()
+        .map(|d| format!("{}: {}", d["code"], d["message"].as_str().unwrap()))
+        .collect();
+    m.sort();
+    m
+}
+
+#[test]
+fn the_editor_shows_the_history_as_sessions_and_names_the_commit_on_hover() {
+    use support::lsp::{Client, Doc};
+    let (_dir, root, commits) = repository();
+    let short = |i: usize| commits[i].0[..12].to_string();
+    // Without the setting: pivots.toml's own (hand-written) sessions, here one.
+    let mut c = Client::start(&root);
+    assert_eq!(c.session_changed(), (0, 1), "at start-up");
+    let t = c.command("pivot.session.timeline", json!({})).unwrap();
+    assert_eq!(
+        (t["source"].as_str(), t["count"].as_u64()),
+        (Some("workspace pivots"), Some(1))
+    );
+    // Turned on while running: the five commits that changed pivots.toml are the sessions.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"pivot": {"history": true}}}),
+    );
+    assert_eq!(c.session_changed(), (4, 5));
+    let t = c.command("pivot.session.timeline", json!({})).unwrap();
+    assert_eq!(t["source"], "history");
+    let sessions = t["sessions"].as_array().unwrap();
+    let ids: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["commit"]["id"].as_str().unwrap())
+        .collect();
+    let changed: Vec<&str> = [0, 1, 2, 4, 5]
+        .iter()
+        .map(|&i| commits[i].0.as_str())
+        .collect();
+    assert_eq!(ids, changed);
+    let changes: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|s| {
+            s["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|ch| {
+                    format!(
+                        "{} {}",
+                        ch["change"].as_str().unwrap(),
+                        ch["id"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            vec!["added fn-prefix"],
+            vec!["added classes"],
+            vec!["updated fn-prefix"],
+            vec!["removed classes"],
+            vec!["removed fn-prefix", "added fn-names"],
+        ]
+    );
+    c.shutdown();
+
+    // Started with the setting, as the editors start it.
+    let mut c = Client::start_with_options(&root, json!({"pivot": {"history": true}}));
+    assert_eq!(c.session_changed(), (4, 5));
+    let src = "def f_new():\n    return 1\n\n\nclass lower:\n    pass\n";
+    let doc = Doc::open(&mut c, "app/new.py", src);
+    // The latest session (the rename): f_new breaks fn-names (g_); classes was removed.
+    let now = messages(&c.diagnostics(&doc.uri));
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(
+        now[0].contains("fn-names") && now[0].contains("f_new"),
+        "{now:?}"
+    );
+    let h = doc.hover(&mut c, "f_new");
+    let md = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        md.contains(&format!("commit {}", short(5))) && md.contains("fn-prefix is now fn-names"),
+        "the hover names the commit of the version in force: {md}"
+    );
+    // Session 1 (classes added): f_new follows f_, `lower` breaks the class rule; the hover
+    // on the class names the commit that introduced it.
+    c.command("pivot.session.goto", json!({"index": 1}))
+        .unwrap();
+    assert_eq!(c.session_changed(), (1, 5));
+    let then = messages(&c.diagnostics(&doc.uri));
+    assert_eq!(then.len(), 1, "{then:?}");
+    assert!(then[0].contains("lower"), "{then:?}");
+    let md = doc.hover(&mut c, "lower")["contents"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        md.contains(&format!("commit {}", short(1))) && md.contains("class names in CamelCase"),
+        "{md}"
+    );
+    // The transcript of the removal names its commit and the removal.
+    let tr = c
+        .command("pivot.session.transcript", json!({"index": 3}))
+        .unwrap();
+    let md = tr["markdown"].as_str().unwrap();
+    assert!(md.contains(&format!("commit {}", short(4))), "{md}");
+    assert!(md.contains("**removed** `classes`"), "{md}");
+    // An uncommitted pivots.toml is one more session, after the commits.
+    write(
+        &root.join("pivots.toml"),
+        &pivot("fn-names", FN_F.0, "function", FN_F.1),
+    );
+    let info = c.command("pivot.pivots.reload", json!({})).unwrap();
+    assert_eq!(info["count"], 6, "{info}");
+    assert_eq!(c.session_changed(), (1, 6));
+    assert_eq!(messages(&c.diagnostics(&doc.uri)), then, "still session 1");
+    let t = c.command("pivot.session.timeline", json!({})).unwrap();
+    let last = &t["sessions"][5];
+    assert_eq!(
+        (last["uncommitted"].clone(), last["commit"].clone()),
+        (json!(true), Value::Null)
+    );
+    assert_eq!(last["changes"][0]["change"], "updated");
+    c.shutdown();
+
+    // Outside git the setting says why, and the file's own sessions are used.
+    let plain = root.parent().unwrap().join("plain-ws");
+    std::fs::create_dir_all(&plain).unwrap();
+    std::fs::copy(root.join("pivots.toml"), plain.join("pivots.toml")).unwrap();
+    let mut c = Client::start_with_options(&plain, json!({"pivot": {"history": true}}));
+    let shown = c.expect("window/showMessage");
+    let text = shown["params"]["message"].as_str().unwrap();
+    assert!(text.contains("not inside a git repository"), "{text}");
+    assert_eq!(c.session_changed(), (0, 1));
+    let t = c.command("pivot.session.timeline", json!({})).unwrap();
+    assert_eq!(t["source"], "workspace pivots");
+    c.shutdown();
 }

@@ -18,6 +18,10 @@ pub struct PivotVersion {
     pub kind: ObjectKind,
     #[serde(serialize_with = "rule_json")]
     pub rule: Rule,
+    /// The pivot was taken out at this session (its file no longer names it): from here on
+    /// it is not active. Text, kind and rule are the withdrawn version's, for display.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub withdrawn: bool,
 }
 
 fn rule_json<S: serde::Serializer>(r: &Rule, s: S) -> Result<S::Ok, S::Error> {
@@ -54,6 +58,9 @@ impl Ledger {
             .iter()
             .filter_map(|p| {
                 let v = p.versions.iter().rev().find(|v| v.session <= session)?;
+                if v.withdrawn {
+                    return None;
+                }
                 Some(Active {
                     pivot: p,
                     version: v,
@@ -150,9 +157,29 @@ impl Ledger {
                 text,
                 kind,
                 rule,
+                withdrawn: false,
             },
         );
         idx
+    }
+
+    /// Take pivot `id` out from `session` on: a withdrawn version after its last one. False
+    /// when there is no such pivot or it is already out.
+    pub fn withdraw(&mut self, id: &str, session: usize) -> bool {
+        let Some(p) = self.pivots.iter_mut().find(|p| p.id == id) else {
+            return false;
+        };
+        let Some(last) = p.versions.last().filter(|v| !v.withdrawn) else {
+            return false;
+        };
+        let out = PivotVersion {
+            version: p.versions.len(),
+            session,
+            withdrawn: true,
+            ..last.clone()
+        };
+        p.versions.push(out);
+        true
     }
 
     /// Pivots from a `pivots.toml` (format in docs/pivots-toml.md).
@@ -260,6 +287,36 @@ rule = ["timer", true]
                 value: true
             }
         );
+    }
+
+    #[test]
+    fn a_withdrawn_pivot_is_inactive_from_its_session_until_given_again() {
+        let mut l = Ledger::from_toml(TOML, "pivots.toml").unwrap();
+        assert!(l.withdraw("timer", 3));
+        assert!(!l.withdraw("timer", 4), "already out");
+        assert!(!l.withdraw("nobody", 4));
+        let ids = |l: &Ledger, s| {
+            l.active_at(s)
+                .iter()
+                .map(|a| a.pivot.id.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&l, 2), ["fn-names", "timer"]);
+        assert_eq!(ids(&l, 3), ["fn-names"]);
+        assert_eq!(
+            l.changes_at(3).len(),
+            1,
+            "the removal is a change of session 3"
+        );
+        let (text, kind, rule) = {
+            let v = &l.get("timer").unwrap().versions[0];
+            (v.text.clone(), v.kind, v.rule.clone())
+        };
+        l.give("timer", "pivots.toml", 5, text, kind, rule);
+        assert_eq!(ids(&l, 5), ["fn-names", "timer"]);
+        let json = serde_json::to_value(l.get("timer").unwrap()).unwrap();
+        assert_eq!(json["versions"][1]["withdrawn"], true);
+        assert!(json["versions"][0].get("withdrawn").is_none(), "{json}");
     }
 
     #[test]

@@ -14,8 +14,8 @@ pub fn hover(ws: &Workspace, p: HoverParams) -> Option<Hover> {
         doc.text(),
         doc.module(),
         r.ledger(),
-        r.index(),
-        r.count(),
+        (r.index(), r.count()),
+        |k| r.session_commit(k),
         offset,
     )?;
     Some(Hover {

@@ -277,8 +277,9 @@ impl LanguageServer for Backend {
         }
         if !headless {
             let mut ws = self.ws();
-            if let Err(e) = ws.load_toml() {
-                problems.push(format!("{e:#}"));
+            match ws.load_toml() {
+                Ok((_, warnings)) => problems.extend(warnings),
+                Err(e) => problems.push(format!("{e:#}")),
             }
             if let Some(root) = ws.root.clone() {
                 let pivot_dir = state_file::state_path(&root).with_file_name("");

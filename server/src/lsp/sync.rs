@@ -65,15 +65,21 @@ pub async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
 /// New settings (the `pivot` object, as in `initializationOptions`); a bad value is shown
 /// and the settings before stay in force.
 pub async fn did_change_configuration(b: &Backend, p: DidChangeConfigurationParams) {
-    let r = {
+    let (r, history_changed) = {
         let mut ws = b.ws();
         let root = ws.root.clone();
-        ws.settings.update(&p.settings, root.as_deref())
+        let before = ws.settings.history;
+        let r = ws.settings.update(&p.settings, root.as_deref());
+        (r, ws.settings.history != before)
     };
     if let Err(e) = r {
         b.client
             .show_message(MessageType::WARNING, format!("pivot: {e:#}"))
             .await;
+    }
+    // The sessions themselves change: from the file's numbers to its commits, or back.
+    if history_changed {
+        let _ = reload_toml(b).await;
     }
 }
 
@@ -98,17 +104,26 @@ async fn reload_if_toml<'a>(b: &Backend, uris: impl IntoIterator<Item = &'a Uri>
     }
 }
 
-/// Re-read `pivots.toml`; errors are shown, and the pivots read before stay in force.
+/// Re-read `pivots.toml` (and its history, with the setting on); errors and warnings are
+/// shown, and after an error the pivots read before stay in force.
 pub async fn reload_toml(b: &Backend) -> Result<usize, String> {
     let before = b.session_key();
     let r = b.ws().load_toml().map_err(|e| format!("{e:#}"));
-    match &r {
-        Ok(_) => b.after_change(Notify::IfMoved(before)).await,
+    match r {
+        Ok((n, warnings)) => {
+            b.after_change(Notify::IfMoved(before)).await;
+            for w in warnings {
+                b.client
+                    .show_message(MessageType::WARNING, format!("pivot: {w}"))
+                    .await
+            }
+            Ok(n)
+        }
         Err(e) => {
             b.client
                 .show_message(MessageType::WARNING, format!("pivot: {e}"))
-                .await
+                .await;
+            Err(e)
         }
     }
-    r
 }

@@ -96,7 +96,7 @@ impl Backend {
                     Ledger::default()
                 }
             };
-            ws.replay.set_toml(ledger);
+            ws.replay.set_toml(ledger, None);
             if let Some(c) = conv {
                 ws.replay.open(c);
             }

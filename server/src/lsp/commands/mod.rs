@@ -35,6 +35,7 @@ enum Cmd {
     SessionPrevious,
     SessionGoto,
     SessionTranscript,
+    SessionTimeline,
     PivotsActive,
     PivotsAdd,
     PivotsRemove,
@@ -120,6 +121,12 @@ const TABLE: &[Spec] = &[
         "pivot.session.transcript",
         Cmd::SessionTranscript,
         r#"optional {"index": k}"#,
+        InSession,
+    ),
+    spec(
+        "pivot.session.timeline",
+        Cmd::SessionTimeline,
+        "no arguments",
         InSession,
     ),
     spec(
@@ -245,6 +252,7 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
         }
         Cmd::SessionGoto => session::step(b, a, a.parse::<session::GotoArgs>()?.into()).await,
         Cmd::SessionTranscript => session::transcript(b, a, a.parse()?).await,
+        Cmd::SessionTimeline => session::timeline(b, a.parse()?),
         Cmd::PivotsActive => pivots::active(b, a.parse()?),
         Cmd::PivotsAdd => pivots::add(b, a, a.parse()?).await,
         Cmd::PivotsRemove => pivots::remove(b, a, a.parse()?).await,

@@ -88,7 +88,12 @@ pub async fn transcript(b: &Backend, args: &Args<'_>, a: TranscriptArgs) -> Resu
         None => {
             let ws = b.ws();
             let r = &ws.replay;
-            markdown(r.conversation(), r.ledger(), k, count)
+            markdown(
+                r.conversation(),
+                r.ledger(),
+                (k, count),
+                r.session_commit(k),
+            )
         }
     };
     Ok(json!({
@@ -96,4 +101,10 @@ pub async fn transcript(b: &Backend, args: &Args<'_>, a: TranscriptArgs) -> Resu
         "count": count,
         "markdown": markdown,
     }))
+}
+
+/// Every session with its commit (sessions from history) and pivot changes.
+pub fn timeline(b: &Backend, _: NoArgs) -> Result<Value> {
+    let t = crate::lsp::workspace::timeline::timeline(&b.ws().replay);
+    serde_json::to_value(t).map_err(|e| crate::lsp::convert::request_failed(e.to_string()))
 }

@@ -2,9 +2,11 @@
 //! catalogue texts of `topics.json` when it sits beside the dataset folder), and each
 //! session's transcript as markdown.
 
+use super::timeline::{changes_at, commit_label};
 use crate::bench::memorycode::data::{Dialogue, Topics};
 use crate::pivots::Ledger;
 use anyhow::{Context, Result};
+use pivot_core::history::Commit;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -63,22 +65,31 @@ impl Conversation {
 /// Markdown for session `k` of `count`: the pivot changes of that session (from every
 /// source in `ledger`) first, then the session's topics and transcript if a conversation
 /// has that session.
-pub fn transcript(conv: Option<&Conversation>, ledger: &Ledger, k: usize, count: usize) -> String {
-    let mut md = format!("# Session {k} of {count}\n\n## Pivot changes\n\n");
-    let changes = ledger.changes_at(k);
+/// With sessions from history, `commit` is the commit session `k` is.
+pub fn transcript(
+    conv: Option<&Conversation>,
+    ledger: &Ledger,
+    (k, count): (usize, usize),
+    commit: Option<&Commit>,
+) -> String {
+    let mut md = format!("# Session {k} of {count}\n\n");
+    if let Some(c) = commit {
+        md.push_str(&format!("The {} of {}.\n\n", commit_label(c), c.date()));
+    }
+    md.push_str("## Pivot changes\n\n");
+    let changes = changes_at(ledger, k);
     if changes.is_empty() {
         md.push_str("None in this session.\n");
     }
     for c in &changes {
-        let update = c.pivot.versions.iter().any(|v| v.session < k);
         md.push_str(&format!(
             "- **{}** `{}` (version {}): \"{}\" ({}: {})\n",
-            if update { "updated" } else { "added" },
-            c.pivot.id,
-            c.version.version,
-            c.version.text,
-            c.version.kind,
-            c.version.rule.describe()
+            c.change.word(),
+            c.id,
+            c.version,
+            c.text,
+            c.kind,
+            c.description
         ));
     }
     if let Some(session) = conv.and_then(|c| c.dialogue.sessions.get(k)) {
@@ -126,7 +137,7 @@ mod tests {
         assert_eq!(c.session_count(), 3);
         let p = c.ledger.get("mc-100").unwrap();
         assert_eq!(p.catalogue.len(), 2);
-        let md = transcript(Some(&c), &c.ledger, 2, 3);
+        let md = transcript(Some(&c), &c.ledger, (2, 3), None);
         let changes = md.find("## Pivot changes").unwrap();
         let talk = md.find("## Transcript").unwrap();
         assert!(changes < talk);

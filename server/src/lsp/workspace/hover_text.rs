@@ -2,23 +2,30 @@
 //! active now that govern that kind of object, whether this name satisfies each (from the
 //! core's violations), and each pivot's version history.
 
+use super::timeline::commit_label;
 use crate::pivots::{check, Ledger, Reason, Rule};
 use crate::python::{Module, ObjectKind, Span};
+use pivot_core::history::Commit;
 use ObjectKind as K;
 
 /// The name under `offset` and the markdown to show for it.
-pub fn hover(
+/// `commit_of(k)`: the commit that session `k` is, when the sessions come from history.
+pub fn hover<'a>(
     src: &str,
     module: &Module,
     ledger: &Ledger,
-    index: usize,
-    count: usize,
+    (index, count): (usize, usize),
+    commit_of: impl Fn(usize) -> Option<&'a Commit>,
     offset: usize,
 ) -> Option<(Span, String)> {
     let (kind, span, first_in_entry) = name_at(module, offset)?;
     let name = span.text(src);
     let governs = governed_kinds(kind);
-    let mut md = format!("**{kind} `{name}`** · session {index} of {count}\n\n");
+    let at = |k: usize| match commit_of(k) {
+        Some(c) => format!("session {k}, {}", commit_label(c)),
+        None => format!("session {k}"),
+    };
+    let mut md = format!("**{kind} `{name}`** · {} of {count}\n\n", at(index));
     let active: Vec<_> = ledger
         .active_at(index)
         .into_iter()
@@ -59,10 +66,18 @@ pub fn hover(
             } else {
                 ""
             };
+            if h.withdrawn {
+                md.push_str(&format!(
+                    "  - version {} at {}: removed{mark}\n",
+                    h.version,
+                    at(h.session)
+                ));
+                continue;
+            }
             md.push_str(&format!(
-                "  - version {} at session {}: \"{}\" ({}){mark}\n",
+                "  - version {} at {}: \"{}\" ({}){mark}\n",
                 h.version,
-                h.session,
+                at(h.session),
                 h.text,
                 h.rule.describe()
             ));
@@ -151,7 +166,7 @@ mod tests {
         );
         let src = "def f_add(a, b):\n    return a\n";
         let m = Module::parse(src);
-        let (span, md) = hover(src, &m, &l, 0, 3, 5).unwrap();
+        let (span, md) = hover(src, &m, &l, (0, 3), |_| None, 5).unwrap();
         assert_eq!(span.text(src), "f_add");
         assert!(
             md.contains("**p** \"start with f_\"") && md.contains("✓ satisfies it"),
@@ -162,16 +177,16 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("(later)"), "{md}");
-        let (_, md) = hover(src, &m, &l, 2, 3, 5).unwrap();
+        let (_, md) = hover(src, &m, &l, (2, 3), |_| None, 5).unwrap();
         assert!(
             md.contains("\"end with _x\"") && md.contains("← active"),
             "{md}"
         );
-        let (_, md) = hover(src, &m, &l, 2, 3, src.find("b)").unwrap()).unwrap();
+        let (_, md) = hover(src, &m, &l, (2, 3), |_| None, src.find("b)").unwrap()).unwrap();
         assert!(
             md.contains("No active pivot governs function argument"),
             "{md}"
         );
-        assert!(hover(src, &m, &l, 0, 3, src.find("return").unwrap()).is_none());
+        assert!(hover(src, &m, &l, (0, 3), |_| None, src.find("return").unwrap()).is_none());
     }
 }

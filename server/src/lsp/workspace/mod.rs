@@ -15,6 +15,7 @@ pub mod replay;
 pub mod settings;
 pub mod state_file;
 pub mod test_runs;
+pub mod timeline;
 
 use crate::pivots::Ledger;
 use anyhow::{Context, Result};
@@ -88,25 +89,52 @@ impl Workspace {
         self.root.as_ref().map(|r| r.join(PIVOTS_TOML))
     }
 
-    /// (Re)read `pivots.toml` at the root. A missing file means no workspace pivots; a bad
-    /// one keeps the pivots read before and is an error naming the file.
-    pub fn load_toml(&mut self) -> Result<usize> {
+    /// (Re)read `pivots.toml` at the root, and with the `history` setting its history:
+    /// returns how many pivots it names and warnings to show (a history that cannot be
+    /// read, whose file's own sessions are used instead). A missing file means no workspace
+    /// pivots; a bad one keeps the pivots read before and is an error naming the file.
+    pub fn load_toml(&mut self) -> Result<(usize, Vec<String>)> {
         let Some(path) = self.toml_path() else {
-            return Ok(0);
+            return Ok((0, Vec::new()));
         };
         let text = match crate::bounded_read::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                self.replay.set_toml(Ledger::default());
-                return Ok(0);
-            }
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let ledger =
-            Ledger::from_toml(&text, PIVOTS_TOML).with_context(|| format!("{}", path.display()))?;
+        let ledger = match &text {
+            Some(t) => {
+                Ledger::from_toml(t, PIVOTS_TOML).with_context(|| format!("{}", path.display()))?
+            }
+            None => Ledger::default(),
+        };
         let n = ledger.pivots.len();
-        self.replay.set_toml(ledger);
-        Ok(n)
+        let mut warnings = Vec::new();
+        let history = match (&self.root, self.settings.history) {
+            (Some(root), true) => {
+                let read = pivot_core::history::Repo::open(root).and_then(|r| {
+                    r.pivot_history(PIVOTS_TOML, PIVOTS_TOML, text.as_deref().map(str::as_bytes))
+                });
+                match read {
+                    Ok(h) => {
+                        warnings.extend(h.warnings);
+                        Some(replay::TomlHistory {
+                            ledger: h.ledger,
+                            commits: h.sessions,
+                        })
+                    }
+                    Err(e) => {
+                        warnings.push(format!(
+                            "{e:#}; the sessions written in {PIVOTS_TOML} are used instead"
+                        ));
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        self.replay.set_toml(ledger, history);
+        Ok((n, warnings))
     }
 
     /// Open a MemoryCode conversation (at its first session); returns warnings.
@@ -194,6 +222,8 @@ impl Workspace {
             "index": r.index(),
             "active": r.active().len(),
             "pivots": r.ledger().pivots.len(),
+            // The sessions are pivots.toml's commits (the history setting).
+            "history": r.history().is_some(),
         });
         if let Some(c) = r.convcode() {
             info["convcode"] = c.info(r.index());

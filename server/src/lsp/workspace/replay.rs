@@ -6,6 +6,7 @@ use super::convcode_conv::ConvCodeConversation;
 use super::conversation::Conversation;
 use crate::pivots::{Active, Ledger, Rule};
 use crate::python::ObjectKind;
+use pivot_core::history::Commit;
 use std::sync::Arc;
 
 /// What is being replayed: a MemoryCode dialogue (sessions with pivots) or a ConvCodeWorld
@@ -24,10 +25,22 @@ impl Source {
     }
 }
 
+/// `pivots.toml` read through git (the `history` setting): session k is the k-th commit
+/// that changed it.
+#[derive(Debug, Default)]
+pub struct TomlHistory {
+    pub ledger: Ledger,
+    /// Session k's commit; None for an uncommitted working file (the last session).
+    pub commits: Vec<Option<Commit>>,
+}
+
 #[derive(Default)]
 pub struct Replay {
     source: Option<Source>,
     toml: Ledger,
+    /// In place of `toml` while no conversation is open: a conversation's sessions are its
+    /// own, and the file's hand-written session numbers speak of them.
+    history: Option<TomlHistory>,
     user: Ledger,
     /// The chosen session; None follows the latest one (no conversation: the pivots as
     /// they stand now).
@@ -55,9 +68,21 @@ impl Replay {
                 .pivots
                 .iter()
                 .flat_map(|p| p.versions.iter().map(|v| v.session + 1))
+                .chain(self.history.as_ref().map(|h| h.commits.len()))
                 .max()
-                .unwrap_or(1),
+                .unwrap_or(1)
+                .max(1),
         }
+    }
+
+    /// The sessions from history in force (the setting on, no conversation open).
+    pub fn history(&self) -> Option<&TomlHistory> {
+        self.history.as_ref().filter(|_| self.source.is_none())
+    }
+
+    /// The commit that session `k` is, when the sessions come from history.
+    pub fn session_commit(&self, k: usize) -> Option<&Commit> {
+        self.history()?.commits.get(k)?.as_ref()
     }
 
     pub fn index(&self) -> usize {
@@ -152,8 +177,9 @@ impl Replay {
         self.rebuild();
     }
 
-    pub fn set_toml(&mut self, l: Ledger) {
+    pub fn set_toml(&mut self, l: Ledger, history: Option<TomlHistory>) {
         self.toml = l;
+        self.history = history;
         self.rebuild();
     }
 
@@ -219,12 +245,13 @@ impl Replay {
 
     fn rebuild(&mut self) {
         let conv = self.conversation().map(|c| Arc::clone(&c.ledger));
-        if self.toml.pivots.is_empty() && self.user.pivots.is_empty() {
+        let toml = self.history().map_or(&self.toml, |h| &h.ledger);
+        if toml.pivots.is_empty() && self.user.pivots.is_empty() {
             self.combined = conv.unwrap_or_default();
             return;
         }
         let mut l = conv.map(|c| (*c).clone()).unwrap_or_default();
-        l.extend(self.toml.clone());
+        l.extend(toml.clone());
         l.extend(self.user.clone());
         self.combined = Arc::new(l);
     }

@@ -5,7 +5,8 @@
 //! {"pivot": {"python": "python3", "problems": "humaneval", "testTimeout": 30,
 //!            "sandbox": "bwrap" /* default; "none" runs model code unconfined */,
 //!            "simulator": {"baseUrl": "http://host/v1", "model": "gpt-4o",
-//!                          "apiKey": "...", "endpoint": "chat"}}}
+//!                          "apiKey": "...", "endpoint": "chat"},
+//!            "history": false /* true: pivots.toml's sessions are the commits that changed it */}}
 //! ```
 //!
 //! The keys may also sit at the top level, and `endpoint` is read like `simulator`: the
@@ -32,6 +33,9 @@ pub struct Settings {
     /// How model code is contained: bubblewrap (default; refuses when it does not work) or
     /// none (the explicit opt-out).
     pub sandbox: SandboxMode,
+    /// The sessions of `pivots.toml` are the commits that changed it (read with git), not
+    /// its hand-written session numbers.
+    pub history: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +56,7 @@ impl Default for Settings {
             test_timeout: Duration::from_secs(30),
             simulator: None,
             sandbox: SandboxMode::Bwrap,
+            history: false,
         }
     }
 }
@@ -97,6 +102,11 @@ impl Settings {
                     bail!("setting pivot.sandbox must be \"bwrap\" or \"none\", got {other:?}")
                 }
             };
+        }
+        match o.get("history") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(h)) => next.history = *h,
+            Some(other) => bail!("setting pivot.history must be true or false, got {other}"),
         }
         let key = if o.contains_key("simulator") {
             "simulator"
@@ -223,5 +233,18 @@ mod tests {
         let e = s.update(&json!({"sandbox": "auto"}), None).unwrap_err();
         assert!(e.to_string().contains("pivot.sandbox"), "{e}");
         assert_eq!(s.sandbox, SandboxMode::None);
+    }
+
+    #[test]
+    fn history_is_off_by_default_and_a_bool() {
+        let mut s = Settings::default();
+        assert!(!s.history);
+        s.update(&json!({"pivot": {"history": true}}), None)
+            .unwrap();
+        assert!(s.history);
+        let e = s.update(&json!({"history": "yes"}), None).unwrap_err();
+        assert!(e.to_string().contains("pivot.history"), "{e}");
+        s.update(&json!({"history": null}), None).unwrap();
+        assert!(s.history, "null keeps the value");
     }
 }

@@ -7,6 +7,10 @@
 //! clone, whose history stops early, is refused with a message rather than read as if it
 //! began there.
 
+mod sessions;
+
+pub use sessions::PivotHistory;
+
 use anyhow::{bail, Context, Result};
 use git2::{ObjectType, Oid, Repository, Sort, TreeWalkMode, TreeWalkResult};
 use std::path::{Path, PathBuf};
@@ -29,6 +33,16 @@ pub struct Commit {
     pub summary: String,
     /// Committer time, seconds since the epoch.
     pub time: i64,
+}
+
+impl Commit {
+    /// Its committer time as "2026-11-28 21:04 UTC".
+    pub fn date(&self) -> String {
+        chrono::DateTime::from_timestamp(self.time, 0).map_or_else(
+            || format!("{} s after the epoch", self.time),
+            |t| t.format("%Y-%m-%d %H:%M UTC").to_string(),
+        )
+    }
 }
 
 impl Repo {

@@ -1,0 +1,266 @@
+//! A pivots file's history read as a ledger, for the editor: session k is the k-th commit
+//! that changed the file (oldest first), and what the file says at that commit is what is
+//! in force from then on. A pivot that appears is added, one whose version in force changes
+//! is updated, one the file stops naming is withdrawn (so a renamed id is a withdrawal and
+//! an addition). When the working tree's file differs from the last commit's, it is one more
+//! session, uncommitted.
+//!
+//! Each commit's file is read as `check --rev` reads it: of every pivot, the version with
+//! the latest hand-written session is the one in force.
+
+use super::{Commit, Repo};
+use crate::pivots::{Ledger, PivotVersion};
+use anyhow::Result;
+use std::collections::HashMap;
+
+/// The ledger of a pivots file's history, and where each session comes from.
+#[derive(Debug, Default)]
+pub struct PivotHistory {
+    pub ledger: Ledger,
+    /// Session k's commit; None for the working tree's file when it is not committed.
+    pub sessions: Vec<Option<Commit>>,
+    /// Commits whose file could not be read as pivots: their sessions change nothing.
+    pub warnings: Vec<String>,
+}
+
+impl Repo {
+    /// The history of `rel` (relative to the root) on HEAD's first-parent line, with
+    /// `working` (the file as it is on disk, None when absent) as a last session when it
+    /// differs from HEAD's. `origin` names the source of the ledger's pivots.
+    pub fn pivot_history(
+        &self,
+        rel: &str,
+        origin: &str,
+        working: Option<&[u8]>,
+    ) -> Result<PivotHistory> {
+        // An unborn HEAD (a repository with no commit yet) has no history: only the file.
+        let commits = match self.repo.head() {
+            Ok(_) => self.changed(&self.commits("HEAD", None)?, rel)?,
+            Err(_) => Vec::new(),
+        };
+        let mut h = PivotHistory::default();
+        let mut last: Option<Vec<u8>> = None;
+        let mut in_force: Vec<(String, PivotVersion)> = Vec::new();
+        for c in commits {
+            let file = self.file_at(&c.id, rel)?;
+            let k = h.sessions.len();
+            let label = format!("commit {} ({})", c.short, c.summary);
+            h.sessions.push(Some(c));
+            step(
+                &mut h,
+                &mut in_force,
+                k,
+                file.as_deref(),
+                rel,
+                origin,
+                &label,
+            );
+            last = file;
+        }
+        if working != last.as_deref() {
+            let k = h.sessions.len();
+            h.sessions.push(None);
+            step(
+                &mut h,
+                &mut in_force,
+                k,
+                working,
+                rel,
+                origin,
+                "the working tree",
+            );
+        }
+        Ok(h)
+    }
+}
+
+/// Session `k`: the file's pivots against those in force before it.
+fn step(
+    h: &mut PivotHistory,
+    in_force: &mut Vec<(String, PivotVersion)>,
+    k: usize,
+    file: Option<&[u8]>,
+    rel: &str,
+    origin: &str,
+    label: &str,
+) {
+    let now = match file.map(|b| read(b, origin)).transpose() {
+        Ok(l) => l.unwrap_or_default(),
+        Err(e) => {
+            h.warnings.push(format!(
+                "{label}: {rel} is not read ({e:#}); the pivots before it stay in force"
+            ));
+            return;
+        }
+    };
+    let mut index: HashMap<String, usize> = (h.ledger.pivots.iter().enumerate())
+        .map(|(i, p)| (p.id.clone(), i))
+        .collect();
+    let mut next: Vec<(String, PivotVersion)> = Vec::new();
+    for p in now.pivots {
+        // The version in force in this file: the latest hand-written session's.
+        let Some(v) = p.versions.into_iter().last() else {
+            continue;
+        };
+        let before = in_force.iter().find(|(id, _)| *id == p.id).map(|(_, v)| v);
+        let same = before.is_some_and(|b| b.text == v.text && b.kind == v.kind && b.rule == v.rule);
+        if !same {
+            h.ledger.give_indexed(
+                &mut index,
+                &p.id,
+                origin,
+                k,
+                v.text.clone(),
+                v.kind,
+                v.rule.clone(),
+            );
+        }
+        next.push((p.id, v));
+    }
+    for (id, _) in in_force.iter() {
+        if !next.iter().any(|(n, _)| n == id) {
+            h.ledger.withdraw(id, k);
+        }
+    }
+    *in_force = next;
+}
+
+fn read(bytes: &[u8], origin: &str) -> Result<Ledger> {
+    let text = std::str::from_utf8(bytes).map_err(|_| anyhow::anyhow!("it is not UTF-8"))?;
+    Ledger::from_toml(text, origin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn pivot(id: &str, text: &str, rule: &str) -> String {
+        format!("[[pivot]]\nid = \"{id}\"\n[[pivot.version]]\ntext = \"{text}\"\nkind = \"function\"\nrule = \"{rule}\"\n\n")
+    }
+
+    /// Commits `files` (path, text; None removes) on HEAD with `message`.
+    fn commit(repo: &git2::Repository, files: &[(&str, Option<&str>)], message: &str) {
+        let root = repo.workdir().unwrap().to_path_buf();
+        let mut index = repo.index().unwrap();
+        for (path, text) in files {
+            match text {
+                Some(t) => {
+                    std::fs::write(root.join(path), t).unwrap();
+                    index.add_path(Path::new(path)).unwrap();
+                }
+                None => {
+                    std::fs::remove_file(root.join(path)).unwrap();
+                    index.remove_path(Path::new(path)).unwrap();
+                }
+            }
+        }
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::now("Ana", "ana@example.org").unwrap();
+        let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &who, &who, message, &tree, &parents)
+            .unwrap();
+    }
+
+    fn changes(h: &PivotHistory, k: usize) -> Vec<String> {
+        let mut v: Vec<String> = (h.ledger.changes_at(k).iter())
+            .map(|a| {
+                let what = if a.version.withdrawn { "-" } else { "+" };
+                format!("{what}{}@{}", a.pivot.id, a.version.version)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn commits_that_change_the_file_are_sessions_with_additions_updates_and_removals() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let f = pivot("fn", "start with f_", "^f_");
+        let g = pivot("fn", "start with g_", "^g_");
+        let cls = pivot("cls", "CamelCase classes", "^[A-Z]");
+        commit(&repo, &[("pivots.toml", Some(&f))], "add fn");
+        commit(&repo, &[("a.py", Some("x = 1\n"))], "code only");
+        commit(
+            &repo,
+            &[("pivots.toml", Some(&(f.clone() + &cls)))],
+            "add cls",
+        );
+        commit(
+            &repo,
+            &[("pivots.toml", Some(&(g.clone() + &cls)))],
+            "fn: g_",
+        );
+        commit(
+            &repo,
+            &[("pivots.toml", Some(&(g.clone() + "# cls retired\n")))],
+            "drop cls",
+        );
+        let renamed = g.replace("id = \"fn\"", "id = \"fn-prefix\"");
+        commit(&repo, &[("pivots.toml", Some(&renamed))], "rename fn");
+        commit(&repo, &[("pivots.toml", Some("not toml ["))], "broken");
+        commit(&repo, &[("pivots.toml", None)], "remove the file");
+
+        let r = Repo::open(dir.path()).unwrap();
+        let h = r.pivot_history("pivots.toml", "pivots.toml", None).unwrap();
+        let summaries: Vec<String> = (h.sessions.iter())
+            .map(|c| c.as_ref().unwrap().summary.clone())
+            .collect();
+        assert_eq!(
+            summaries,
+            [
+                "add fn",
+                "add cls",
+                "fn: g_",
+                "drop cls",
+                "rename fn",
+                "broken",
+                "remove the file"
+            ]
+        );
+        assert_eq!(changes(&h, 0), ["+fn@0"]);
+        assert_eq!(changes(&h, 1), ["+cls@0"]);
+        assert_eq!(changes(&h, 2), ["+fn@1"]);
+        assert_eq!(changes(&h, 3), ["-cls@1"]);
+        assert_eq!(changes(&h, 4), ["+fn-prefix@0", "-fn@2"]);
+        // A file that does not parse changes nothing, and says which commit it was.
+        assert_eq!(changes(&h, 5), Vec::<String>::new());
+        assert_eq!(h.warnings.len(), 1);
+        assert!(h.warnings[0].contains("broken"), "{:?}", h.warnings);
+        assert_eq!(changes(&h, 6), ["-fn-prefix@1"]);
+        let active = |k| -> Vec<String> {
+            (h.ledger.active_at(k).iter())
+                .map(|a| format!("{}={}", a.pivot.id, a.version.rule.describe()))
+                .collect()
+        };
+        assert_eq!(active(2).len(), 2);
+        assert_eq!(active(4), active(5));
+        assert!(active(6).is_empty());
+
+        // The working tree's file, when it differs from HEAD's, is one more session.
+        let w = r
+            .pivot_history("pivots.toml", "pivots.toml", Some(f.as_bytes()))
+            .unwrap();
+        assert_eq!(w.sessions.len(), 8);
+        assert!(w.sessions[7].is_none());
+        assert_eq!(changes(&w, 7), ["+fn@3"]);
+    }
+
+    #[test]
+    fn a_repository_without_commits_has_only_the_working_file() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let r = Repo::open(dir.path()).unwrap();
+        let f = pivot("fn", "start with f_", "^f_");
+        let h = r
+            .pivot_history("pivots.toml", "pivots.toml", Some(f.as_bytes()))
+            .unwrap();
+        assert_eq!(h.sessions, [None]);
+        assert_eq!(changes(&h, 0), ["+fn@0"]);
+        let none = r.pivot_history("pivots.toml", "pivots.toml", None).unwrap();
+        assert!(none.sessions.is_empty());
+    }
+}

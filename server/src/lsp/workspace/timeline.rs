@@ -1,0 +1,122 @@
+//! The sessions as a timeline: for each, where it comes from (with the `history` setting, the
+//! commit that changed `pivots.toml`) and the pivot changes it makes. One typed reply for the
+//! editors' Sessions views, and the changes the transcripts list.
+
+use super::replay::{Replay, Source};
+use crate::pivots::{Active, Ledger};
+use pivot_core::history::Commit;
+use serde::Serialize;
+
+/// `pivot.session.timeline`'s reply.
+#[derive(Debug, Serialize)]
+pub struct Timeline {
+    /// The current session.
+    pub index: usize,
+    pub count: usize,
+    /// "memorycode", "convcode", "history" (pivots.toml's commits) or "workspace pivots".
+    pub source: &'static str,
+    pub sessions: Vec<SessionEntry>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SessionEntry {
+    pub index: usize,
+    /// The commit this session is (history only; null for the uncommitted working file and
+    /// every other source).
+    pub commit: Option<Commit>,
+    /// True for the working tree's `pivots.toml`, changed since the last commit.
+    pub uncommitted: bool,
+    pub changes: Vec<Change>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    Added,
+    Updated,
+    Removed,
+}
+
+impl ChangeKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Updated => "updated",
+            ChangeKind::Removed => "removed",
+        }
+    }
+}
+
+/// One pivot's change at a session.
+#[derive(Debug, Serialize)]
+pub struct Change {
+    pub change: ChangeKind,
+    pub id: String,
+    /// "memorycode", "pivots.toml" or "user".
+    pub origin: String,
+    pub version: usize,
+    /// The instruction (for a removal, the one taken out).
+    pub text: String,
+    pub kind: String,
+    /// The rule in words.
+    pub description: String,
+}
+
+/// Whether `a` (a version given at session `k`) adds, updates or removes its pivot: an
+/// addition is its first version, or the first after a removal.
+pub fn change_kind(a: &Active<'_>, k: usize) -> ChangeKind {
+    if a.version.withdrawn {
+        return ChangeKind::Removed;
+    }
+    let before = a.pivot.versions.iter().rev().find(|v| v.session < k);
+    match before {
+        Some(v) if !v.withdrawn => ChangeKind::Updated,
+        _ => ChangeKind::Added,
+    }
+}
+
+/// The pivot changes of session `k`, every source of `ledger` together.
+pub fn changes_at(ledger: &Ledger, k: usize) -> Vec<Change> {
+    ledger
+        .changes_at(k)
+        .iter()
+        .map(|a| Change {
+            change: change_kind(a, k),
+            id: a.pivot.id.clone(),
+            origin: a.pivot.origin.clone(),
+            version: a.version.version,
+            text: a.version.text.clone(),
+            kind: a.version.kind.name().to_string(),
+            description: a.version.rule.describe(),
+        })
+        .collect()
+}
+
+pub fn timeline(r: &Replay) -> Timeline {
+    let source = match r.source() {
+        Some(Source::MemoryCode(_)) => "memorycode",
+        Some(Source::ConvCode(_)) => "convcode",
+        None if r.history().is_some() => "history",
+        None => "workspace pivots",
+    };
+    let history = r.history();
+    let sessions = (0..r.count())
+        .map(|k| SessionEntry {
+            index: k,
+            commit: r.session_commit(k).cloned(),
+            uncommitted: history.is_some_and(|h| matches!(h.commits.get(k), Some(None))),
+            changes: changes_at(r.ledger(), k),
+        })
+        .collect();
+    Timeline {
+        index: r.index(),
+        count: r.count(),
+        source,
+        sessions,
+    }
+}
+
+/// "commit 1a2b3c4d5e6f (Rename the helpers)", for hovers and transcripts.
+pub fn commit_label(c: &Commit) -> String {
+    format!("commit {} ({})", c.short, c.summary)
+}
