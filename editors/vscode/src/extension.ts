@@ -31,7 +31,6 @@ import {
   feedbackMarkdown,
   jsonlTasks,
   LIVE_DIR,
-  PivotChange,
   resultsConfigs,
   resultsModels,
   ServerState,
@@ -40,7 +39,6 @@ import {
   Submitted,
   submittedMarkdown,
   TestsResult,
-  transcriptChanges,
   TURN0_DIR,
   applySessionChanged,
   args,
@@ -72,6 +70,8 @@ import {
   StatusState,
   statusText,
   statusTooltip,
+  Timeline,
+  timelineMarkdown,
   Transcript,
   ResultsChoice,
 } from './logic';
@@ -101,6 +101,7 @@ function settings(): Settings {
     python: c.get<string>('python', DEFAULT_SETTINGS.python),
     problems: c.get<string>('problems', DEFAULT_SETTINGS.problems),
     sandbox: c.get<string>('sandbox', DEFAULT_SETTINGS.sandbox),
+    history: c.get<boolean>('history', DEFAULT_SETTINGS.history),
     baseUrl: c.get<string>('endpoint.baseUrl', DEFAULT_SETTINGS.baseUrl),
     model: c.get<string>('endpoint.model', DEFAULT_SETTINGS.model),
     apiKey: c.get<string>('endpoint.apiKey', DEFAULT_SETTINGS.apiKey),
@@ -317,29 +318,25 @@ async function refreshView(): Promise<void> {
     void vscode.commands.executeCommand('setContext', 'pivot.noConversation', info.kind === 'none');
     void vscode.commands.executeCommand('setContext', 'pivot.serverAnswered', true);
   }
-  // The sessions at once, as the status bar shows them; then what each adds or updates.
+  // The sessions at once, as the status bar shows them; then each one's commit and changes.
   tree.update(info, active);
-  if (info && info.kind !== 'none') tree.update(info, active, await sessionChanges(info));
+  if (info && info.kind !== 'none') tree.update(info, active, await sessionTimeline(info));
 }
 
-/** The pivots each session adds or updates, read from the server's transcripts. */
-async function sessionChanges(info: Info): Promise<Map<number, PivotChange[]>> {
-  const out = new Map<number, PivotChange[]>();
+/** Every session's commit (sessions from history) and pivot changes, in one request. */
+async function sessionTimeline(info: Info): Promise<Timeline | undefined> {
   // ConvCodeWorld turns have no pivots; very long conversations are not fetched whole.
-  if (info.kind === 'none' || info.kind === 'convcode' || info.count > 300 || !client) return out;
-  const c = client;
-  await Promise.all(
-    Array.from({ length: info.count }, async (_, k) => {
-      try {
-        const t = (await c.sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.sessionTranscript, arguments: args.transcript(k) })) as Transcript;
-        out.set(k, transcriptChanges(t.markdown));
-      } catch {
-        // the conversation changed meanwhile: the next refresh has it
-      }
-    }),
-  );
-  return out;
+  if (info.kind === 'none' || info.kind === 'convcode' || info.count > MAX_TIMELINE || !client) return undefined;
+  try {
+    return (await client.sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.sessionTimeline, arguments: args.none() })) as Timeline;
+  } catch {
+    // the conversation changed meanwhile: the next refresh has it
+    return undefined;
+  }
 }
+
+/** Sessions beyond this many are listed without their changes (a 100k-session dialogue). */
+const MAX_TIMELINE = 2000;
 
 /** Show markdown in the preview, from an in-memory document (no save prompt on close). */
 async function showMarkdown(name: string, text: string, beside = false): Promise<void> {
@@ -351,7 +348,7 @@ async function showMarkdown(name: string, text: string, beside = false): Promise
 
 /**
  * A report's text. After a window reload VS Code restores its previews but the texts were
- * in memory: transcripts and active pivots are asked again from the server; other reports
+ * in memory: transcripts, the timeline and active pivots are asked again from the server; other reports
  * (evaluations, feedback) say how to produce them again rather than showing a blank page.
  */
 async function reportText(uri: vscode.Uri): Promise<string> {
@@ -363,6 +360,9 @@ async function reportText(uri: vscode.Uri): Promise<string> {
     if (session) {
       const t = await run<Transcript>(ServerCommand.sessionTranscript, args.transcript(Number(session[1])));
       if (t) return t.markdown;
+    } else if (name === 'timeline') {
+      const t = await run<Timeline>(ServerCommand.sessionTimeline, args.none());
+      if (t) return timelineMarkdown(t);
     } else if (name.startsWith('active-pivots')) {
       const a = await run<Active>(ServerCommand.pivotsActive, args.none());
       if (a) return activePivotsMarkdown(a);
@@ -532,6 +532,11 @@ const handlers: Record<string, (...a: unknown[]) => Promise<unknown>> = {
     const a = await run<Active>(ServerCommand.pivotsActive, args.none());
     if (a) await showMarkdown(`active-pivots-session-${a.index}`, activePivotsMarkdown(a));
     return a;
+  },
+  [PaletteCommand.showTimeline]: async () => {
+    const t = await run<Timeline>(ServerCommand.sessionTimeline, args.none());
+    if (t) await showMarkdown('timeline', timelineMarkdown(t));
+    return t;
   },
   [PaletteCommand.showTranscript]: async (k?: unknown) => {
     const t = await run<Transcript>(ServerCommand.sessionTranscript, args.transcript(typeof k === 'number' ? k : undefined));

@@ -10,6 +10,7 @@ export const ServerCommand = {
   sessionPrevious: 'pivot.session.previous',
   sessionGoto: 'pivot.session.goto',
   sessionTranscript: 'pivot.session.transcript',
+  sessionTimeline: 'pivot.session.timeline',
   pivotsActive: 'pivot.pivots.active',
   pivotsAdd: 'pivot.pivots.add',
   pivotsRemove: 'pivot.pivots.remove',
@@ -44,6 +45,7 @@ export const PaletteCommand = {
   gotoSession: 'pivot.gotoSession',
   showActivePivots: 'pivot.showActivePivots',
   showTranscript: 'pivot.showTranscript',
+  showTimeline: 'pivot.showTimeline',
   addPivot: 'pivot.addPivot',
   removePivot: 'pivot.removePivot',
   reloadPivots: 'pivot.reloadPivots',
@@ -71,6 +73,7 @@ export const PALETTE_TO_SERVER: Record<string, ServerCommandName | null> = {
   [PaletteCommand.gotoSession]: ServerCommand.sessionGoto,
   [PaletteCommand.showActivePivots]: ServerCommand.pivotsActive,
   [PaletteCommand.showTranscript]: ServerCommand.sessionTranscript,
+  [PaletteCommand.showTimeline]: ServerCommand.sessionTimeline,
   [PaletteCommand.addPivot]: ServerCommand.pivotsAdd,
   [PaletteCommand.removePivot]: ServerCommand.pivotsRemove,
   [PaletteCommand.reloadPivots]: ServerCommand.pivotsReload,
@@ -164,6 +167,8 @@ export interface Info {
   active: number;
   pivots: number;
   moved?: boolean;
+  /** The sessions are pivots.toml's commits (the `pivot.history` setting). */
+  history?: boolean;
   warnings?: string[];
   convcode?: ConvInfo;
 }
@@ -204,6 +209,32 @@ export interface Transcript {
   markdown: string;
 }
 
+/** A commit of the project's history (sessions from history: the `pivot.history` setting). */
+export interface Commit {
+  id: string;
+  short: string;
+  summary: string;
+  /** Committer time, seconds since the epoch. */
+  time: number;
+}
+
+/** `pivot.session.timeline` (server/src/lsp/workspace/timeline.rs). */
+export interface Timeline {
+  index: number;
+  count: number;
+  source: 'memorycode' | 'convcode' | 'history' | 'workspace pivots' | string;
+  sessions: TimelineSession[];
+}
+
+export interface TimelineSession {
+  index: number;
+  /** The commit this session is; null outside history and for the uncommitted file. */
+  commit: Commit | null;
+  /** The working tree's pivots.toml, changed since the last commit. */
+  uncommitted: boolean;
+  changes: PivotChange[];
+}
+
 export interface SessionChanged {
   index: number;
   count: number;
@@ -219,6 +250,8 @@ export interface Settings {
   problems: string;
   /** `bwrap` (the default) or `none`: how the server isolates test runs. */
   sandbox: string;
+  /** pivots.toml's sessions are the commits that changed it. */
+  history: boolean;
   baseUrl: string;
   model: string;
   apiKey: string;
@@ -231,6 +264,7 @@ export const DEFAULT_SETTINGS: Settings = {
   python: '',
   problems: 'humaneval',
   sandbox: 'bwrap',
+  history: false,
   baseUrl: '',
   model: '',
   apiKey: '',
@@ -242,6 +276,7 @@ export interface InitOptions {
     python: string | null;
     problems: string | null;
     sandbox: string | null;
+    history: boolean;
     endpoint: { baseUrl: string | null; model: string | null; apiKey: string | null };
   };
 }
@@ -258,6 +293,7 @@ export function initializationOptions(s: Settings, env: Record<string, string | 
       python: orNull(s.python),
       problems: orNull(s.problems),
       sandbox: orNull(s.sandbox),
+      history: s.history === true,
       endpoint: { baseUrl: orNull(s.baseUrl), model: orNull(s.model), apiKey: key },
     },
   };
@@ -388,18 +424,37 @@ export function basename(p: string): string {
 
 /** "adds a, b · updates c" for one session's pivot changes. */
 export function changesDescription(changes: PivotChange[] | undefined): string {
-  const added = (changes ?? []).filter((c) => c.change === 'added').map((c) => c.id);
-  const updated = (changes ?? []).filter((c) => c.change === 'updated').map((c) => c.id);
-  return [added.length ? `adds ${added.join(', ')}` : '', updated.length ? `updates ${updated.join(', ')}` : '']
+  const ids = (what: PivotChange['change']) => (changes ?? []).filter((c) => c.change === what).map((c) => c.id);
+  const [added, updated, removed] = [ids('added'), ids('updated'), ids('removed')];
+  return [
+    added.length ? `adds ${added.join(', ')}` : '',
+    updated.length ? `updates ${updated.join(', ')}` : '',
+    removed.length ? `removes ${removed.join(', ')}` : '',
+  ]
     .filter((x) => x)
     .join(' · ');
 }
 
+/** "1a2b3c4 Rename the helpers", or "uncommitted", for a session from history. */
+export function commitDescription(s: TimelineSession | undefined): string {
+  if (!s) return '';
+  if (s.commit) return `${s.commit.short.slice(0, 7)} ${s.commit.summary}`;
+  return s.uncommitted ? 'uncommitted pivots.toml' : '';
+}
+
+/** A commit's tooltip lines: id, summary, date (UTC). */
+export function commitTooltip(c: Commit): string {
+  const date = new Date(c.time * 1000).toISOString().replace('T', ' ').slice(0, 16);
+  return `commit ${c.id}\n${c.summary}\n${date} UTC`;
+}
+
+const CHANGE_ICON: Record<PivotChange['change'], string> = { added: 'add', updated: 'edit', removed: 'remove' };
+
 /**
- * Two groups: the sessions (each with the pivots it adds or updates, from the server's
- * transcripts: `changes` by session index) and the pivots active now.
+ * Two groups: the sessions (each with its commit, when the sessions come from history, and
+ * the pivots it adds, updates or removes: the server's `timeline`) and the pivots active now.
  */
-export function treeModel(info: Info | undefined, active: Active | undefined, changes?: Map<number, PivotChange[]>): Node[] {
+export function treeModel(info: Info | undefined, active: Active | undefined, timeline?: Timeline): Node[] {
   if (!info) {
     return [{ id: 'empty', label: 'Pivot LSP is not running', icon: 'warning', command: { command: PaletteCommand.restartServer, args: [] } }];
   }
@@ -410,18 +465,23 @@ export function treeModel(info: Info | undefined, active: Active | undefined, ch
   {
     for (let k = 0; k < info.count; k++) {
       const current = k === info.index;
-      const ch = changes?.get(k) ?? [];
-      const parts = [current ? 'current' : '', changesDescription(ch)].filter((x) => x);
+      const entry = timeline?.sessions[k];
+      const ch = entry?.changes ?? [];
+      const parts = [current ? 'current' : '', commitDescription(entry), changesDescription(ch)].filter((x) => x);
+      const tips = [
+        entry?.commit ? commitTooltip(entry.commit) : '',
+        ...ch.map((c) => `${c.change} ${c.id} (version ${c.version})${c.text ? `: "${c.text}"` : ''}`),
+      ].filter((x) => x);
       sessions.push({
         id: `session:${k}`,
         label: convcode ? `Turn ${k}` : `Session ${k}`,
         description: parts.join(' · ') || undefined,
-        tooltip: ch.length ? ch.map((c) => `${c.change} ${c.id} (version ${c.version})${c.text ? `: "${c.text}"` : ''}`).join('\n') : undefined,
+        tooltip: tips.length ? tips.join('\n') : undefined,
         icon: current ? 'debug-stackframe' : 'circle-outline',
         command: { command: PaletteCommand.gotoSession, args: [k] },
         contextValue: current ? 'session.current' : 'session',
         children: ch.length
-          ? ch.map((c) => ({ id: `session:${k}:${c.id}`, label: c.id, description: `${c.change}${c.text ? `: ${c.text}` : ''}`, icon: c.change === 'added' ? 'add' : 'edit' }))
+          ? ch.map((c) => ({ id: `session:${k}:${c.id}`, label: c.id, description: `${c.change}${c.text ? `: ${c.text}` : ''}`, icon: CHANGE_ICON[c.change] ?? 'edit' }))
           : undefined,
       });
     }
@@ -434,7 +494,7 @@ export function treeModel(info: Info | undefined, active: Active | undefined, ch
     icon: p.origin === 'memorycode' ? 'comment-discussion' : 'law',
     contextValue: `pivot.${p.origin}`,
   }));
-  const what = convcode ? `Turns of ${info.convcode?.task ?? 'the task'}` : 'Sessions';
+  const what = convcode ? `Turns of ${info.convcode?.task ?? 'the task'}` : info.history ? 'History of pivots.toml' : 'Sessions';
   // Turns are numbered 0..N as the status bar shows them ("turn 1/1" after one submission).
   const sessionsLabel = convcode ? `${what} (turn ${info.index}/${info.count - 1})` : `${what} (${info.index}/${info.count})`;
   const groups: Node[] = [
@@ -490,6 +550,18 @@ export function parseRule(input: string): unknown {
 
 // ---------------------------------------------------------------------------------------
 // Reports shown as markdown.
+
+/** Every session, one line each: its commit (sessions from history) and its pivot changes. */
+export function timelineMarkdown(t: Timeline): string {
+  const what = t.source === 'history' ? 'History of pivots.toml' : t.source === 'convcode' ? 'Turns' : 'Sessions';
+  const lines = [`# ${what}: ${t.count} session${t.count === 1 ? '' : 's'}, at session ${t.index}`, ''];
+  for (const s of t.sessions) {
+    const from = s.commit ? ` — commit \`${s.commit.short}\` ${s.commit.summary} (${commitTooltip(s.commit).split('\n')[2]})` : s.uncommitted ? ' — uncommitted pivots.toml' : '';
+    lines.push(`- **Session ${s.index}**${s.index === t.index ? ' (current)' : ''}${from}`);
+    for (const c of s.changes) lines.push(`  - ${c.change} \`${c.id}\` (version ${c.version})${c.text ? `: "${c.text}"` : ''}`);
+  }
+  return lines.join('\n') + '\n';
+}
 
 export function activePivotsMarkdown(a: Active): string {
   const lines = [`# Active pivots at session ${a.index} of ${a.count}`, ''];
@@ -596,16 +668,17 @@ export function startFailureMessage(command: string, reason: string | undefined,
 }
 
 // ---------------------------------------------------------------------------------------
-// Session changes read from the server's transcript ("- **added** `id` (version n): ...").
+// A session's pivot changes (the server's timeline).
 
-export interface PivotChange { change: 'added' | 'updated'; id: string; version: number; text: string }
-
-export function transcriptChanges(markdown: string): PivotChange[] {
-  const out: PivotChange[] = [];
-  for (const m of markdown.matchAll(/^- \*\*(added|updated)\*\* `([^`]+)` \(version (\d+)\): "((?:[^"\\]|\\.)*)"/gm)) {
-    out.push({ change: m[1] as 'added' | 'updated', id: m[2], version: Number(m[3]), text: m[4] });
-  }
-  return out;
+export interface PivotChange {
+  change: 'added' | 'updated' | 'removed';
+  id: string;
+  version: number;
+  /** The instruction; for a removal, the one taken out. */
+  text: string;
+  kind?: string;
+  description?: string;
+  origin?: string;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // VS Code tree items.
 
 import * as vscode from 'vscode';
-import { Active, Info, Node, PivotChange, treeModel } from './logic';
+import { Active, Info, Node, Timeline, treeModel } from './logic';
 
 export class PivotTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
@@ -10,8 +10,8 @@ export class PivotTree implements vscode.TreeDataProvider<Node> {
   // Empty until the server first answers: the view's welcome text then says it is starting.
   private roots: Node[] = [];
 
-  update(info: Info | undefined, active: Active | undefined, changes?: Map<number, PivotChange[]>): void {
-    this.roots = treeModel(info, active, changes);
+  update(info: Info | undefined, active: Active | undefined, timeline?: Timeline): void {
+    this.roots = treeModel(info, active, timeline);
     this.changed.fire(undefined);
   }
 

@@ -25,7 +25,6 @@ import {
   treeModel,
   StderrTail,
   startFailureMessage,
-  transcriptChanges,
   resultsModels,
   resultsConfigs,
   jsonlTasks,
@@ -33,6 +32,8 @@ import {
   feedbackMarkdown,
   submittedMarkdown,
   convEvaluationMarkdown,
+  PivotChange,
+  Timeline,
 } from '../src/logic';
 
 const info = (over: Partial<Info> = {}): Info => ({
@@ -102,16 +103,36 @@ test('tree: one item per session, the current one marked, pivots with their orig
   assert.match(pivots.children![1].tooltip!, /version 2, given at session 1 \(toml\)/);
 });
 
-test("tree: every session lists the pivots it adds or updates (from the server's transcript)", () => {
-  const md = (k: number) => `# Session ${k} of 4\n\n## Pivot changes\n\n` + (k === 0
-    ? '- **added** `mc-1` (version 0): "start function names with \'f_\'" (function: names must match `^f_.*`)\n'
-    : k === 2 ? '- **updated** `mc-1` (version 1): "use g_ now" (function: x)\n- **added** `mc-3` (version 0): "" (import: y)\n'
-      : 'None in this session.\n') + '\n## Transcript\n\n**Ana:** - **added** `fake` (version 9): "not a change"\n';
-  const changes = new Map([0, 1, 2, 3].map((k) => [k, transcriptChanges(md(k))]));
-  assert.deepEqual(changes.get(2)!.map((c) => [c.change, c.id, c.version, c.text]), [['updated', 'mc-1', 1, 'use g_ now'], ['added', 'mc-3', 0, '']]);
-  const [sessions] = treeModel(info(), active, changes);
-  assert.deepEqual(sessions.children!.map((n) => n.description), ['adds mc-1', 'current', 'adds mc-3 · updates mc-1', undefined]);
+test("tree: every session lists the pivots it adds, updates or removes (the server's timeline)", () => {
+  const change = (change: PivotChange['change'], id: string, version: number, text: string): PivotChange => ({ change, id, version, text });
+  const timeline: Timeline = {
+    index: 1, count: 4, source: 'memorycode',
+    sessions: [
+      { index: 0, commit: null, uncommitted: false, changes: [change('added', 'mc-1', 0, "start function names with 'f_'")] },
+      { index: 1, commit: null, uncommitted: false, changes: [] },
+      { index: 2, commit: null, uncommitted: false, changes: [change('updated', 'mc-1', 1, 'use g_ now'), change('added', 'mc-3', 0, '')] },
+      { index: 3, commit: null, uncommitted: false, changes: [change('removed', 'mc-3', 1, '')] },
+    ],
+  };
+  const [sessions] = treeModel(info(), active, timeline);
+  assert.deepEqual(sessions.children!.map((n) => n.description), ['adds mc-1', 'current', 'adds mc-3 · updates mc-1', 'removes mc-3']);
   assert.deepEqual(sessions.children![2].children!.map((n) => n.label), ['mc-1', 'mc-3']);
+  assert.deepEqual(sessions.children![3].children!.map((n) => n.icon), ['remove']);
+});
+
+test('tree: sessions from history name their commit, and the uncommitted file', () => {
+  const commit = { id: '1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b', short: '1a2b3c4d5e6f', summary: 'pivots: g_ now', time: 1764363840 };
+  const timeline: Timeline = {
+    index: 0, count: 2, source: 'history',
+    sessions: [
+      { index: 0, commit, uncommitted: false, changes: [{ change: 'updated', id: 'fn', version: 1, text: 'g_' }] },
+      { index: 1, commit: null, uncommitted: true, changes: [] },
+    ],
+  };
+  const [sessions] = treeModel(info({ kind: 'workspace pivots', source: null, count: 2, index: 0, history: true }), active, timeline);
+  assert.equal(sessions.label, 'History of pivots.toml (0/2)');
+  assert.deepEqual(sessions.children!.map((n) => n.description), ['current · 1a2b3c4 pivots: g_ now · updates fn', 'uncommitted pivots.toml']);
+  assert.match(sessions.children![0].tooltip!, /^commit 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b\npivots: g_ now\n2025-11-28 21:04 UTC\nupdated fn/);
 });
 
 test('ConvCodeWorld folder choices: models, configurations in Table 1 order, tasks', () => {
@@ -156,15 +177,16 @@ test('initializationOptions: key from the setting, else from the named env varia
   const s = { ...DEFAULT_SETTINGS, python: ' /venv/bin/python ', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' };
   assert.deepEqual(initializationOptions(s, { OPENAI_API_KEY: 'env-key' }), {
     pivot: {
-      python: '/venv/bin/python', problems: 'humaneval', sandbox: 'bwrap',
+      python: '/venv/bin/python', problems: 'humaneval', sandbox: 'bwrap', history: false,
       endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'env-key' },
     },
   });
   assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, 'set');
   assert.equal(initializationOptions({ ...s, apiKeyEnv: 'OTHER' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, null);
   assert.equal(initializationOptions({ ...s, sandbox: 'none' }, {}).pivot.sandbox, 'none');
+  assert.equal(initializationOptions({ ...s, history: true }, {}).pivot.history, true);
   assert.deepEqual(initializationOptions({ ...DEFAULT_SETTINGS, problems: '', sandbox: '' }, {}), {
-    pivot: { python: null, problems: null, sandbox: null, endpoint: { baseUrl: null, model: null, apiKey: null } },
+    pivot: { python: null, problems: null, sandbox: null, history: false, endpoint: { baseUrl: null, model: null, apiKey: null } },
   });
   assert.deepEqual(serverEnv(s), { PIVOT_PYTHON: '/venv/bin/python' });
   assert.deepEqual(serverEnv(DEFAULT_SETTINGS), {});

@@ -44,7 +44,7 @@ import {
   PALETTE_TO_SERVER,
   ServerCommandName,
   Transcript,
-  transcriptChanges,
+  Timeline,
   treeModel,
 } from '../src/logic';
 
@@ -213,13 +213,11 @@ describe('pivot-lsp over stdio, as the VS Code extension uses it', { skip: haveS
       ['mc-101', 'function docstring', 0, 'memorycode'],
     ]);
     const info = await c.run<Info>(ServerCommand.conversationInfo, args.none());
-    // Every session's changes, from its transcript (dialogue_1.json: two instruction-adds,
+    // Every session's changes, from the timeline (dialogue_1.json: two instruction-adds,
     // a filler, then an instruction-update and an instruction-add).
-    const changes = new Map<number, ReturnType<typeof transcriptChanges>>();
-    for (let k = 0; k < info.count; k++) {
-      changes.set(k, transcriptChanges((await c.run<Transcript>(ServerCommand.sessionTranscript, args.transcript(k))).markdown));
-    }
-    const [sessions, pivots] = treeModel(info, a, changes);
+    const timeline = await c.run<Timeline>(ServerCommand.sessionTimeline, args.none());
+    assert.deepEqual([timeline.source, timeline.count, timeline.sessions.map((s) => s.commit)], ['memorycode', 3, [null, null, null]]);
+    const [sessions, pivots] = treeModel(info, a, timeline);
     assert.deepEqual(sessions.children!.map((s) => s.description), ['current · adds mc-100, mc-101', undefined, 'adds mc-102 · updates mc-100']);
     assert.equal(pivots.children!.length, 2);
     await c.quiet();

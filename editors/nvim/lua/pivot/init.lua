@@ -93,9 +93,16 @@ function M.start(bufnr)
   return id
 end
 
---- The running pivot client (started for the current buffer if there is none).
+--- The running pivot client of the current buffer, else any running one (one is started
+--- for the current buffer if there is none): with two roots open, a command goes to the
+--- server of the buffer it is given in.
 function M.client()
   local clients = get_clients()
+  for _, c in ipairs(clients) do
+    if vim.lsp.buf_is_attached(0, c.id) then
+      return c
+    end
+  end
   if #clients == 0 then
     if has_011 then
       local cfg = vim.tbl_extend('force', {}, vim.lsp.config.pivot_lsp or config.client_config())
@@ -244,6 +251,28 @@ end
 
 local function fmt(v)
   return type(v) == 'number' and string.format('%.4f', v) or 'n/a'
+end
+
+--- Text of pivot.session.timeline's result: one line per session (its commit when the
+--- sessions come from history), its pivot changes below it.
+function M.format_timeline(t)
+  local what = ({ history = 'History of pivots.toml', convcode = 'Turns' })[t.source] or 'Sessions'
+  local lines = { string.format('# %s: %d session(s), at session %d', what, t.count, t.index), '' }
+  for _, s in ipairs(t.sessions or {}) do
+    local from = ''
+    if type(s.commit) == 'table' then
+      local date = os.date('!%Y-%m-%d %H:%M UTC', s.commit.time)
+      from = string.format(' — commit %s %s (%s)', s.commit.short, s.commit.summary, date)
+    elseif s.uncommitted then
+      from = ' — uncommitted pivots.toml'
+    end
+    table.insert(lines, string.format('- Session %d%s%s', s.index, s.index == t.index and ' (current)' or '', from))
+    for _, c in ipairs(s.changes or {}) do
+      local text = (c.text ~= nil and c.text ~= '') and (': "' .. c.text .. '"') or ''
+      table.insert(lines, string.format('  - %s %s (version %d)%s', c.change, c.id, c.version, text))
+    end
+  end
+  return table.concat(lines, '\n')
 end
 
 --- Text of pivot.outputs.check's result: the scores per session.
@@ -401,6 +430,11 @@ M.commands = {
     server = 'pivot.pivots.active',
     nargs = 0, desc = 'The pivots active at this session',
     fn = function() M.exec('pivot.pivots.active', nil, function(a) M.show('active', M.format_active(a)) end) end,
+  },
+  PivotTimeline = {
+    server = 'pivot.session.timeline',
+    nargs = 0, desc = 'Every session: its commit (with the history option) and pivot changes',
+    fn = function() M.exec('pivot.session.timeline', nil, function(t) M.show('timeline', M.format_timeline(t)) end) end,
   },
   PivotTranscript = {
     server = 'pivot.session.transcript',
