@@ -217,6 +217,24 @@ async function closeEditors() {
   await page.waitForTimeout(300);
 }
 
+/** A git repository whose two commits change pivots.toml (f_, then g_); their ids. */
+function historyRepository(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'Ana', GIT_AUTHOR_EMAIL: 'ana@example.org', GIT_COMMITTER_NAME: 'Ana',
+    GIT_COMMITTER_EMAIL: 'ana@example.org', GIT_CONFIG_NOSYSTEM: '1' };
+  const git = (...a) => execFileSync('git', ['-C', dir, ...a], { env, encoding: 'utf8' }).trim();
+  const toml = (prefix) => `[[pivot]]\nid = "fn-prefix"\n[[pivot.version]]\ntext = "start function names with ${prefix}"\nkind = "function"\nrule = "^${prefix}"\n`;
+  git('init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(dir, 'pivots.toml'), toml('f_'));
+  fs.writeFileSync(path.join(dir, 'app.py'), 'def f_old():\n    return 1\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'pivots: function names start with f_');
+  const first = git('rev-parse', 'HEAD');
+  fs.writeFileSync(path.join(dir, 'pivots.toml'), toml('g_'));
+  git('commit', '-q', '-am', 'pivots: function names now start with g_');
+  return [first, git('rev-parse', 'HEAD')];
+}
+
 // ---- the run ------------------------------------------------------------------------------
 
 async function main() {
@@ -460,6 +478,40 @@ async function main() {
     }
     ok('one start-failure notification with the reason from stderr');
     await screenshot('start-failure');
+
+    // pivots.toml's history as sessions: a git repository whose commits changed it, opened
+    // in its own window with pivot.history on (a workspace setting, not committed).
+    const hist = path.join(tmp, 'history');
+    const commits = historyRepository(hist);
+    fs.mkdirSync(path.join(hist, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(hist, '.vscode', 'settings.json'), JSON.stringify({ 'pivot.history': true }, null, 2));
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(hist)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await openFile('app.py');
+    await until('history: the status bar shows the last of the two commits as the session', async () => (await statusBar()).includes('session 1/2'), 60000);
+    await palette('Explorer: Focus on Pivot Sessions View');
+    await until('the Sessions view is the history of pivots.toml, each session its commit', async () => {
+      const t = await page.locator('.sidebar').innerText();
+      return t.includes('History of pivots.toml (1/2)') && t.includes(`${commits[0].slice(0, 7)} pivots: function names start with f_`)
+        && t.includes(`${commits[1].slice(0, 7)} pivots: function names now start with g_`) && t.includes('updates fn-prefix');
+    });
+    await screenshot('history-sessions');
+    // The hover on f_old (line 1, column 6), shown from the keyboard as a person would.
+    await page.locator('.editor-instance .view-lines').first().click();
+    await page.keyboard.press('Control+G');
+    await answer('1:6', false);
+    await palette('Show or Focus Hover');
+    await until('the hover on f_old names the commit that gave the version in force', async () => {
+      const t = (await page.locator('.monaco-hover').allInnerTexts()).join('\n');
+      return t.includes(`commit ${commits[1].slice(0, 12)}`) && t.includes('function names now start with g_');
+    });
+    await screenshot('history-hover');
+    await palette('Pivot: Show Session Timeline');
+    await until('Show Session Timeline lists both commits', async () => {
+      const t = await framesText();
+      return t.includes('History of pivots.toml') && t.includes(commits[0].slice(0, 12)) && t.includes(commits[1].slice(0, 12));
+    });
+    await screenshot('history-timeline');
     console.log(`${passed} passed, 0 failed`);
   } catch (e) {
     if (page && !(e instanceof Failure)) await screenshot('FAILED').catch(() => undefined);
