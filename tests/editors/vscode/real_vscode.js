@@ -499,7 +499,7 @@ async function main() {
     // The hover on f_old (line 1, column 6), shown from the keyboard as a person would.
     await page.locator('.editor-instance .view-lines').first().click();
     await page.keyboard.press('Control+G');
-    await answer('1:6', false);
+    await answer(':1:6', false);
     await palette('Show or Focus Hover');
     await until('the hover on f_old names the commit that gave the version in force', async () => {
       const t = (await page.locator('.monaco-hover').allInnerTexts()).join('\n');
