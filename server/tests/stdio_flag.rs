@@ -48,3 +48,66 @@ fn stdio_is_not_a_catch_all_for_unknown_arguments() {
         "an unknown flag is still an error"
     );
 }
+
+/// One framed JSON-RPC message.
+fn frame(v: &Value) -> Vec<u8> {
+    let body = v.to_string();
+    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+/// The server's own log goes to stderr (stdout is the protocol): with `PIVOT_LOG=debug`
+/// every request has a span naming its method; a filter that does not parse is said once and
+/// the default used.
+#[test]
+fn pivot_log_writes_a_line_per_request_on_stderr() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let root = tempfile::tempdir().unwrap();
+    let run = |log: &str| -> (String, String) {
+        let mut child = Command::new(EXE)
+            .arg("serve")
+            .current_dir(root.path())
+            .env("PIVOT_LOG", log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = Vec::new();
+        for m in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": null, "capabilities": {}}}),
+            json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+            json!({"jsonrpc": "2.0", "method": "exit"}),
+        ] {
+            input.extend(frame(&m));
+        }
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success());
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run("debug");
+    assert!(out.contains("\"id\":2"), "the shutdown is answered: {out}");
+    assert!(
+        err.contains("request{method=initialize") && err.contains("request{method=shutdown"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("Content-Length"),
+        "no protocol on stderr: {err}"
+    );
+    let (_, quiet) = run("");
+    assert!(
+        !quiet.contains("request{"),
+        "the default level is quiet: {quiet}"
+    );
+    let (_, bad) = run("pivot=[");
+    assert!(
+        bad.contains("PIVOT_LOG") && bad.contains("not a log filter"),
+        "{bad}"
+    );
+}

@@ -102,6 +102,7 @@ function settings(): Settings {
     problems: c.get<string>('problems', DEFAULT_SETTINGS.problems),
     sandbox: c.get<string>('sandbox', DEFAULT_SETTINGS.sandbox),
     history: c.get<boolean>('history', DEFAULT_SETTINGS.history),
+    logLevel: c.get<string>('logLevel', DEFAULT_SETTINGS.logLevel),
     baseUrl: c.get<string>('endpoint.baseUrl', DEFAULT_SETTINGS.baseUrl),
     model: c.get<string>('endpoint.model', DEFAULT_SETTINGS.model),
     apiKey: c.get<string>('endpoint.apiKey', DEFAULT_SETTINGS.apiKey),

@@ -252,6 +252,8 @@ export interface Settings {
   sandbox: string;
   /** pivots.toml's sessions are the commits that changed it. */
   history: boolean;
+  /** The server's log level (its stderr, in the output channel); `default`: PIVOT_LOG's, else warn. */
+  logLevel: string;
   baseUrl: string;
   model: string;
   apiKey: string;
@@ -265,6 +267,7 @@ export const DEFAULT_SETTINGS: Settings = {
   problems: 'humaneval',
   sandbox: 'bwrap',
   history: false,
+  logLevel: 'default',
   baseUrl: '',
   model: '',
   apiKey: '',
@@ -277,6 +280,7 @@ export interface InitOptions {
     problems: string | null;
     sandbox: string | null;
     history: boolean;
+    logLevel: string | null;
     endpoint: { baseUrl: string | null; model: string | null; apiKey: string | null };
   };
 }
@@ -294,6 +298,7 @@ export function initializationOptions(s: Settings, env: Record<string, string | 
       problems: orNull(s.problems),
       sandbox: orNull(s.sandbox),
       history: s.history === true,
+      logLevel: s.logLevel && s.logLevel !== 'default' ? s.logLevel : null,
       endpoint: { baseUrl: orNull(s.baseUrl), model: orNull(s.model), apiKey: key },
     },
   };

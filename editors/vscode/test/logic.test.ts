@@ -177,7 +177,7 @@ test('initializationOptions: key from the setting, else from the named env varia
   const s = { ...DEFAULT_SETTINGS, python: ' /venv/bin/python ', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' };
   assert.deepEqual(initializationOptions(s, { OPENAI_API_KEY: 'env-key' }), {
     pivot: {
-      python: '/venv/bin/python', problems: 'humaneval', sandbox: 'bwrap', history: false,
+      python: '/venv/bin/python', problems: 'humaneval', sandbox: 'bwrap', history: false, logLevel: null,
       endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'env-key' },
     },
   });
@@ -185,8 +185,9 @@ test('initializationOptions: key from the setting, else from the named env varia
   assert.equal(initializationOptions({ ...s, apiKeyEnv: 'OTHER' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, null);
   assert.equal(initializationOptions({ ...s, sandbox: 'none' }, {}).pivot.sandbox, 'none');
   assert.equal(initializationOptions({ ...s, history: true }, {}).pivot.history, true);
+  assert.equal(initializationOptions({ ...s, logLevel: 'debug' }, {}).pivot.logLevel, 'debug');
   assert.deepEqual(initializationOptions({ ...DEFAULT_SETTINGS, problems: '', sandbox: '' }, {}), {
-    pivot: { python: null, problems: null, sandbox: null, history: false, endpoint: { baseUrl: null, model: null, apiKey: null } },
+    pivot: { python: null, problems: null, sandbox: null, history: false, logLevel: null, endpoint: { baseUrl: null, model: null, apiKey: null } },
   });
   assert.deepEqual(serverEnv(s), { PIVOT_PYTHON: '/venv/bin/python' });
   assert.deepEqual(serverEnv(DEFAULT_SETTINGS), {});

@@ -3,11 +3,13 @@
 //! files here translate LSP requests into calls on it, one file per request family.
 
 pub mod bench;
+mod catch;
 mod code_action;
 mod code_lens;
 mod commands;
 mod convert;
 mod hover;
+pub mod log;
 mod publish;
 mod server;
 mod sync;
@@ -20,6 +22,7 @@ use tower_lsp_server::{LspService, Server};
 
 /// Serve LSP over stdin/stdout until the client exits; returns the exit code.
 pub fn run_stdio() -> anyhow::Result<i32> {
+    log::init();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -41,7 +44,7 @@ pub fn run_stdio() -> anyhow::Result<i32> {
             errors_rx,
         ));
         Server::new(server_in, server_out, socket)
-            .serve(service)
+            .serve(catch::CatchPanics(service))
             .await;
         // The server's output half is dropped: the writer drains it and ends.
         let _ = writer.await;

@@ -273,6 +273,11 @@ impl LanguageServer for Backend {
                 if let Err(e) = ws.settings.update(opts, root.as_deref()) {
                     problems.push(format!("{e:#}"));
                 }
+                if let Some(l) = &ws.settings.log_level {
+                    if let Err(e) = super::log::set_level(l) {
+                        problems.push(e);
+                    }
+                }
             }
         }
         if !headless {
@@ -357,7 +362,10 @@ impl LanguageServer for Backend {
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
-        Ok(hover::hover(&self.ws(), params))
+        let ws = self.ws();
+        // Under the lock, so that the test also sees a poisoned lock taken again.
+        super::catch::test_panic("textDocument/hover");
+        Ok(hover::hover(&ws, params))
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

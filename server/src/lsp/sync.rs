@@ -70,6 +70,9 @@ pub async fn did_change_configuration(b: &Backend, p: DidChangeConfigurationPara
         let root = ws.root.clone();
         let before = ws.settings.history;
         let r = ws.settings.update(&p.settings, root.as_deref());
+        if let Some(l) = &ws.settings.log_level {
+            let _ = super::log::set_level(l);
+        }
         (r, ws.settings.history != before)
     };
     if let Err(e) = r {

@@ -179,3 +179,53 @@ fn commands_sent_back_to_back_apply_in_order() {
     }
     c.shutdown();
 }
+
+#[test]
+fn a_panicking_handler_is_an_error_reply_and_the_server_goes_on() {
+    use crate::support::lsp::Doc;
+    let root = tempfile::tempdir().unwrap();
+    // The test hook makes the hover handler panic while it holds the workspace lock.
+    let mut c = Client::start_env(
+        root.path(),
+        &[],
+        &[
+            ("PIVOT_TEST_PANIC", "textDocument/hover"),
+            ("PIVOT_LOG", "info"),
+        ],
+        json!({"window": {"workDoneProgress": true}}),
+        Value::Null,
+    );
+    assert_eq!(c.session_changed(), (0, 1));
+    c.command("pivot.conversation.open", json!({"path": dialogue_1()}))
+        .unwrap();
+    assert_eq!(c.session_changed(), (0, 3));
+    let mut doc = Doc::open(&mut c, "a.py", "def cube_x(n):\n    return n ** 3\n");
+    let before = c.diagnostics(&doc.uri);
+    assert!(!before.is_empty());
+    for _ in 0..2 {
+        let e = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": doc.uri}, "position": doc.at("cube_x")}),
+            )
+            .expect_err("the panic is an error reply");
+        assert_eq!(e["code"], -32603, "an internal error: {e}");
+        let msg = e["message"].as_str().unwrap();
+        assert!(
+            msg.contains("textDocument/hover") && msg.contains("the server goes on"),
+            "{msg}"
+        );
+    }
+    // The server lives: commands are answered, and an edit is analysed and published under
+    // the lock the panicking handler held.
+    let info = c.command("pivot.conversation.info", json!({})).unwrap();
+    assert_eq!(info["count"], 3);
+    doc.edit(
+        &mut c,
+        &[json!({"range": doc.range_of("cube_x"), "newText": "f_cube"})],
+    );
+    let after = c.diagnostics(&doc.uri);
+    assert_ne!(after, before, "the edit was analysed");
+    assert!(c.is_running());
+    c.shutdown();
+}

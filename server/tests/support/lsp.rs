@@ -75,8 +75,20 @@ impl Client {
 
     /// Start the binary with these command-line arguments (e.g. `serve --stdio`).
     pub fn start_argv(root: &Path, argv: &[&str], capabilities: Value, options: Value) -> Client {
+        Client::start_env(root, argv, &[], capabilities, options)
+    }
+
+    /// `start_argv` with variables added to the server's environment.
+    pub fn start_env(
+        root: &Path,
+        argv: &[&str],
+        env: &[(&str, &str)],
+        capabilities: Value,
+        options: Value,
+    ) -> Client {
         let mut child = Command::new(EXE)
             .args(argv)
+            .envs(env.iter().copied())
             .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

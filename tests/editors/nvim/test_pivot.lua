@@ -451,7 +451,7 @@ guarded(function()
   vim.fn.writefile(pivots_toml('g_'), hist .. '/pivots.toml')
   git('commit', '-q', '-am', 'pivots: function names now start with g_')
   table.insert(commits, git('rev-parse', 'HEAD'))
-  pivot.setup({ python = 'python3', sandbox = 'bwrap', history = true,
+  pivot.setup({ python = 'python3', sandbox = 'bwrap', history = true, log_level = 'info',
     endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
   vim.cmd('edit ' .. vim.fn.fnameescape(hist .. '/app.py'))
   local hb = vim.api.nvim_get_current_buf()
@@ -459,7 +459,8 @@ guarded(function()
   check('a second server starts for the repository, with the history option', wait_for(function()
     hc = clients({ bufnr = hb })[1]
     return hc ~= nil and hc.initialized == true
-  end) and hc.config.init_options.pivot.history == true, vim.inspect(hc and hc.config.init_options))
+  end) and hc.config.init_options.pivot.history == true and hc.config.init_options.pivot.logLevel == 'info',
+    vim.inspect(hc and hc.config.init_options))
   check('the latest session (the update to g_) flags f_old', wait_for(function()
     return shape(hb) == 'fn-prefix 0:4-9'
   end), shape(hb))

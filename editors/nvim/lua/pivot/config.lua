@@ -16,6 +16,9 @@ M.defaults = {
   -- true: the sessions of pivots.toml are the commits that changed it (read from git), and
   -- :PivotTimeline, hovers and transcripts name each session's commit.
   history = false,
+  -- The server's log level (in Neovim's lsp.log): 'error', 'warn', 'info', 'debug' (a line
+  -- per request), 'trace', 'off'; nil: $PIVOT_LOG, else 'warn'.
+  log_level = nil,
   -- OpenAI-compatible endpoint of the feedback simulator (novice / expert feedback), passed
   -- as initializationOptions.pivot.endpoint; the key from api_key, else $api_key_env.
   endpoint = { base_url = nil, model = nil, api_key = nil, api_key_env = 'OPENAI_API_KEY' },
@@ -52,6 +55,7 @@ function M.init_options(o)
       problems = non_empty(o.problems) or vim.NIL,
       sandbox = non_empty(o.sandbox) or vim.NIL,
       history = o.history == true,
+      logLevel = non_empty(o.log_level) or vim.NIL,
       endpoint = {
         baseUrl = non_empty(ep.base_url) or vim.NIL,
         model = non_empty(ep.model) or vim.NIL,

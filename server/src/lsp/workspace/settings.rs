@@ -6,7 +6,8 @@
 //!            "sandbox": "bwrap" /* default; "none" runs model code unconfined */,
 //!            "simulator": {"baseUrl": "http://host/v1", "model": "gpt-4o",
 //!                          "apiKey": "...", "endpoint": "chat"},
-//!            "history": false /* true: pivots.toml's sessions are the commits that changed it */}}
+//!            "history": false /* true: pivots.toml's sessions are the commits that changed it */,
+//!            "logLevel": "warn" /* the server's log on stderr: error|warn|info|debug|trace|off */}}
 //! ```
 //!
 //! The keys may also sit at the top level, and `endpoint` is read like `simulator`: the
@@ -36,6 +37,8 @@ pub struct Settings {
     /// The sessions of `pivots.toml` are the commits that changed it (read with git), not
     /// its hand-written session numbers.
     pub history: bool,
+    /// The server's log level, when a client set one (else `PIVOT_LOG`'s stays).
+    pub log_level: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +60,7 @@ impl Default for Settings {
             simulator: None,
             sandbox: SandboxMode::Bwrap,
             history: false,
+            log_level: None,
         }
     }
 }
@@ -107,6 +111,17 @@ impl Settings {
             None | Some(Value::Null) => {}
             Some(Value::Bool(h)) => next.history = *h,
             Some(other) => bail!("setting pivot.history must be true or false, got {other}"),
+        }
+        if let Some(l) = text(o, "logLevel")? {
+            const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
+            let l = l.trim().to_ascii_lowercase();
+            if !LEVELS.contains(&l.as_str()) {
+                bail!(
+                    "setting pivot.logLevel must be one of {}, got {l:?}",
+                    LEVELS.join(", ")
+                );
+            }
+            next.log_level = Some(l);
         }
         let key = if o.contains_key("simulator") {
             "simulator"
@@ -246,5 +261,16 @@ mod tests {
         assert!(e.to_string().contains("pivot.history"), "{e}");
         s.update(&json!({"history": null}), None).unwrap();
         assert!(s.history, "null keeps the value");
+    }
+
+    #[test]
+    fn log_level_is_one_of_the_levels() {
+        let mut s = Settings::default();
+        assert_eq!(s.log_level, None);
+        s.update(&json!({"logLevel": "Debug"}), None).unwrap();
+        assert_eq!(s.log_level.as_deref(), Some("debug"));
+        let e = s.update(&json!({"logLevel": "loud"}), None).unwrap_err();
+        assert!(e.to_string().contains("pivot.logLevel"), "{e}");
+        assert_eq!(s.log_level.as_deref(), Some("debug"));
     }
 }
