@@ -39,6 +39,9 @@ struct Uses {
     module: Vec<String>,
     /// (line, the crate-rooted path it names, or `extern:<crate>`).
     found: Vec<(usize, Vec<String>)>,
+    /// Leave out `#[cfg(test)]` modules (the cycle check: a test may use the test helpers of
+    /// a module that uses the one under test).
+    skip_tests: bool,
 }
 
 impl Uses {
@@ -144,6 +147,9 @@ impl<'ast> Visit<'ast> for Uses {
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if self.skip_tests && m.attrs.iter().any(is_cfg_test) {
+            return;
+        }
         // An inline module: `super` inside it is the file's module.
         self.module.push(m.ident.to_string());
         syn::visit::visit_item_mod(self, m);
@@ -168,6 +174,11 @@ impl<'ast> Visit<'ast> for Uses {
         }
         syn::visit::visit_macro(self, m);
     }
+}
+
+/// `#[cfg(test)]`.
+fn is_cfg_test(a: &syn::Attribute) -> bool {
+    a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
 }
 
 /// The module path of a file under `src` (`bench/convcode/mod.rs` -> `bench::convcode`).
@@ -219,6 +230,7 @@ fn violations(src: &Path) -> Vec<String> {
         let mut uses = Uses {
             module,
             found: Vec::new(),
+            skip_tests: false,
         };
         uses.visit_file(&parsed);
         let mut seen = std::collections::BTreeSet::new();
@@ -246,6 +258,180 @@ fn violations(src: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// Top-level modules under `src` that have no rank (a new layer nobody placed).
+fn unranked(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out: Vec<String> = files
+        .iter()
+        .filter_map(|f| module_of(f.strip_prefix(src).ok()?).first().cloned())
+        .filter(|m| rank(m).is_none())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Import cycles between the modules (files) under `src`, each as its modules in order. A
+/// module's use of its own ancestors or descendants (a `mod.rs` re-exporting its children,
+/// a child using its parent's items) is how Rust modules are built, not a cycle; nor is a
+/// `#[cfg(test)]` module's use of test helpers.
+fn cycles(src: &Path) -> Vec<Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut modules: Vec<Vec<String>> = Vec::new();
+    let mut parsed = Vec::new();
+    for file in &files {
+        let module = module_of(file.strip_prefix(src).expect("under src"));
+        let text = std::fs::read_to_string(file).expect("source readable");
+        let tree = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        modules.push(module.clone());
+        parsed.push((module, tree));
+    }
+    let index: std::collections::HashMap<&[String], usize> = modules
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.as_slice(), i))
+        .collect();
+    let related = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
+    let mut edges: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); modules.len()];
+    for (i, (module, tree)) in parsed.iter().enumerate() {
+        let mut uses = Uses {
+            module: module.clone(),
+            found: Vec::new(),
+            skip_tests: true,
+        };
+        uses.visit_file(tree);
+        for (_, path) in uses.found {
+            // The longest prefix of the path that is a module file.
+            let target = (1..=path.len())
+                .rev()
+                .find_map(|n| index.get(&path[..n]).copied());
+            if let Some(t) = target {
+                if !related(&modules[t], module) {
+                    edges[i].insert(t);
+                }
+            }
+        }
+    }
+    // Strongly connected components (Tarjan), those of more than one module.
+    struct Tarjan<'a> {
+        edges: &'a [std::collections::BTreeSet<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        found: Vec<Vec<usize>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.next);
+            self.low[v] = self.next;
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in self.edges[v].iter() {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut scc = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    scc.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if scc.len() > 1 {
+                    scc.sort();
+                    self.found.push(scc);
+                }
+            }
+        }
+    }
+    let n = modules.len();
+    let mut t = Tarjan {
+        edges: &edges,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        found: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    let mut out: Vec<Vec<String>> = t
+        .found
+        .into_iter()
+        .map(|scc| scc.into_iter().map(|i| modules[i].join("::")).collect())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_top_level_module_has_a_rank_and_no_modules_import_each_other() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for src in [manifest.join("../core/src"), manifest.join("src")] {
+        let missing = unranked(&src);
+        assert!(
+            missing.is_empty(),
+            "top-level modules of {} without a rank in layering.rs's `rank`: {missing:?}",
+            src.display()
+        );
+        let found = cycles(&src);
+        assert!(
+            found.is_empty(),
+            "modules of {} that import each other (directly or through others): {found:?}",
+            src.display()
+        );
+    }
+}
+
+#[test]
+fn the_cycle_check_finds_a_cycle_through_three_modules_and_not_a_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("bench/mod.rs", "pub use a::X;\n");
+    write("bench/a.rs", "use super::b::Y;\nuse super::Z;\n");
+    write("bench/b.rs", "fn f() { crate::bench::c::g(); }\n");
+    write("bench/c.rs", "use super::a::X;\n");
+    write("bench/d.rs", "use super::a::X;\n");
+    // A test module's use does not close a cycle.
+    write("bench/e.rs", "use super::f::W;\n");
+    write(
+        "bench/f.rs",
+        "#[cfg(test)]\nmod tests { use super::super::e::V; }\nuse super::d::U;\n",
+    );
+    write("novel/e.rs", "\n");
+    assert_eq!(
+        cycles(dir.path()),
+        vec![vec![
+            "bench::a".to_string(),
+            "bench::b".to_string(),
+            "bench::c".to_string()
+        ]]
+    );
+    assert_eq!(unranked(dir.path()), vec!["novel".to_string()]);
 }
 
 #[test]

@@ -5,7 +5,8 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_lsp::bench::memorycode::score::{score_dirs, AnswerKind, Detail, DialogueResult};
+use pivot_lsp::bench::memorycode::score::{AnswerKind, DialogueResult};
+use pivot_lsp::bench::memorycode::score_dirs::{score_dirs, Detail};
 use pivot_lsp::pivots::Verdict;
 use serde_json::Value;
 use std::collections::HashMap;

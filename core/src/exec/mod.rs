@@ -76,7 +76,6 @@ pub mod runner;
 mod sandbox;
 mod seccomp;
 pub mod twin;
-mod twin_check;
 mod zygote;
 
 pub use problem::{load_problems, Problem, ProblemSource};

@@ -168,13 +168,16 @@ struct Named {
     conversation: Option<(PathBuf, Vec<u8>)>,
 }
 
-pub fn run(a: CheckArgs) -> Result<i32> {
-    let root = std::env::current_dir()
+/// The folder `check` runs in (its root), resolved.
+pub fn root_here() -> Result<PathBuf> {
+    std::env::current_dir()
         .and_then(|d| d.canonicalize())
-        .context("cannot read the current directory")?;
-    if a.history || a.rev.is_some() {
-        return super::check_history::run(&a, &root);
-    }
+        .context("cannot read the current directory")
+}
+
+/// `check` on the files as they are (`--rev` and `--history`: check_history.rs).
+pub fn run(a: CheckArgs) -> Result<i32> {
+    let root = root_here()?;
     check_and_write(&a, &root, &root)
 }
 

@@ -8,9 +8,9 @@
 
 use super::check_client::LspClient;
 use crate::bench::memorycode::score::{
-    answers_asked, score_dialogue_with, score_dirs_part, AnswerAt, AnswerResult, Detail,
-    DialogueResult,
+    answers_asked, score_dialogue_with, AnswerAt, AnswerResult, DialogueResult,
 };
+use crate::bench::memorycode::score_dirs::{score_dirs_part, Detail};
 use crate::bench::memorycode::{Dialogue, ModelOutput, Report};
 use crate::pivots::Verdict;
 use crate::python::code_block;
@@ -200,7 +200,7 @@ pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
 /// alternately on the same data in one process; prints both times, the ratio, and
 /// whether the two JSON reports are identical.
 pub fn bench_via_lsp(dataset: &Path, outputs: &Path, runs: usize) -> Result<i32> {
-    use crate::bench::memorycode::score::score_dirs;
+    use crate::bench::memorycode::score_dirs::score_dirs;
     use std::time::Instant;
     let (mut direct, mut via) = (Vec::new(), Vec::new());
     let (mut a, mut b) = (Value::Null, Value::Null);

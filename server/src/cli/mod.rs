@@ -146,6 +146,9 @@ pub fn main() -> i32 {
         Some(Command::Exec(a)) => exec_cmd::run_exec(a),
         Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
         Some(Command::Convcode(c)) => convcode_cmd::run(c),
+        Some(Command::Check(a)) if a.history || a.rev.is_some() => {
+            check_cmd::root_here().and_then(|root| check_history::run(&a, &root))
+        }
         Some(Command::Check(a)) => check_cmd::run(a),
         Some(Command::Clean(a)) => check_cmd::clean(a),
         Some(Command::Report(a)) => report_cmd::run(a),

@@ -1,7 +1,7 @@
 //! `pivot-lsp score ...` and `pivot-lsp bench ...`: argument parsing and printing only.
 
 use super::Progress;
-use crate::bench::memorycode::score::{score_dirs, score_dirs_shard, Detail};
+use crate::bench::memorycode::score_dirs::{score_dirs, score_dirs_shard, Detail};
 use anyhow::Result;
 use clap::ValueEnum;
 use std::path::PathBuf;

@@ -12,6 +12,7 @@ mod hover;
 pub mod log;
 mod publish;
 mod server;
+pub mod session;
 mod sync;
 pub mod transport;
 pub mod workspace;

@@ -1,228 +1,46 @@
-//! The `LanguageServer` implementation: shared state and the routing of each LSP method to
-//! its handler file. Handlers lock the workspace only for synchronous work, never across
-//! an `.await`, so edits are applied in the order they arrive.
+//! The `LanguageServer` implementation: routing each LSP method to its handler file, which
+//! receives the `Session` (session.rs). Handlers lock the workspace only for synchronous
+//! work, never across an `.await`, so edits are applied in the order they arrive.
 
-use super::publish::{self, DocDiagnostics};
-use super::workspace::state_file::{self, SavedState};
+use super::session::Session;
+use super::workspace::state_file;
 use super::workspace::Workspace;
 use super::{code_action, code_lens, commands, hover, sync};
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
 use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-pub struct Backend {
-    pub client: Client,
-    /// Shared with the background analyses of edits (`publish_later`).
-    ws: Arc<Mutex<Workspace>>,
-    /// Held from computing diagnostics to sending them, so that what reaches the client
-    /// last is computed last: an edit's background publish, an open, a close, a change of
-    /// session or a test run.
-    publish_turn: Arc<tokio::sync::Mutex<()>>,
-    /// Serialises state-file writes so the last write holds the latest state.
-    save_lock: tokio::sync::Mutex<()>,
-    /// This server's state as of its last write (or start-up): what it changed since is
-    /// what it merges into the file (state_file::merge), so other windows' writes survive.
-    saved_base: Mutex<SavedState>,
-    /// Held for the whole of each command that reads or changes the session state, so that
-    /// commands sent back to back apply in the order sent (requests run concurrently, and
-    /// tokio's mutex hands the lock out first come, first served).
-    pub command_lock: tokio::sync::Mutex<()>,
-    /// Cancel flags of running work-done progress, by token.
-    pub cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
-    startup_problems: Mutex<Vec<String>>,
-    pub client_progress: AtomicBool,
-    pub progress_seq: AtomicU64,
-    /// The client accepts `workspace/codeLens/refresh`.
-    lens_refresh: AtomicBool,
-    /// A headless client (`check`, `--via-lsp`) said `initializationOptions.pivot.headless`:
-    /// the workspace's `.pivot/` state and `pivots.toml` are neither read at start-up nor
-    /// written; the client names its pivot sources (`pivot/headless/setup`). A repository
-    /// under check must not make the server read what its state file names. Nor does a
-    /// close clear a document's diagnostics: such a client shows nothing.
-    pub headless: AtomicBool,
-}
+/// The server tower-lsp-server drives: the session, and the routing.
+pub struct Backend(Session);
 
-/// When to send `pivot/sessionChanged` after a change.
-#[derive(Clone, Copy)]
-pub enum Notify {
-    /// If (index, count) differs from this.
-    IfMoved((usize, usize)),
-    /// Always (a new conversation, even of the same length).
-    Always,
-}
-
-/// `pivot/sessionChanged`: sent after every change of session (and once after start-up).
-pub enum SessionChanged {}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct SessionChangedParams {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl Notification for SessionChanged {
-    type Params = SessionChangedParams;
-    const METHOD: &'static str = "pivot/sessionChanged";
+impl std::ops::Deref for Backend {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.0
+    }
 }
 
 impl Backend {
     pub fn new(client: Client) -> Backend {
-        Backend {
-            client,
-            ws: Arc::new(Mutex::new(Workspace::default())),
-            publish_turn: Arc::new(tokio::sync::Mutex::new(())),
-            save_lock: tokio::sync::Mutex::new(()),
-            saved_base: Mutex::new(SavedState::default()),
-            command_lock: tokio::sync::Mutex::new(()),
-            cancels: Mutex::new(HashMap::new()),
-            startup_problems: Mutex::new(Vec::new()),
-            client_progress: AtomicBool::new(false),
-            progress_seq: AtomicU64::new(0),
-            lens_refresh: AtomicBool::new(false),
-            headless: AtomicBool::new(false),
-        }
-    }
-
-    /// Ask the client to re-request code lenses (after a test run), when it supports that.
-    /// Not awaited: the answer does not matter and must not hold up the command.
-    pub fn refresh_code_lenses(&self) {
-        if self.lens_refresh.load(Ordering::SeqCst) {
-            let client = self.client.clone();
-            tokio::spawn(async move {
-                let _ = client.code_lens_refresh().await;
-            });
-        }
-    }
-
-    /// The workspace, locked. A handler that panicked cannot leave it unusable.
-    pub fn ws(&self) -> MutexGuard<'_, Workspace> {
-        lock(&self.ws)
-    }
-
-    /// The turn to publish diagnostics (see `publish_turn`).
-    pub async fn publish_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.publish_turn.lock().await
-    }
-
-    /// Publish what `compute` returns from the workspace, in turn with every other publish.
-    pub async fn publish_with(&self, compute: impl FnOnce(&mut Workspace) -> Vec<DocDiagnostics>) {
-        let _turn = self.publish_turn().await;
-        let items = compute(&mut self.ws());
-        publish::send(&self.client, items).await;
-    }
-
-    /// The diagnostics of document `key` at `version`, analysed and published in the
-    /// background, so that `didChange` returns once the text is edited. A later edit makes
-    /// this one stale: if the version has moved on when its turn comes, it does nothing
-    /// (the later edit's own publish follows).
-    pub fn publish_later(&self, key: String, version: i32) {
-        let ws = Arc::clone(&self.ws);
-        let turn = Arc::clone(&self.publish_turn);
-        let client = self.client.clone();
-        tokio::spawn(async move {
-            // The messages already read go first: a close or a later edit makes this stale.
-            tokio::task::yield_now().await;
-            let _turn = turn.lock().await;
-            // Analysed on this worker thread, as a handler would: a blocking-pool thread per
-            // analysis made `check` a fifth slower (a thread hand-off per document, and trees
-            // allocated on one thread and freed on another).
-            let diags = {
-                let ws = lock(&ws);
-                let current = ws.docs.get(&key).is_some_and(|d| d.version == version);
-                current.then(|| publish::for_doc(&ws, &key)).flatten()
-            };
-            publish::send(&client, diags.into_iter().collect()).await;
-        });
-    }
-
-    /// (session index, session count): compared before and after a command.
-    pub fn session_key(&self) -> (usize, usize) {
-        let ws = self.ws();
-        (ws.replay.index(), ws.replay.count())
-    }
-
-    /// After the pivots or the session changed: tell the client about a new session,
-    /// republish every open document's diagnostics, and save the state.
-    pub async fn after_change(&self, notify: Notify) {
-        let after = self.session_key();
-        let changed = match notify {
-            Notify::IfMoved(before) => after != before,
-            Notify::Always => true,
-        };
-        if changed {
-            self.notify_session(after).await;
-        }
-        self.publish_with(|ws| publish::for_all(ws)).await;
-        self.persist().await;
-    }
-
-    pub async fn notify_session(&self, (index, count): (usize, usize)) {
-        self.client
-            .send_notification::<SessionChanged>(SessionChangedParams { index, count })
-            .await;
-    }
-
-    /// Write `.pivot/state.json`; a failure is shown to the user, not fatal.
-    pub async fn persist(&self) {
-        if self.headless.load(Ordering::SeqCst) {
-            return;
-        }
-        let _guard = self.save_lock.lock().await;
-        let (root, state) = {
-            let ws = self.ws();
-            (ws.root.clone(), ws.saved_state())
-        };
-        let Some(root) = root else { return };
-        let base = self
-            .saved_base
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let mine = state.clone();
-        let r =
-            tokio::task::spawn_blocking(move || state_file::save_merged(&root, &base, &mine)).await;
-        let problem = match r {
-            Ok(Ok(_)) => {
-                *self.saved_base.lock().unwrap_or_else(|e| e.into_inner()) = state;
-                return;
-            }
-            Ok(Err(e)) => format!("{e:#}"),
-            Err(e) => format!("saving the state failed: {e}"),
-        };
-        self.client
-            .show_message(MessageType::WARNING, format!("pivot: {problem}"))
-            .await;
+        Backend(Session::new(client))
     }
 
     /// `window/workDoneProgress/cancel`.
     pub async fn cancel_progress(&self, params: WorkDoneProgressCancelParams) {
-        let key = token_key(&params.token);
-        if let Some(flag) = self
-            .cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
-            flag.store(true, Ordering::SeqCst);
-        }
+        self.0.cancel_progress(params).await
     }
-}
 
-/// `ws` locked, also after a panic while it was held (see `Backend::ws`).
-fn lock(ws: &Mutex<Workspace>) -> MutexGuard<'_, Workspace> {
-    ws.lock().unwrap_or_else(|e| e.into_inner())
-}
+    /// `pivot/headless/setup` (commands/headless.rs).
+    pub async fn headless_setup(&self, params: Value) -> Result<Value> {
+        self.0.headless_setup(params).await
+    }
 
-pub fn token_key(t: &ProgressToken) -> String {
-    match t {
-        NumberOrString::Number(n) => format!("n:{n}"),
-        NumberOrString::String(s) => format!("s:{s}"),
+    /// `pivot/memorycode/answers` (commands/headless.rs).
+    pub async fn memorycode_answers(&self, params: Value) -> Result<Value> {
+        self.0.memorycode_answers(params).await
     }
 }
 

@@ -2,7 +2,7 @@
 //! to the document before the handler's first `.await`, so edits keep their order.
 
 use super::convert;
-use super::server::{Backend, Notify};
+use super::session::{Notify, Session};
 use super::workspace::document::{Change, Reparse};
 use tower_lsp_server::ls_types::*;
 
@@ -11,7 +11,7 @@ fn is_python(uri: &Uri, language_id: &str) -> bool {
     language_id == "python" || path.ends_with(".py") || path.ends_with(".pyi")
 }
 
-pub async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
+pub async fn did_open(b: &Session, p: DidOpenTextDocumentParams) {
     let d = p.text_document;
     if !is_python(&d.uri, &d.language_id) {
         return;
@@ -24,8 +24,8 @@ pub async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
 }
 
 /// The edit only: the analysis and the publish follow in the background
-/// (`Backend::publish_later`), and a request meanwhile analyses what it reads.
-pub async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {
+/// (`Session::publish_later`), and a request meanwhile analyses what it reads.
+pub async fn did_change(b: &Session, p: DidChangeTextDocumentParams) {
     let key = p.text_document.uri.as_str().to_string();
     let version = p.text_document.version;
     let changes: Vec<Change> = p
@@ -48,7 +48,7 @@ pub async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {
     b.publish_later(key, version);
 }
 
-pub async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
+pub async fn did_close(b: &Session, p: DidCloseTextDocumentParams) {
     let key = p.text_document.uri.as_str().to_string();
     // In turn with the publishes, so that none of this document's comes after the clearing.
     let _turn = b.publish_turn().await;
@@ -64,7 +64,7 @@ pub async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
 
 /// New settings (the `pivot` object, as in `initializationOptions`); a bad value is shown
 /// and the settings before stay in force.
-pub async fn did_change_configuration(b: &Backend, p: DidChangeConfigurationParams) {
+pub async fn did_change_configuration(b: &Session, p: DidChangeConfigurationParams) {
     let (r, history_changed) = {
         let mut ws = b.ws();
         let root = ws.root.clone();
@@ -87,15 +87,15 @@ pub async fn did_change_configuration(b: &Backend, p: DidChangeConfigurationPara
 }
 
 /// Saving `pivots.toml` reloads the workspace pivots.
-pub async fn did_save(b: &Backend, p: DidSaveTextDocumentParams) {
+pub async fn did_save(b: &Session, p: DidSaveTextDocumentParams) {
     reload_if_toml(b, [&p.text_document.uri]).await;
 }
 
-pub async fn did_change_watched_files(b: &Backend, p: DidChangeWatchedFilesParams) {
+pub async fn did_change_watched_files(b: &Session, p: DidChangeWatchedFilesParams) {
     reload_if_toml(b, p.changes.iter().map(|c| &c.uri)).await;
 }
 
-async fn reload_if_toml<'a>(b: &Backend, uris: impl IntoIterator<Item = &'a Uri>) {
+async fn reload_if_toml<'a>(b: &Session, uris: impl IntoIterator<Item = &'a Uri>) {
     let toml = b.ws().toml_path();
     let Some(toml) = toml else { return };
     let hit = uris.into_iter().any(|u| {
@@ -109,7 +109,7 @@ async fn reload_if_toml<'a>(b: &Backend, uris: impl IntoIterator<Item = &'a Uri>
 
 /// Re-read `pivots.toml` (and its history, with the setting on); errors and warnings are
 /// shown, and after an error the pivots read before stay in force.
-pub async fn reload_toml(b: &Backend) -> Result<usize, String> {
+pub async fn reload_toml(b: &Session) -> Result<usize, String> {
     let before = b.session_key();
     let r = b.ws().load_toml().map_err(|e| format!("{e:#}"));
     match r {

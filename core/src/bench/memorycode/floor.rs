@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::score::{score_dialogue_with, score_dirs_part, AnswerResult, Detail};
+use super::score::{score_dialogue_with, AnswerResult};
+use super::score_dirs::{score_dirs_part, Detail};
 use crate::python::code_block;
 use crate::python::module::{lone_cr_as_lf, parse_tree};
 

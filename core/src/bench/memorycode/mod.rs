@@ -10,10 +10,10 @@ pub mod merge;
 pub mod original;
 pub mod report;
 pub mod score;
+pub mod score_dirs;
 pub mod templates;
 
 pub use data::{Dialogue, ModelOutput, Pair, Session, SessionOutput};
 pub use report::Report;
-pub use score::{
-    score_dialogue, score_dirs, AnswerKind, AnswerResult, DialogueResult, DialogueScores,
-};
+pub use score::{score_dialogue, AnswerKind, AnswerResult, DialogueResult, DialogueScores};
+pub use score_dirs::score_dirs;

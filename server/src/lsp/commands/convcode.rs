@@ -11,7 +11,7 @@ use crate::bench::convcode::conversation::OpenRequest;
 use crate::bench::convcode::{metrics, table, Config, Layout};
 use crate::exec::feedback::{compilation_many, NO_SYNTAX_ERRORS};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::{Backend, Notify};
+use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::convcode_conv::ConvCodeConversation;
 use crate::lsp::workspace::replay::Source;
 use serde::Deserialize;
@@ -37,7 +37,7 @@ fn config_arg(args: &Args<'_>, code: Option<&str>) -> Result<Option<Config>> {
 /// Open task `task` of a results folder at its turn 0. Its problem is loaded too (for the
 /// transcript's task text and the code lens); when that fails the open still succeeds, with
 /// a warning.
-pub async fn open(b: &Backend, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
+pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     let (root, settings, res) = {
         let ws = b.ws();
         (
@@ -90,7 +90,7 @@ pub struct EvaluateArgs {
 }
 
 pub async fn evaluate(
-    b: &Backend,
+    b: &Session,
     args: &Args<'_>,
     a: EvaluateArgs,
     token: Option<ProgressToken>,

@@ -2,7 +2,7 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::{Backend, Notify};
+use crate::lsp::session::{Notify, Session};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
@@ -20,18 +20,21 @@ pub struct OpenArgs {
     pub simulator: Option<Text>,
 }
 
-/// Open a MemoryCode dialogue at its first session (a ConvCodeWorld results folder when a
-/// "task" is given: convcode.rs). A missing or malformed file is an
-/// error naming the file and the problem; the conversation open before stays open.
-pub async fn open(b: &Backend, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
-    if a.task.is_some()
-        || a.config.is_some()
-        || a.model.is_some()
-        || a.player.is_some()
-        || a.simulator.is_some()
-    {
-        return super::convcode::open(b, args, a).await;
+impl OpenArgs {
+    /// A ConvCodeWorld results folder (convcode.rs opens it), not a MemoryCode dialogue.
+    pub fn is_convcode(&self) -> bool {
+        self.task.is_some()
+            || self.config.is_some()
+            || self.model.is_some()
+            || self.player.is_some()
+            || self.simulator.is_some()
     }
+}
+
+/// Open a MemoryCode dialogue at its first session (ConvCodeWorld results folders are
+/// convcode.rs's). A missing or malformed file is an error naming the file and the problem;
+/// the conversation open before stays open.
+pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     let path = b.ws().resolve(&a.path);
     if path.is_dir() {
         return Err(args.error(&format!(
@@ -55,7 +58,7 @@ pub async fn open(b: &Backend, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     Ok(info)
 }
 
-pub async fn close(b: &Backend, _: NoArgs) -> Result<Value> {
+pub async fn close(b: &Session, _: NoArgs) -> Result<Value> {
     b.ws().replay.close();
     b.after_change(Notify::Always).await;
     Ok(b.ws().info())

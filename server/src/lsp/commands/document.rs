@@ -2,7 +2,7 @@
 //! left it, version, syntax verdict), for clients and tests to check synchronisation.
 
 use super::{Args, Text};
-use crate::lsp::server::Backend;
+use crate::lsp::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
@@ -14,7 +14,7 @@ pub struct InspectArgs {
     uri: Text,
 }
 
-pub fn inspect(b: &Backend, args: &Args<'_>, a: InspectArgs) -> Result<Value> {
+pub fn inspect(b: &Session, args: &Args<'_>, a: InspectArgs) -> Result<Value> {
     let uri = &*a.uri;
     let ws = b.ws();
     let doc = ws

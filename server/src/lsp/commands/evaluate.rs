@@ -4,9 +4,9 @@
 
 use super::Text;
 use crate::bench::memorycode::data::dialogue_files;
-use crate::bench::memorycode::score::{score_dirs, Detail};
+use crate::bench::memorycode::score_dirs::{score_dirs, Detail};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::{token_key, Backend};
+use crate::lsp::session::{token_key, Session};
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +24,7 @@ pub struct MemorycodeArgs {
 }
 
 pub async fn memorycode(
-    b: &Backend,
+    b: &Session,
     a: MemorycodeArgs,
     token: Option<ProgressToken>,
 ) -> Result<Value> {
@@ -122,12 +122,12 @@ pub async fn memorycode(
 
 /// A cancel flag registered under its progress token while the evaluation runs.
 struct Registered<'a> {
-    backend: &'a Backend,
+    backend: &'a Session,
     key: String,
 }
 
 impl<'a> Registered<'a> {
-    fn new(backend: &'a Backend, key: String, flag: &Arc<AtomicBool>) -> Registered<'a> {
+    fn new(backend: &'a Session, key: String, flag: &Arc<AtomicBool>) -> Registered<'a> {
         backend
             .cancels
             .lock()

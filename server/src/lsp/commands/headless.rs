@@ -18,7 +18,7 @@
 use super::{Args, NoArgs, Text};
 use crate::bench::memorycode::score::{pairs_for, AnswerKind};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::Backend;
+use crate::lsp::session::Session;
 use crate::lsp::workspace::conversation::Conversation;
 use crate::lsp::workspace::replay::Move;
 use crate::lsp::workspace::{Workspace, PIVOTS_TOML};
@@ -59,7 +59,7 @@ struct AnswerArgs {
     answer: usize,
 }
 
-impl Backend {
+impl Session {
     /// `pivot/headless/setup`.
     pub async fn headless_setup(&self, params: Value) -> Result<Value> {
         let args = Args::new(SETUP, std::slice::from_ref(&params))?;

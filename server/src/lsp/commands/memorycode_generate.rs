@@ -10,7 +10,7 @@ use crate::bench::memorycode::generate::{
 use crate::llm::loopback::{LoopbackServer, Script};
 use crate::llm::{Cache, Client, ClientConfig, Sampling};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::Backend;
+use crate::lsp::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ struct Request {
 }
 
 pub async fn generate_for_conversation(
-    b: &Backend,
+    b: &Session,
     args: &Args<'_>,
     a: GenerateArgs,
     token: Option<ProgressToken>,

@@ -18,7 +18,7 @@ mod tests;
 mod turn;
 
 use super::convert::invalid_params;
-use super::server::Backend;
+use super::session::Session;
 pub use args::{Args, NoArgs, Text};
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
@@ -225,7 +225,7 @@ fn find(command: &str) -> Option<&'static Spec> {
     TABLE.iter().find(|s| s.name == command)
 }
 
-pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
+pub async fn execute(b: &Session, p: ExecuteCommandParams) -> Result<Value> {
     let args = Args::new(&p.command, &p.arguments)?;
     let token = p.work_done_progress_params.work_done_token;
     let Some(spec) = find(&p.command) else {
@@ -243,7 +243,14 @@ pub async fn execute(b: &Backend, p: ExecuteCommandParams) -> Result<Value> {
     // is the type in its handler's signature.
     let a = &args;
     match spec.cmd {
-        Cmd::ConversationOpen => conversation::open(b, a, a.parse()?).await,
+        Cmd::ConversationOpen => {
+            let o: conversation::OpenArgs = a.parse()?;
+            if o.is_convcode() {
+                convcode::open(b, a, o).await
+            } else {
+                conversation::open(b, a, o).await
+            }
+        }
         Cmd::ConversationClose => conversation::close(b, a.parse()?).await,
         Cmd::ConversationInfo => a.parse::<NoArgs>().map(|_| b.ws().info()),
         Cmd::SessionNext => session::step(b, a, a.parse::<NoArgs>().map(session::next)?).await,

@@ -3,7 +3,7 @@
 
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::Backend;
+use crate::lsp::session::Session;
 use crate::lsp::workspace::outputs_check::check_outputs;
 use serde::Deserialize;
 use serde_json::Value;
@@ -16,7 +16,7 @@ pub struct CheckArgs {
     path: Text,
 }
 
-pub async fn check(b: &Backend, args: &Args<'_>, a: CheckArgs) -> Result<Value> {
+pub async fn check(b: &Session, args: &Args<'_>, a: CheckArgs) -> Result<Value> {
     // In order with the session commands for the conversation it checks against; the
     // output file is read and scored after the lock is released, blocking no command.
     let (path, conv) = {

@@ -2,7 +2,7 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::{Backend, Notify};
+use crate::lsp::session::{Notify, Session};
 use crate::lsp::sync::reload_toml;
 use crate::pivots::Rule;
 use crate::python::ObjectKind;
@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 
 /// The active pivots: id, source, version, instruction text, object kind, rule, session.
-pub fn active(b: &Backend, _: NoArgs) -> Result<Value> {
+pub fn active(b: &Session, _: NoArgs) -> Result<Value> {
     let ws = b.ws();
     let r = &ws.replay;
     let list: Vec<Value> = r
@@ -47,7 +47,7 @@ pub struct AddArgs {
 
 /// Add a version of a user pivot (saved in `.pivot/state.json`), given at `session`
 /// (default: the current session).
-pub async fn add(b: &Backend, args: &Args<'_>, a: AddArgs) -> Result<Value> {
+pub async fn add(b: &Session, args: &Args<'_>, a: AddArgs) -> Result<Value> {
     let id = &*a.id;
     bounded(args, "id", id.len(), MAX_ID)?;
     let text = a.text.unwrap_or_default();
@@ -115,7 +115,7 @@ pub struct RemoveArgs {
     id: Text,
 }
 
-pub async fn remove(b: &Backend, args: &Args<'_>, a: RemoveArgs) -> Result<Value> {
+pub async fn remove(b: &Session, args: &Args<'_>, a: RemoveArgs) -> Result<Value> {
     let id = &*a.id;
     let before = b.session_key();
     if !b.ws().replay.remove_user(id) {
@@ -126,7 +126,7 @@ pub async fn remove(b: &Backend, args: &Args<'_>, a: RemoveArgs) -> Result<Value
 }
 
 /// Re-read `pivots.toml`.
-pub async fn reload(b: &Backend, _: NoArgs) -> Result<Value> {
+pub async fn reload(b: &Session, _: NoArgs) -> Result<Value> {
     let n = reload_toml(b).await.map_err(request_failed)?;
     let mut info = b.ws().info();
     info["workspace_pivots"] = json!(n);

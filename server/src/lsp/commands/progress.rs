@@ -1,14 +1,14 @@
 //! `$/progress` for long commands: the client's work-done token, or one the server creates
 //! when the client supports it, and a begin / end without a percentage.
 
-use crate::lsp::server::Backend;
+use crate::lsp::session::Session;
 use std::sync::atomic::Ordering;
 use tower_lsp_server::ls_types::{NumberOrString, ProgressToken};
 use tower_lsp_server::{NotCancellable, OngoingProgress, Unbounded};
 
 /// The client's token if it sent one, else one created now (`pivot-NAME-n`) when the client
 /// supports server-initiated progress; None: no progress is reported.
-pub async fn token(b: &Backend, given: Option<ProgressToken>, name: &str) -> Option<ProgressToken> {
+pub async fn token(b: &Session, given: Option<ProgressToken>, name: &str) -> Option<ProgressToken> {
     match given {
         Some(t) => Some(t),
         None if b.client_progress.load(Ordering::SeqCst) => {
@@ -29,7 +29,7 @@ pub struct Progress(Option<OngoingProgress<Unbounded, NotCancellable>>);
 
 impl Progress {
     pub async fn begin(
-        b: &Backend,
+        b: &Session,
         given: Option<ProgressToken>,
         name: &str,
         title: &str,

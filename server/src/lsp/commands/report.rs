@@ -3,7 +3,7 @@
 
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::Backend;
+use crate::lsp::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -18,7 +18,7 @@ pub struct OpenArgs {
     title: Option<Text>,
 }
 
-pub async fn open(b: &Backend, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
+pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     if a.inputs.is_empty() {
         return Err(args.error("`inputs` must be a non-empty list of score file paths"));
     }

@@ -1,9 +1,9 @@
 //! `pivot.session.next` / `previous` / `goto` and `pivot.session.transcript`.
 
 use super::{Args, NoArgs};
-use crate::lsp::server::{Backend, Notify};
-use crate::lsp::workspace::conversation::transcript as markdown;
+use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::replay::Move;
+use crate::lsp::workspace::timeline::transcript as markdown;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
@@ -40,7 +40,7 @@ pub struct TranscriptArgs {
 
 /// Move and return the conversation info (`moved`: whether the session changed). A change
 /// is notified and every open document republished; a step past either end is a no-op.
-pub async fn step(b: &Backend, args: &Args<'_>, m: Move) -> Result<Value> {
+pub async fn step(b: &Session, args: &Args<'_>, m: Move) -> Result<Value> {
     let before = b.session_key();
     let moved = b.ws().replay.step(m).map_err(|e| args.error(&e))?;
     if moved {
@@ -51,7 +51,7 @@ pub async fn step(b: &Backend, args: &Args<'_>, m: Move) -> Result<Value> {
     Ok(info)
 }
 
-pub async fn transcript(b: &Backend, args: &Args<'_>, a: TranscriptArgs) -> Result<Value> {
+pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Result<Value> {
     let (k, count, convcode) = {
         let ws = b.ws();
         let r = &ws.replay;
@@ -104,7 +104,7 @@ pub async fn transcript(b: &Backend, args: &Args<'_>, a: TranscriptArgs) -> Resu
 }
 
 /// Every session with its commit (sessions from history) and pivot changes.
-pub fn timeline(b: &Backend, _: NoArgs) -> Result<Value> {
+pub fn timeline(b: &Session, _: NoArgs) -> Result<Value> {
     let t = crate::lsp::workspace::timeline::timeline(&b.ws().replay);
     serde_json::to_value(t).map_err(|e| crate::lsp::convert::request_failed(e.to_string()))
 }

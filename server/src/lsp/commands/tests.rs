@@ -7,7 +7,7 @@ use super::{Args, Text};
 use crate::exec::doc_tests::{run_document, DocRun};
 use crate::lsp::convert::request_failed;
 use crate::lsp::publish;
-use crate::lsp::server::Backend;
+use crate::lsp::session::Session;
 use crate::lsp::workspace::test_runs::LastRun;
 use crate::lsp::workspace::Workspace;
 use serde::Deserialize;
@@ -50,7 +50,7 @@ pub struct RunArgs {
 }
 
 pub async fn run(
-    b: &Backend,
+    b: &Session,
     args: &Args<'_>,
     a: RunArgs,
     token: Option<ProgressToken>,
@@ -95,7 +95,7 @@ pub async fn run(
 
 /// Tells the user once (`window/showMessage`) that tests cannot run here, e.g. because the
 /// sandbox does not work; the command itself returns the error every time.
-pub async fn show_refusal(b: &Backend) {
+pub async fn show_refusal(b: &Session) {
     let notice = b.ws().resources.take_refusal_notice();
     if let Some(msg) = notice {
         b.client

@@ -11,7 +11,7 @@ use crate::bench::convcode::table;
 use crate::bench::convcode::turn::Lm;
 use crate::llm::{Client, ClientConfig};
 use crate::lsp::convert::request_failed;
-use crate::lsp::server::{Backend, Notify};
+use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::settings::Settings;
 use anyhow::Context;
 use serde::Deserialize;
@@ -46,7 +46,7 @@ pub struct FeedbackArgs {
     task: Option<Text>,
 }
 
-pub async fn feedback(b: &Backend, args: &Args<'_>, a: FeedbackArgs) -> Result<Value> {
+pub async fn feedback(b: &Session, args: &Args<'_>, a: FeedbackArgs) -> Result<Value> {
     let uri = a.uri.0;
     let name = &*a.kind;
     let kind = FeedbackKind::parse(name).ok_or_else(|| {
@@ -121,7 +121,7 @@ pub struct SubmitArgs {
 }
 
 pub async fn submit(
-    b: &Backend,
+    b: &Session,
     args: &Args<'_>,
     a: SubmitArgs,
     token: Option<ProgressToken>,

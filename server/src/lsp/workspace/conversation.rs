@@ -1,12 +1,10 @@
 //! A MemoryCode conversation opened for replay: the dialogue file, its pivots (with the
-//! catalogue texts of `topics.json` when it sits beside the dataset folder), and each
-//! session's transcript as markdown.
+//! catalogue texts of `topics.json` when it sits beside the dataset folder); each session's
+//! transcript is timeline.rs's.
 
-use super::timeline::{changes_at, commit_label};
 use crate::bench::memorycode::data::{Dialogue, Topics};
 use crate::pivots::Ledger;
 use anyhow::{Context, Result};
-use pivot_core::history::Commit;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -62,65 +60,10 @@ impl Conversation {
     }
 }
 
-/// Markdown for session `k` of `count`: the pivot changes of that session (from every
-/// source in `ledger`) first, then the session's topics and transcript if a conversation
-/// has that session.
-/// With sessions from history, `commit` is the commit session `k` is.
-pub fn transcript(
-    conv: Option<&Conversation>,
-    ledger: &Ledger,
-    (k, count): (usize, usize),
-    commit: Option<&Commit>,
-) -> String {
-    let mut md = format!("# Session {k} of {count}\n\n");
-    if let Some(c) = commit {
-        md.push_str(&format!("The {} of {}.\n\n", commit_label(c), c.date()));
-    }
-    md.push_str("## Pivot changes\n\n");
-    let changes = changes_at(ledger, k);
-    if changes.is_empty() {
-        md.push_str("None in this session.\n");
-    }
-    for c in &changes {
-        md.push_str(&format!(
-            "- **{}** `{}` (version {}): \"{}\" ({}: {})\n",
-            c.change.word(),
-            c.id,
-            c.version,
-            c.text,
-            c.kind,
-            c.description
-        ));
-    }
-    if let Some(session) = conv.and_then(|c| c.dialogue.sessions.get(k)) {
-        if !session.topic.is_empty() {
-            md.push_str("\n## Topics\n\n");
-            for (ty, topic) in session.types.iter().zip(&session.topic) {
-                md.push_str(&format!("- {ty}: {topic}\n"));
-            }
-        }
-        md.push_str("\n## Transcript\n\n");
-        for para in session.text.split("\n\n").filter(|p| !p.trim().is_empty()) {
-            md.push_str(&speaker_in_bold(para.trim()));
-            md.push_str("\n\n");
-        }
-    }
-    md
-}
-
-/// "Ana: text" -> "**Ana:** text" (a short name before the first colon).
-fn speaker_in_bold(para: &str) -> String {
-    match para.split_once(": ") {
-        Some((who, rest)) if !who.is_empty() && who.len() <= 40 && !who.contains('\n') => {
-            format!("**{who}:** {rest}")
-        }
-        _ => para.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lsp::workspace::timeline::transcript;
 
     fn fixture(rel: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -2,6 +2,7 @@
 //! commit that changed `pivots.toml`) and the pivot changes it makes. One typed reply for the
 //! editors' Sessions views, and the changes the transcripts list.
 
+use super::conversation::Conversation;
 use super::replay::{Replay, Source};
 use crate::pivots::{Active, Ledger};
 use pivot_core::history::Commit;
@@ -119,4 +120,60 @@ pub fn timeline(r: &Replay) -> Timeline {
 /// "commit 1a2b3c4d5e6f (Rename the helpers)", for hovers and transcripts.
 pub fn commit_label(c: &Commit) -> String {
     format!("commit {} ({})", c.short, c.summary)
+}
+
+/// Markdown for session `k` of `count`: the pivot changes of that session (from every
+/// source in `ledger`) first, then the session's topics and transcript if a conversation
+/// has that session.
+/// With sessions from history, `commit` is the commit session `k` is.
+pub fn transcript(
+    conv: Option<&Conversation>,
+    ledger: &Ledger,
+    (k, count): (usize, usize),
+    commit: Option<&Commit>,
+) -> String {
+    let mut md = format!("# Session {k} of {count}\n\n");
+    if let Some(c) = commit {
+        md.push_str(&format!("The {} of {}.\n\n", commit_label(c), c.date()));
+    }
+    md.push_str("## Pivot changes\n\n");
+    let changes = changes_at(ledger, k);
+    if changes.is_empty() {
+        md.push_str("None in this session.\n");
+    }
+    for c in &changes {
+        md.push_str(&format!(
+            "- **{}** `{}` (version {}): \"{}\" ({}: {})\n",
+            c.change.word(),
+            c.id,
+            c.version,
+            c.text,
+            c.kind,
+            c.description
+        ));
+    }
+    if let Some(session) = conv.and_then(|c| c.dialogue.sessions.get(k)) {
+        if !session.topic.is_empty() {
+            md.push_str("\n## Topics\n\n");
+            for (ty, topic) in session.types.iter().zip(&session.topic) {
+                md.push_str(&format!("- {ty}: {topic}\n"));
+            }
+        }
+        md.push_str("\n## Transcript\n\n");
+        for para in session.text.split("\n\n").filter(|p| !p.trim().is_empty()) {
+            md.push_str(&speaker_in_bold(para.trim()));
+            md.push_str("\n\n");
+        }
+    }
+    md
+}
+
+/// "Ana: text" -> "**Ana:** text" (a short name before the first colon).
+fn speaker_in_bold(para: &str) -> String {
+    match para.split_once(": ") {
+        Some((who, rest)) if !who.is_empty() && who.len() <= 40 && !who.contains('\n') => {
+            format!("**{who}:** {rest}")
+        }
+        _ => para.to_string(),
+    }
 }

@@ -3,6 +3,8 @@
 //! capped output. It fails closed: without a working sandbox it refuses to start unless the
 //! user chose `SandboxMode::None`.
 
+mod twin_check;
+
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -14,8 +16,8 @@ use anyhow::{bail, Context, Result};
 use super::problem::Problem;
 use super::result::{Details, EvalResult, Status, TamperCheck};
 use super::sandbox::{self, Interpreter, Layout};
-use super::twin_check::{self, TwinCache};
 use super::zygote::{Outcome, Request, Zygote};
+use twin_check::TwinCache;
 
 /// Resource limits per task.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use super::problem::Problem;
-use super::result::{Details, EvalResult, Status, TamperCheck};
-use super::runner::{Raw, Runner};
-use super::twin::{self, Twin, TwinKind};
+use super::{Raw, Runner};
+use crate::exec::problem::Problem;
+use crate::exec::result::{Details, EvalResult, Status, TamperCheck};
+use crate::exec::twin::{self, Twin, TwinKind};
 
 /// HumanEval twins tried per problem before the check is given up as unavailable.
 const HUMANEVAL_TRIES: usize = 3;
@@ -193,7 +193,7 @@ pub(crate) fn evidence(v: &Validated, raw: &Raw) -> Vec<String> {
 /// it belongs to (`test_case_K`), everything else as the task reported it.
 pub(crate) fn details_of(problem: &Problem, raw: &Raw) -> Details {
     if let (Some(check), Some(line)) = (twin::humaneval_check(problem), raw.line) {
-        if let Some(case) = super::humaneval::case_of_line(check, line) {
+        if let Some(case) = crate::exec::humaneval::case_of_line(check, line) {
             let text = raw
                 .details
                 .first()
