@@ -192,6 +192,14 @@ fn flags_that_belong_together_and_nonsense_values_are_refused() {
         ),
         &["--partial"],
     );
+    // One range for every time limit (exec/time_limit.rs), said by the flag that gave it.
+    for flag in [
+        vec!["exec", "--samples", "canonical", "--timeout", "0"],
+        vec!["convcode", "run", "--model", "m", "--exec-timeout", "90000"],
+    ] {
+        let name = flag[flag.len() - 2];
+        refused(&pivot(dir, &flag), &[name, "(0, 86400]"]);
+    }
 }
 
 #[test]

@@ -72,6 +72,7 @@ mod humaneval;
 pub mod problem;
 pub mod result;
 pub mod runner;
+pub mod time_limit;
 
 mod sandbox;
 mod seccomp;

@@ -16,7 +16,6 @@ use crate::llm::{Cache, Client, ClientConfig, EndpointKind};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Duration;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ConvcodeCommand {
@@ -85,8 +84,8 @@ pub struct CommonArgs {
     /// Interpreter for compiling and running code.
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
-    /// Seconds per test run.
-    #[arg(long, default_value_t = 30.0)]
+    /// Seconds per test run, at most a day.
+    #[arg(long, default_value_t = crate::exec::time_limit::DEFAULT_SECS, value_parser = crate::exec::time_limit::parse)]
     pub exec_timeout: f64,
     /// Test runs at once (default: cores).
     #[arg(long)]
@@ -347,7 +346,8 @@ fn finish_shard(common: &CommonArgs, input: Option<serde_json::Value>) -> Result
 fn runner(common: &CommonArgs) -> Result<Runner> {
     let mut rc = RunnerConfig {
         python: common.python.clone(),
-        timeout: Duration::from_secs_f64(common.exec_timeout.max(0.1)),
+        timeout: crate::exec::time_limit::checked(common.exec_timeout)
+            .map_err(|e| anyhow::anyhow!("--exec-timeout: {e}"))?,
         ..RunnerConfig::default()
     };
     if let Some(j) = common.jobs {

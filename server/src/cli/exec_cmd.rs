@@ -47,8 +47,8 @@ pub struct RunOpts {
     /// Python interpreter to run the code with (a venv's python for numpy/pandas tasks).
     #[arg(long, env = "PIVOT_PYTHON", default_value = "python3")]
     pub python: PathBuf,
-    /// Wall-time limit per task, seconds (CPU time is limited to this plus 2 s).
-    #[arg(long, default_value_t = 30.0)]
+    /// Wall-time limit per task, seconds, at most a day (CPU time is limited to this plus 2 s).
+    #[arg(long, default_value_t = exec::time_limit::DEFAULT_SECS, value_parser = exec::time_limit::parse)]
     pub timeout: f64,
     /// Tasks run in parallel [default: number of cores].
     #[arg(long)]
@@ -98,12 +98,10 @@ pub(crate) fn hub_options(offline: bool) -> crate::exec::hub::HubOptions {
 
 impl RunOpts {
     fn config(&self) -> Result<RunnerConfig> {
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout < 86_400.0) {
-            bail!("--timeout must be a positive number of seconds");
-        }
         let mut c = RunnerConfig {
             python: self.python.clone(),
-            timeout: Duration::from_secs_f64(self.timeout),
+            timeout: exec::time_limit::checked(self.timeout)
+                .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?,
             sandbox: self.sandbox.mode(),
             pass_env: self.pass_env.clone(),
             bind_ro: self.bind_ro.clone(),

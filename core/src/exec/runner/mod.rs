@@ -143,7 +143,7 @@ impl Default for RunnerConfig {
     fn default() -> Self {
         RunnerConfig {
             python: PathBuf::from("python3"),
-            timeout: Duration::from_secs(30),
+            timeout: super::time_limit::default(),
             jobs: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),

@@ -56,7 +56,7 @@ impl Default for Settings {
                 .filter(|p| !p.is_empty())
                 .map_or_else(|| PathBuf::from("python3"), PathBuf::from),
             problems: "humaneval".into(),
-            test_timeout: Duration::from_secs(30),
+            test_timeout: crate::exec::time_limit::default(),
             simulator: None,
             sandbox: SandboxMode::Bwrap,
             history: false,
@@ -88,15 +88,11 @@ impl Settings {
             };
         }
         if let Some(t) = o.get("testTimeout").filter(|t| !t.is_null()) {
-            let secs = t
+            next.test_timeout = t
                 .as_f64()
-                .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "setting pivot.testTimeout must be a number of seconds in (0, 3600], got {t}"
-                    )
-                })?;
-            next.test_timeout = Duration::from_secs_f64(secs);
+                .ok_or_else(|| format!("got {t}"))
+                .and_then(crate::exec::time_limit::checked)
+                .map_err(|e| anyhow::anyhow!("setting pivot.testTimeout: {e}"))?;
         }
         if let Some(sb) = text(o, "sandbox")? {
             next.sandbox = match sb.as_str() {

@@ -14,6 +14,11 @@ from .task_process import child_task
 # A private tmpfs scratch (the bwrap sandbox): emptied whole after every task.
 WIPE = False
 
+
+# How long killing a finished task's processes may take before the worker gives up on them
+# (not the task's time limit, which comes in each request from exec/time_limit.rs).
+KILL_GRACE_SECONDS = 10
+
 def children_of_self():
     me = os.getpid()
     path = "/proc/%d/task/%d/children" % (me, me)
@@ -54,7 +59,7 @@ def kill_everything(pgids):
             os.killpg(g, signal.SIGKILL)
         except OSError:
             pass
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + KILL_GRACE_SECONDS
     while time.monotonic() < deadline:
         reap_all()
         kids = children_of_self()
