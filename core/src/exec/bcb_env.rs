@@ -527,9 +527,7 @@ pub fn resolve_python(requested: &Path) -> Result<PathBuf> {
                 .collect();
             // The newest patch release first.
             found.sort_by_key(|p| {
-                std::cmp::Reverse(version_key(
-                    &p.file_name().unwrap_or_default().to_string_lossy(),
-                ))
+                std::cmp::Reverse(pep440(&p.file_name().unwrap_or_default().to_string_lossy()))
             });
             candidates.extend(found.into_iter().map(|p| p.join("bin").join(&name)));
         }
@@ -791,75 +789,37 @@ fn parse_pip_no_wheel(err: &str) -> Option<(String, Option<String>, Vec<String>)
     ))
 }
 
-/// A version's sort key: its release numbers, and whether it is a final release.
-fn version_key(v: &str) -> (Vec<u64>, bool) {
-    let mut nums = Vec::new();
-    let mut is_final = true;
-    for part in v.split('.') {
-        let digits: String = part.chars().take_while(|c| c.is_ascii_digit()).collect();
-        if digits.len() != part.len() {
-            // 0.19.0rc0, 0.20.0.dev0, 2023.3.post1: a post-release is final, the rest are not.
-            if !part[digits.len()..].starts_with("post") {
-                is_final = false;
-            }
-        }
-        if digits.is_empty() {
-            if !part.starts_with("post") {
-                is_final = false;
-            }
-            continue;
-        }
-        nums.push(digits.parse().unwrap_or(0));
-    }
-    while nums.len() > 1 && nums.last() == Some(&0) {
-        nums.pop();
-    }
-    (nums, is_final)
+/// A PEP 440 version (`pep440_rs`): epochs, pre-, post- and dev-releases and local labels
+/// ordered as pip orders them. None for a string that is not one.
+fn pep440(v: &str) -> Option<pep440_rs::Version> {
+    v.trim().parse().ok()
 }
 
-/// Equal as PEP 440 versions go for these pins: `4.15` is `4.15.0` (trailing zeros of the
-/// release do not count), case does not matter.
+/// Equal as PEP 440 versions (`4.15` is `4.15.0`, case does not matter); two strings that
+/// are not versions are equal when they are the same text.
 fn same_version(a: &str, b: &str) -> bool {
-    fn canon(v: &str) -> String {
-        let v = v.trim().to_ascii_lowercase();
-        let end = v
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(v.len());
-        let (release, rest) = v.split_at(end);
-        let mut nums: Vec<&str> = release.trim_end_matches('.').split('.').collect();
-        while nums.len() > 1
-            && nums
-                .last()
-                .is_some_and(|n| n.trim_start_matches('0').is_empty())
-        {
-            nums.pop();
-        }
-        let nums: Vec<String> = nums
-            .iter()
-            .map(|n| n.trim_start_matches('0').to_string())
-            .map(|n| if n.is_empty() { "0".into() } else { n })
-            .collect();
-        format!("{}{rest}", nums.join("."))
+    match (pep440(a), pep440(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.trim().eq_ignore_ascii_case(b.trim()),
     }
-    canon(a) == canon(b)
 }
 
-/// The lowest final release above `pinned`, else the highest below.
+/// The lowest stable release above `pinned`, else the highest below (pre- and
+/// dev-releases are never chosen; a post-release is a stable one).
 fn nearest(pinned: &str, candidates: &[String]) -> Option<String> {
-    let p = version_key(pinned).0;
-    let finals: Vec<(&String, Vec<u64>)> = candidates
+    let p = pep440(pinned)?;
+    let stable: Vec<(&String, pep440_rs::Version)> = candidates
         .iter()
-        .map(|c| (c, version_key(c)))
-        .filter(|(_, (_, fin))| *fin)
-        .map(|(c, (k, _))| (c, k))
+        .filter_map(|c| Some((c, pep440(c)?)))
+        .filter(|(_, v)| v.is_stable())
         .collect();
-    let above = finals
+    let above = stable
         .iter()
-        .filter(|(_, k)| *k > p)
+        .filter(|(_, v)| *v > p)
         .min_by(|a, b| a.1.cmp(&b.1));
-    let below = finals
+    let below = stable
         .iter()
-        .filter(|(_, k)| *k < p)
+        .filter(|(_, v)| *v < p)
         .max_by(|a, b| a.1.cmp(&b.1));
     above.or(below).map(|(c, _)| (*c).clone())
 }
@@ -1213,6 +1173,23 @@ mod tests {
         assert!(!same_version("2023.3", "2023.3.post1"));
         assert!(!same_version("1.21.2", "1.21.20"));
         assert!(same_version("1.0", "1"));
+        // What the hand-written comparison got wrong: epochs, pre-, post- and dev-releases.
+        assert!(same_version("1.0RC1", "1.0rc1"));
+        assert!(!same_version("1!1.0", "1.0"));
+        assert!(same_version("not-a-version", "NOT-A-VERSION"));
+    }
+
+    #[test]
+    fn releases_order_as_pep_440_orders_them() {
+        let vs: Vec<String> = ["1.0.dev1", "1.0a1", "1.0rc1", "1.0", "1.0.post1", "1!0.5"]
+            .map(String::from)
+            .to_vec();
+        // Above 0.9: the first stable release, not the dev- or pre-releases before it.
+        assert_eq!(nearest("0.9", &vs).as_deref(), Some("1.0"));
+        // Above 1.0: its post-release; an epoch outranks every release without one.
+        assert_eq!(nearest("1.0", &vs[..5]).as_deref(), Some("1.0.post1"));
+        assert_eq!(nearest("2.0", &vs).as_deref(), Some("1!0.5"));
+        assert_eq!(nearest("not a version", &vs), None);
     }
 
     #[test]
