@@ -39,14 +39,10 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// This machine's host name (for temporary file names and the lock's holder).
 pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at most that many bytes.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "unknown-host".into();
-    }
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
     // A host name goes into file names: keep it to what is safe there.
     name.chars()
         .map(|c| {
@@ -159,9 +155,14 @@ fn write_whole(dest: &Path, bytes: &[u8], durable: bool) -> Result<()> {
 
 /// Whether process `pid` exists on this machine.
 fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    // Signal 0: the process exists (and may be signalled, or is someone else's).
+    matches!(
+        rustix::process::test_kill_process(pid),
+        Ok(()) | Err(rustix::io::Errno::PERM)
+    )
 }
 
 /// Whether `name` is a temporary file that no live writer will rename any more.

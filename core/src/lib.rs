@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod bounded_read;
 pub mod cache_dir;
+pub mod child;
 pub mod digest;
 pub mod durable;
 pub mod exec;
@@ -15,6 +16,7 @@ pub mod history;
 pub mod llm;
 pub mod percent;
 pub mod pivots;
+pub mod pool;
 pub mod python;
 pub mod report;
 #[doc(hidden)]

@@ -15,7 +15,7 @@ use syn::visit::Visit;
 fn rank(module: &str) -> Option<u8> {
     Some(match module {
         "fasthash" | "test_skip" | "durable" | "bounded_read" | "cache_dir" | "digest"
-        | "percent" => 0,
+        | "percent" | "child" | "pool" => 0,
         "python" => 1,
         "pivots" => 2,
         "bench" | "exec" | "llm" | "history" => 3,

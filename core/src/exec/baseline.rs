@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
@@ -46,19 +46,8 @@ pub fn run_fresh_process(
         // A request bigger than the pipe is read by the child before it writes anything.
         let _ = stdin.write_all(&request);
     }
-    let start = Instant::now();
-    let mut timed_out = false;
-    loop {
-        if child.try_wait()?.is_some() {
-            break;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            timed_out = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let timed_out =
+        crate::child::wait_or_kill(&mut child, timeout, crate::child::Group::Inherited)?.is_none();
     let out = child.wait_with_output()?;
     let (status, details) = if timed_out {
         (Status::Timeout, Details::default())

@@ -460,21 +460,8 @@ fn run_bounded(cmd: &mut Command, what: &str, limit: Duration) -> Result<(bool, 
         .process_group(0)
         .spawn()
         .with_context(|| format!("starting {what}"))?;
-    let start = Instant::now();
-    let ok = loop {
-        if let Some(s) = child.try_wait()? {
-            break s.success();
-        }
-        if start.elapsed() > limit {
-            // SAFETY: a signal to the process group made for this child above.
-            unsafe {
-                libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
-            }
-            let _ = child.wait();
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let ok = crate::child::wait_or_kill(&mut child, limit, crate::child::Group::Own)?
+        .is_some_and(|s| s.success());
     let mut text = String::new();
     let mut log = log;
     std::io::Seek::rewind(&mut log)?;

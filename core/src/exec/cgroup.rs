@@ -65,8 +65,7 @@ fn writable(dir: &Path) -> bool {
     let Ok(c) = CString::new(dir.as_os_str().as_encoded_bytes()) else {
         return false;
     };
-    // SAFETY: access(2) on a NUL-terminated path.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    rustix::fs::access(c.as_c_str(), rustix::fs::Access::WRITE_OK).is_ok()
 }
 
 impl Base {
@@ -134,28 +133,25 @@ impl Drop for Cgroup {
 /// Joins the cgroup whose `cgroup.procs` is `procs`: called in the child between fork and
 /// exec, so only async-signal-safe calls (open, write, getpid, close) and no allocation.
 pub(crate) fn join_in_child(procs: &CString) -> std::io::Result<()> {
-    // SAFETY: plain system calls on a valid C string and a stack buffer.
-    unsafe {
-        let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let mut buf = [0u8; 20];
-        let mut n = libc::getpid() as u64;
-        let mut i = buf.len();
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let wrote = libc::write(fd, buf[i..].as_ptr().cast(), buf.len() - i);
-        libc::close(fd);
-        if wrote < 0 {
-            return Err(std::io::Error::last_os_error());
+    use rustix::fs::{Mode, OFlags};
+    // rustix's calls are the system calls themselves (a C string path needs no allocation);
+    // the descriptor is closed when dropped, also a plain system call.
+    let fd = rustix::fs::open(
+        procs.as_c_str(),
+        OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut buf = [0u8; 20];
+    let mut n = rustix::process::getpid().as_raw_nonzero().get() as u64;
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
         }
     }
+    rustix::io::write(&fd, &buf[i..])?;
     Ok(())
 }

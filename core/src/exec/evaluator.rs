@@ -221,10 +221,8 @@ pub fn run(
             if ended[k].is_none() {
                 match child.try_wait()? {
                     Some(status) => {
-                        // SAFETY: a signal to the process group made for this worker above.
-                        unsafe {
-                            libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
-                        }
+                        // What the worker left running in its group goes with it.
+                        crate::child::kill_group(child);
                         ended[k] = Some(status);
                     }
                     None => all = false,

@@ -63,8 +63,7 @@ pub(crate) fn query_interpreter(python: &Path) -> Result<Interpreter> {
 }
 
 pub(crate) fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// How the sandbox is laid out and what tasks get; built from the runner's configuration.
@@ -170,13 +169,12 @@ pub(crate) fn probe_bwrap(interp: &Interpreter, layout: &Layout) -> Result<PathB
 /// Makes this process not dumpable (`PR_SET_DUMPABLE` 0): other processes of the same user
 /// can then neither read its `/proc/PID/environ` and `/proc/PID/mem` nor ptrace it.
 pub(crate) fn make_undumpable() -> Result<()> {
-    // SAFETY: prctl with PR_SET_DUMPABLE takes integer arguments only and touches no memory.
-    let r = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-    if r != 0 {
+    let r = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    if let Err(e) = r {
         bail!(
             "could not make this process undumpable (prctl PR_SET_DUMPABLE): {}; without it, \
              code run with --sandbox none could read this process's environment",
-            std::io::Error::last_os_error()
+            e
         );
     }
     Ok(())

@@ -293,11 +293,7 @@ impl Zygote {
             return;
         }
         self.dead = true;
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: plain signal sends to the group we created with process_group(0).
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
+        crate::child::kill_group(&self.child);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

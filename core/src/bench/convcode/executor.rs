@@ -8,10 +8,10 @@ use super::turn::{run_turn, TurnEnv, TurnError, TurnInput, TurnRecord};
 use crate::exec::feedback;
 use crate::exec::{EvalResult, Problem};
 use crate::llm::LlmError;
+use crate::pool::Flow;
 use anyhow::Result;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Receives progress from the loop (the core never prints).
 pub trait Observer: Sync {
@@ -129,46 +129,33 @@ pub fn run_jobs(
             compiled[*i] = Some(fc);
         }
     }
-    let next = AtomicUsize::new(0);
-    let abort = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<(usize, Result<TurnRecord, TurnError>)>();
-    std::thread::scope(|s| -> Result<()> {
-        for _ in 0..spec.workers.clamp(1, jobs.len()) {
-            let tx = tx.clone();
-            let (next, abort, compiled) = (&next, &abort, &compiled);
-            s.spawn(move || loop {
-                if abort.load(Ordering::SeqCst) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(job) = jobs.get(i) else { break };
-                let input = TurnInput {
-                    problem: job.problem,
-                    config: spec.config,
-                    turn: spec.turn,
-                    previous_code: &job.previous_code,
-                    previous_eval: &job.previous_eval,
-                    previous_compilation: compiled[i].clone(),
-                    frozen_user_feedback: job.frozen_user_feedback.clone(),
-                    fix_quirks: spec.fix_quirks,
-                };
-                let res = run_turn(&input, spec.env);
-                if res.as_ref().err().is_some_and(TurnError::is_fatal) {
-                    abort.store(true, Ordering::SeqCst);
-                }
-                if tx.send((i, res)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        // Write in job order, and only an unbroken prefix of it: after a stop or a failed
-        // task nothing more is written (the rest is cheap to redo: the model's answers are
-        // cached), so the file is always what an uninterrupted run has written so far.
-        let mut pending: BTreeMap<usize, Result<TurnRecord, TurnError>> = BTreeMap::new();
-        let mut next_write = 0usize;
-        let mut last_log = last_log;
-        for (i, res) in rx {
+    type Turn = Result<TurnRecord, TurnError>;
+    // Write in job order, and only an unbroken prefix of it: after a stop or a failed task
+    // nothing more is written (the rest is cheap to redo: the model's answers are cached), so
+    // the file is always what an uninterrupted run has written so far.
+    let mut pending: BTreeMap<usize, Turn> = BTreeMap::new();
+    let mut next_write = 0usize;
+    let mut last_log = last_log;
+    crate::pool::run(
+        jobs.len(),
+        spec.workers,
+        |i| {
+            let job = &jobs[i];
+            let input = TurnInput {
+                problem: job.problem,
+                config: spec.config,
+                turn: spec.turn,
+                previous_code: &job.previous_code,
+                previous_eval: &job.previous_eval,
+                previous_compilation: compiled[i].clone(),
+                frozen_user_feedback: job.frozen_user_feedback.clone(),
+                fix_quirks: spec.fix_quirks,
+            };
+            run_turn(&input, spec.env)
+        },
+        |res: &Turn| res.as_ref().err().is_some_and(TurnError::is_fatal),
+        |i, res| -> Result<Flow> {
+            let mut flow = Flow::More;
             pending.insert(i, res);
             while let Some(res) = pending.remove(&next_write) {
                 next_write += 1;
@@ -192,12 +179,12 @@ pub fn run_jobs(
                         observer.step();
                         if control.limit_reached() {
                             outcome.interrupted = true;
-                            abort.store(true, Ordering::SeqCst);
+                            flow = Flow::Stop;
                         }
                     }
                     Err(e) if e.is_fatal() => {
                         outcome.fatal = Some(e.to_string());
-                        abort.store(true, Ordering::SeqCst);
+                        flow = Flow::Stop;
                     }
                     Err(TurnError::Lm {
                         task,
@@ -215,8 +202,8 @@ pub fn run_jobs(
                     }
                 }
             }
-        }
-        Ok(())
-    })?;
+            Ok(flow)
+        },
+    )?;
     Ok(outcome)
 }

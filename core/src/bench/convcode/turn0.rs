@@ -32,11 +32,10 @@ use super::sanitize::{calibrate, py_strip, sanitize};
 use super::turn::Lm;
 use crate::exec::Problem;
 use crate::llm::{ClientConfig, EndpointKind, LlmError};
+use crate::pool::Flow;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 
 /// `make_chat_prompt`'s instruction (vLLM / HF backends of the fork's `model.py`).
 pub const VLLM_INSTRUCTION: &str =
@@ -168,37 +167,23 @@ pub fn generate(
         ));
     }
     observer.stage("turn 0: generating", todo.len());
-    let next = AtomicUsize::new(0);
-    let abort = AtomicBool::new(false);
     type Answer = Result<(String, String), LlmError>;
-    let (tx, rx) = mpsc::channel::<(usize, Answer)>();
-    std::thread::scope(|s| -> Result<()> {
-        for _ in 0..workers.clamp(1, todo.len()) {
-            let tx = tx.clone();
-            let (next, abort, todo) = (&next, &abort, &todo);
-            s.spawn(move || loop {
-                if abort.load(Ordering::SeqCst) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(p) = todo.get(i) else { break };
-                let res = lm.complete(&prompt(p, backend)).map(|answer| {
-                    let sol = solution(p, backend, &answer);
-                    (answer, sol)
-                });
-                if res.as_ref().err().is_some_and(LlmError::is_fatal) {
-                    abort.store(true, Ordering::SeqCst);
-                }
-                if tx.send((i, res)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        // Written in problem order, so a resumed run leaves the same file as an unbroken one.
-        let mut pending: BTreeMap<usize, Answer> = BTreeMap::new();
-        let mut next_write = 0usize;
-        for (i, res) in rx {
+    // Written in problem order, so a resumed run leaves the same file as an unbroken one.
+    let mut pending: BTreeMap<usize, Answer> = BTreeMap::new();
+    let mut next_write = 0usize;
+    crate::pool::run(
+        todo.len(),
+        workers,
+        |i| {
+            let p = todo[i];
+            lm.complete(&prompt(p, backend)).map(|answer| {
+                let sol = solution(p, backend, &answer);
+                (answer, sol)
+            })
+        },
+        |res: &Answer| res.as_ref().err().is_some_and(LlmError::is_fatal),
+        |i, res| -> Result<Flow> {
+            let mut flow = Flow::More;
             pending.insert(i, res);
             while let Some(res) = pending.remove(&next_write) {
                 let id = todo[next_write].task_id.as_str();
@@ -219,12 +204,12 @@ pub fn generate(
                         observer.step();
                         if control.count_written() {
                             outcome.interrupted = true;
-                            abort.store(true, Ordering::SeqCst);
+                            flow = Flow::Stop;
                         }
                     }
                     Err(e) if e.is_fatal() => {
                         outcome.fatal = Some(format!("{id}: {e}"));
-                        abort.store(true, Ordering::SeqCst);
+                        flow = Flow::Stop;
                     }
                     Err(e @ LlmError::NotCached { .. }) => {
                         outcome.not_cached.push(format!("{id}: {e}"));
@@ -232,9 +217,9 @@ pub fn generate(
                     Err(e) => outcome.failed.push((id.to_string(), format!("{id}: {e}"))),
                 }
             }
-        }
-        Ok(())
-    })?;
+            Ok(flow)
+        },
+    )?;
     Ok(outcome)
 }
 

@@ -14,8 +14,6 @@ use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
@@ -784,39 +782,29 @@ pub fn answer_all(
     workers: usize,
     progress: ProgressFn,
 ) -> Answered {
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<Result<crate::llm::Completion, LlmError>>>> =
-        Mutex::new((0..count).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..workers.max(1).min(count.max(1)) {
-            scope.spawn(|| loop {
-                if stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= count {
-                    return;
-                }
-                let job = prompt(i);
-                let messages = [
-                    ChatMessage::new("system", &job.preamble),
-                    ChatMessage::new("user", &job.prompt),
-                ];
-                let r = client.chat_messages(&messages, sampling);
-                // Offline misses are not fatal: every missing answer gets named.
-                if matches!(&r, Err(e) if e.is_fatal()) {
-                    stop.store(true, Ordering::SeqCst);
-                }
-                if let Ok(mut res) = results.lock() {
-                    res[i] = Some(r);
-                }
-                progress(done.fetch_add(1, Ordering::SeqCst) + 1, count);
-            });
-        }
-    });
-    results.into_inner().unwrap_or_else(|p| p.into_inner())
+    let mut results: Answered = (0..count).map(|_| None).collect();
+    let mut done = 0;
+    let _ = crate::pool::run(
+        count,
+        workers,
+        |i| {
+            let job = prompt(i);
+            let messages = [
+                ChatMessage::new("system", &job.preamble),
+                ChatMessage::new("user", &job.prompt),
+            ];
+            client.chat_messages(&messages, sampling)
+        },
+        // Offline misses are not fatal: every missing answer gets named.
+        |r| matches!(r, Err(e) if e.is_fatal()),
+        |i, r| {
+            results[i] = Some(r);
+            done += 1;
+            progress(done, count);
+            Ok::<_, std::convert::Infallible>(crate::pool::Flow::More)
+        },
+    );
+    results
 }
 
 /// The dialogue files of `dataset` whose ids are in `ids` (all when `None`).

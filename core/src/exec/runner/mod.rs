@@ -7,7 +7,7 @@ mod twin_check;
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -487,43 +487,33 @@ impl Runner {
     where
         F: Fn(usize, &EvalResult) + Sync,
     {
-        let next = AtomicUsize::new(0);
-        let done = AtomicUsize::new(0);
-        let slots: Vec<Mutex<Option<EvalResult>>> =
-            tasks.iter().map(|_| Mutex::new(None)).collect();
-        let workers = self.config.jobs.min(tasks.len()).max(1);
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some((problem, solution)) = tasks.get(i) else {
-                        break;
-                    };
-                    let r = self.run_one(problem, solution);
-                    let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    progress(n, &r);
-                    if let Ok(mut slot) = slots[i].lock() {
-                        *slot = Some(r);
-                    }
-                });
-            }
-        });
+        let mut slots: Vec<Option<EvalResult>> = tasks.iter().map(|_| None).collect();
+        let mut done = 0;
+        let _ = crate::pool::run(
+            tasks.len(),
+            self.config.jobs,
+            |i| self.run_one(tasks[i].0, tasks[i].1),
+            |_| false,
+            |i, r| {
+                done += 1;
+                progress(done, &r);
+                slots[i] = Some(r);
+                Ok::<_, std::convert::Infallible>(crate::pool::Flow::More)
+            },
+        );
         slots
             .into_iter()
             .zip(tasks)
             .map(|(slot, (p, sol))| {
-                slot.into_inner()
-                    .ok()
-                    .flatten()
-                    .unwrap_or_else(|| EvalResult {
-                        task_id: p.task_id.clone(),
-                        solution: sol.to_string(),
-                        status: Status::Fail,
-                        details: Details(vec![("ALL".into(), "internal error: no result".into())]),
-                        tamper: Vec::new(),
-                        tamper_check: None,
-                        output: String::new(),
-                    })
+                slot.unwrap_or_else(|| EvalResult {
+                    task_id: p.task_id.clone(),
+                    solution: sol.to_string(),
+                    status: Status::Fail,
+                    details: Details(vec![("ALL".into(), "internal error: no result".into())]),
+                    tamper: Vec::new(),
+                    tamper_check: None,
+                    output: String::new(),
+                })
             })
             .collect()
     }
