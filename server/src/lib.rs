@@ -9,8 +9,4 @@
 pub mod cli;
 pub mod lsp;
 
-// The core's modules under their usual paths (`crate::python::…` in the faces, and
-// `pivot_lsp::exec::…` for the tests and other users).
-#[doc(hidden)]
-pub use pivot_core::test_skip;
-pub use pivot_core::{bench, bounded_read, durable, exec, fasthash, llm, pivots, python, report};
+// No re-export of the core: a path names its crate (`pivot_core::exec::…`).

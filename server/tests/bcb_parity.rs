@@ -20,9 +20,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pivot_lsp::bench::bcb_parity;
-use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
-use pivot_lsp::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+use pivot_core::bench::bcb_parity;
+use pivot_core::exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
+use pivot_core::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
 use support::cli::target_dir;
 
 /// The pinned environment's interpreter: `PIVOT_BCB_ENV_PYTHON`, or target/bcb-env built by
@@ -43,7 +43,7 @@ fn env_python() -> Option<PathBuf> {
         .output()
         .expect("pivot-lsp runs");
     if !out.status.success() {
-        pivot_lsp::test_skip::skip(&format!(
+        pivot_core::test_skip::skip(&format!(
             "the pinned BigCodeBench environment could not be built in {}: {}",
             dir.display(),
             String::from_utf8_lossy(&out.stderr)
@@ -67,7 +67,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     let data = shared.join("bigcodebench/BigCodeBench-even.jsonl.gz");
     let fork = shared.join("originals/bigcodebench-fork");
     if !data.is_file() || !fork.join("bigcodebench/eval/__init__.py").is_file() {
-        pivot_lsp::test_skip::skip(
+        pivot_core::test_skip::skip(
             "no ../shared/bigcodebench/BigCodeBench-even.jsonl.gz or BigCodeBench fork in ../shared/originals",
         );
         return;
@@ -170,7 +170,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     // canonical solution was checked with (a canonical solution is never `tampered`: the
     // comparison below would show it as a disagreement).
     {
-        use pivot_lsp::exec::TamperCheck as T;
+        use pivot_core::exec::TamperCheck as T;
         let canon: Vec<_> = samples
             .iter()
             .zip(&ours)
@@ -245,7 +245,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     let start = Instant::now();
     // Further evaluator verdicts on samples where one side timed out (see below).
     // (sample, the evaluator's verdict, ours run beside it)
-    let reruns: std::cell::RefCell<Vec<(usize, Verdict, pivot_lsp::exec::EvalResult)>> =
+    let reruns: std::cell::RefCell<Vec<(usize, Verdict, pivot_core::exec::EvalResult)>> =
         Default::default();
     let write = |known: &HashMap<(String, String), Verdict>, their_time: f64| {
         let done: Vec<usize> = (0..samples.len())

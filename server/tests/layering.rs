@@ -1,6 +1,6 @@
 //! The layering ARCHITECTURE.md promises, checked on the parsed source (syn) of both crates
-//! (`pivot-core`: the core; `pivot-lsp`: the faces, whose `crate::python` and so on are the
-//! core's modules re-exported): a module may use
+//! (`pivot-core`: the core; `pivot-lsp`: the faces, which name the core as `pivot_core`): a
+//! module may use
 //! its own layer and the layers below it, never one above (helpers < `python` < `pivots` <
 //! `bench` / `exec` / `llm` < `report` < `lsp` / `cli`). Every path counts: `use` trees with
 //! nested groups over several lines, paths in code and types, `super::super::…` and `self::…`

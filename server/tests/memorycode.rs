@@ -5,9 +5,9 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_lsp::bench::memorycode::score::{AnswerKind, DialogueResult};
-use pivot_lsp::bench::memorycode::score_dirs::{score_dirs, Detail};
-use pivot_lsp::pivots::Verdict;
+use pivot_core::bench::memorycode::score::{AnswerKind, DialogueResult};
+use pivot_core::bench::memorycode::score_dirs::{score_dirs, Detail};
+use pivot_core::pivots::Verdict;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -232,9 +232,9 @@ fn parity_command_r_plus() {
 /// block both models wrote, the module it builds equals the one visiting every node.
 #[test]
 fn pruned_walk_equals_whole_walk_on_every_answer() {
-    use pivot_lsp::bench::memorycode::data::ModelOutput;
-    use pivot_lsp::python::module::parse_tree;
-    use pivot_lsp::python::{code_block, Module};
+    use pivot_core::bench::memorycode::data::ModelOutput;
+    use pivot_core::python::module::parse_tree;
+    use pivot_core::python::{code_block, Module};
     use rayon::prelude::*;
     let Some(root) = shared(
         "memorycode",
@@ -362,7 +362,7 @@ fn scratch() -> tempfile::TempDir {
     dir
 }
 
-fn score_scratch(dir: &Path) -> pivot_lsp::bench::memorycode::Report {
+fn score_scratch(dir: &Path) -> pivot_core::bench::memorycode::Report {
     score_dirs(
         &dir.join("dataset"),
         &dir.join("outputs"),
@@ -373,7 +373,7 @@ fn score_scratch(dir: &Path) -> pivot_lsp::bench::memorycode::Report {
     .0
 }
 
-fn only_skip(report: &pivot_lsp::bench::memorycode::Report) -> (u32, String) {
+fn only_skip(report: &pivot_core::bench::memorycode::Report) -> (u32, String) {
     assert_eq!(report.skipped.len(), 1, "skipped: {:?}", report.skipped);
     assert_eq!(
         report.dialogues.len(),
@@ -564,7 +564,7 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
         .stdout(std::process::Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        pivot_lsp::test_skip::skip(
+        pivot_core::test_skip::skip(
             "python3 not found; cannot compare syntax verdicts with CPython",
         );
         return;
@@ -580,7 +580,7 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
     let cpython: Vec<Option<(u32, String)>> = serde_json::from_slice(&out.stdout).unwrap();
     let (mut wrong, mut errors, mut same_message) = (Vec::new(), 0, 0);
     for ((title, code), want) in cases.iter().zip(cpython) {
-        let ours = pivot_lsp::python::Module::parse(code).syntax_error;
+        let ours = pivot_core::python::Module::parse(code).syntax_error;
         match (&want, &ours) {
             (None, None) => {}
             (Some((line, message)), Some(e)) => {
@@ -612,9 +612,9 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
 /// dataset scores history against (`history_regex`), for all 360 dialogues.
 #[test]
 fn ledger_active_pivots_at_the_end_equal_history_regex() {
-    use pivot_lsp::bench::memorycode::data::{dialogue_files, Topics};
-    use pivot_lsp::bench::memorycode::Dialogue;
-    use pivot_lsp::pivots::Ledger;
+    use pivot_core::bench::memorycode::data::{dialogue_files, Topics};
+    use pivot_core::bench::memorycode::Dialogue;
+    use pivot_core::pivots::Ledger;
     let Some(root) = shared("memorycode", "the ledger not checked on the real dialogues") else {
         return;
     };
@@ -624,7 +624,7 @@ fn ledger_active_pivots_at_the_end_equal_history_regex() {
         let d = Dialogue::load(&path).unwrap();
         let ledger: Ledger = d.ledger(Some(&topics)).unwrap();
         let last = d.sessions.len() - 1;
-        let key = |k: pivot_lsp::python::ObjectKind, r: &pivot_lsp::pivots::Rule| {
+        let key = |k: pivot_core::python::ObjectKind, r: &pivot_core::pivots::Rule| {
             format!("{k}|{}", r.to_json())
         };
         let mut active: Vec<String> = ledger
@@ -664,7 +664,7 @@ fn ledger_active_pivots_at_the_end_equal_history_regex() {
 /// bits), checked against numpy run here. Doubles cross as their bit patterns.
 #[test]
 fn means_are_numpy_s_to_the_bit() {
-    use pivot_lsp::bench::numpy;
+    use pivot_core::bench::numpy;
     let script = r#"
 import json, sys
 import numpy as np
@@ -716,7 +716,7 @@ print(json.dumps(out))
         .stderr(std::process::Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        pivot_lsp::test_skip::skip("python3 not found; cannot compare sums with numpy");
+        pivot_core::test_skip::skip("python3 not found; cannot compare sums with numpy");
         return;
     };
     // An interpreter that fails at `import numpy` closes its input early: its own error,
@@ -727,7 +727,7 @@ print(json.dumps(out))
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("No module named 'numpy'") {
-            pivot_lsp::test_skip::skip(
+            pivot_core::test_skip::skip(
                 "numpy is not installed for python3 (scripts/test installs it)",
             );
             return;

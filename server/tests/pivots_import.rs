@@ -10,11 +10,11 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_lsp::bench::memorycode::data::{dialogue_files, Dialogue, ModelOutput, Pair};
-use pivot_lsp::bench::memorycode::score::ParseCache;
-use pivot_lsp::pivots::import::{import, read, Import, Source};
-use pivot_lsp::pivots::{check, Ledger, Rule, Verdict};
-use pivot_lsp::python::code_block;
+use pivot_core::bench::memorycode::data::{dialogue_files, Dialogue, ModelOutput, Pair};
+use pivot_core::bench::memorycode::score::ParseCache;
+use pivot_core::pivots::import::{import, read, Import, Source};
+use pivot_core::pivots::{check, Ledger, Rule, Verdict};
+use pivot_core::python::code_block;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};

@@ -5,7 +5,7 @@
 //! (`fixtures/python/reference_objects.py`). Slow (a minute of Python): ignored by
 //! default, run by `scripts/test`.
 
-use pivot_lsp::python::{Module, ObjectKind};
+use pivot_core::python::{Module, ObjectKind};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -21,7 +21,7 @@ fn standard_library_agrees_with_cpython_and_the_reference_extractor() {
     if extractor.join("extract_objects.py").is_file() {
         cmd.arg(&extractor);
     } else {
-        pivot_lsp::test_skip::skip(&format!(
+        pivot_core::test_skip::skip(&format!(
             "{} not found; only the syntax verdicts are compared, not the objects",
             extractor.display()
         ));
@@ -32,7 +32,7 @@ fn standard_library_agrees_with_cpython_and_the_reference_extractor() {
         Some(file) => std::fs::read_to_string(file).unwrap(),
         None => {
             let Ok(out) = cmd.output() else {
-                pivot_lsp::test_skip::skip("python3 not found; cannot compare with CPython");
+                pivot_core::test_skip::skip("python3 not found; cannot compare with CPython");
                 return;
             };
             assert!(
@@ -114,7 +114,7 @@ fn compare(path: &str, text: &str, want: &Value) -> Vec<String> {
         let entries = m.objects.get(kind);
         // Try, assert and annotation entries are syntax nodes in the reference: only how
         // many there are matters to a score (the texts differ by trailing comments).
-        let texts = |e: &pivot_lsp::python::Entry| -> Vec<Value> {
+        let texts = |e: &pivot_core::python::Entry| -> Vec<Value> {
             e.items
                 .iter()
                 .map(|i| Value::from(i.text.clone()))

@@ -362,7 +362,7 @@ fn page_requests(log: &Value) -> Vec<String> {
 #[test]
 fn chromium_renders_the_page_offline_and_not_blank() {
     let Some(chrome) = chromium() else {
-        pivot_lsp::test_skip::skip(
+        pivot_core::test_skip::skip(
             "no chromium on PATH (scripts/test installs Debian's `chromium`): the report is not rendered",
         );
         return;
@@ -381,7 +381,7 @@ fn chromium_renders_the_page_offline_and_not_blank() {
     let (_, log) = match render(&chrome, dir.path(), &control, "control") {
         Ok(r) => r,
         Err(why) => {
-            pivot_lsp::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
+            pivot_core::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
             return;
         }
     };
@@ -486,10 +486,10 @@ fn by_kind_equals_the_reference_dump_grouped_by_kind() {
         return;
     };
     let shared = dump.parent().unwrap().parent().unwrap();
-    let (report, _) = pivot_lsp::bench::memorycode::score_dirs::score_dirs(
+    let (report, _) = pivot_core::bench::memorycode::score_dirs::score_dirs(
         &shared.join("dataset"),
         &shared.join(format!("outputs/{model}")),
-        pivot_lsp::bench::memorycode::score_dirs::Detail::ScoresOnly,
+        pivot_core::bench::memorycode::score_dirs::Detail::ScoresOnly,
         &|| {},
     )
     .unwrap();
@@ -717,7 +717,7 @@ fn crafted_convcode(dir: &Path) -> PathBuf {
 #[test]
 fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
     let Some(chrome) = chromium() else {
-        pivot_lsp::test_skip::skip(
+        pivot_core::test_skip::skip(
             "no chromium on PATH (scripts/test installs Debian's `chromium`): series visibility not checked",
         );
         return;
@@ -741,7 +741,7 @@ fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
     let (shot, _) = match render(&chrome, dir.path(), &chart, "series") {
         Ok(r) => r,
         Err(why) => {
-            pivot_lsp::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
+            pivot_core::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
             return;
         }
     };

@@ -10,7 +10,7 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_lsp::test_skip::skip;
+use pivot_core::test_skip::skip;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ fn find(program: &str) -> Option<PathBuf> {
 }
 
 fn short_host_name() -> String {
-    let name = pivot_lsp::durable::host_name();
+    let name = pivot_core::durable::host_name();
     name.split('.').next().unwrap_or("localhost").to_string()
 }
 

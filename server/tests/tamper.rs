@@ -26,10 +26,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use pivot_lsp::exec::evaluator::{self, EvaluatorConfig, Isolation};
-use pivot_lsp::exec::problem::{load_bigcodebench_jsonl, load_humaneval};
-use pivot_lsp::exec::{Problem, Runner, RunnerConfig, SandboxMode, Status};
-use pivot_lsp::test_skip;
+use pivot_core::exec::evaluator::{self, EvaluatorConfig, Isolation};
+use pivot_core::exec::problem::{load_bigcodebench_jsonl, load_humaneval};
+use pivot_core::exec::{Problem, Runner, RunnerConfig, SandboxMode, Status};
+use pivot_core::test_skip;
 use support::cli::{repo, EXE};
 use support::host::{find_program, is_root, python, shared};
 
@@ -526,5 +526,5 @@ fn a_forged_report_is_caught_by_the_twin() {
     .unwrap();
     let res = off.run_one(p, &s.code);
     assert_eq!(res.status, Status::Pass);
-    assert_eq!(res.tamper_check, Some(pivot_lsp::exec::TamperCheck::Off));
+    assert_eq!(res.tamper_check, Some(pivot_core::exec::TamperCheck::Off));
 }

@@ -79,7 +79,7 @@ pub struct CheckArgs {
     /// round robin) and write JSON that `pivot-lsp merge` joins into the unsharded run's
     /// JSON (needs --format json; SARIF, text, GitHub, --bundle and --baseline are not sharded).
     #[arg(long, value_name = "K/N", conflicts_with_all = ["bundle", "baseline"])]
-    pub shard: Option<crate::bench::shard::Shard>,
+    pub shard: Option<pivot_core::bench::shard::Shard>,
     /// Files larger than this many MB are reported and not checked.
     #[arg(long, value_name = "MB", default_value_t = 10.0)]
     pub max_file_size: f64,
@@ -154,7 +154,7 @@ fn named_input(root: &Path, p: &Path) -> std::result::Result<PathBuf, String> {
 /// A named input's bytes, through the bounded reader.
 fn read_input(root: &Path, p: &Path) -> std::result::Result<(PathBuf, Vec<u8>), String> {
     let real = named_input(root, p)?;
-    let bytes = crate::bounded_read::read(&real)
+    let bytes = pivot_core::bounded_read::read(&real)
         .map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
     Ok((real, bytes))
 }
@@ -594,7 +594,7 @@ fn render(
 fn write_output(path: Option<&Path>, text: &str) -> Result<()> {
     match path {
         // Whole or not at all (a killed shard leaves no half file to merge).
-        Some(p) => crate::durable::write_atomic(p, text.as_bytes()),
+        Some(p) => pivot_core::durable::write_atomic(p, text.as_bytes()),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;

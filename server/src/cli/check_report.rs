@@ -147,7 +147,7 @@ pub fn shard_json(
     session: &Value,
     pivots: &Value,
     findings: &[Finding],
-    shard: crate::bench::shard::Shard,
+    shard: pivot_core::bench::shard::Shard,
     all_files: &[String],
 ) -> Value {
     let mut v = json_report(root, session, pivots, findings);
@@ -172,7 +172,7 @@ pub fn is_check(v: &Value) -> bool {
 /// so the shards' findings, each shard's in its order, stably sorted by path are the
 /// unsharded order.
 pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<Value> {
-    use crate::bench::shard::{check_set, read_record};
+    use pivot_core::bench::shard::{check_set, read_record};
     let records = files
         .iter()
         .map(|(name, v)| read_record(name, v.get("shard")))

@@ -7,14 +7,14 @@
 //! benchmark.
 
 use super::check_client::LspClient;
-use crate::bench::memorycode::score::{
+use anyhow::{Context, Result};
+use pivot_core::bench::memorycode::score::{
     answers_asked, score_dialogue_with, AnswerAt, AnswerResult, DialogueResult,
 };
-use crate::bench::memorycode::score_dirs::{score_dirs_part, Detail};
-use crate::bench::memorycode::{Dialogue, ModelOutput, Report};
-use crate::pivots::Verdict;
-use crate::python::code_block;
-use anyhow::{Context, Result};
+use pivot_core::bench::memorycode::score_dirs::{score_dirs_part, Detail};
+use pivot_core::bench::memorycode::{Dialogue, ModelOutput, Report};
+use pivot_core::pivots::Verdict;
+use pivot_core::python::code_block;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Mutex;
@@ -24,7 +24,7 @@ pub fn score_via_lsp(
     dataset: &Path,
     outputs: &Path,
     on_done: &(dyn Fn() + Sync),
-    shard: Option<crate::bench::shard::Shard>,
+    shard: Option<pivot_core::bench::shard::Shard>,
 ) -> Result<Report> {
     let root = tempfile::tempdir().context("cannot create a temporary workspace")?;
     let root_path = root.path().canonicalize()?;
@@ -200,7 +200,7 @@ pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
 /// alternately on the same data in one process; prints both times, the ratio, and
 /// whether the two JSON reports are identical.
 pub fn bench_via_lsp(dataset: &Path, outputs: &Path, runs: usize) -> Result<i32> {
-    use crate::bench::memorycode::score_dirs::score_dirs;
+    use pivot_core::bench::memorycode::score_dirs::score_dirs;
     use std::time::Instant;
     let (mut direct, mut via) = (Vec::new(), Vec::new());
     let (mut a, mut b) = (Value::Null, Value::Null);

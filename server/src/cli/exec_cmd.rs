@@ -1,5 +1,5 @@
 //! `pivot-lsp exec`, `pivot-lsp feedback` and `pivot-lsp bench exec`: arguments and printing
-//! only; the work is in `crate::exec`.
+//! only; the work is in `pivot_core::exec`.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 
 use super::Progress;
-use crate::exec::{
+use pivot_core::exec::{
     self, feedback, problem::load_problems_with, EvalResult, EvalResults, Problem, ProblemSource,
     Runner, RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
 };
@@ -90,8 +90,8 @@ pub struct RunOpts {
 }
 
 /// The Hub as the environment says, offline when `offline` asks for it too.
-pub(crate) fn hub_options(offline: bool) -> crate::exec::hub::HubOptions {
-    let mut o = crate::exec::hub::HubOptions::from_env();
+pub(crate) fn hub_options(offline: bool) -> pivot_core::exec::hub::HubOptions {
+    let mut o = pivot_core::exec::hub::HubOptions::from_env();
     o.offline |= offline;
     o
 }
@@ -165,7 +165,7 @@ pub struct ExecArgs {
     /// write JSON that `pivot-lsp merge` joins into the unsharded run's results (needs
     /// --format json or --output).
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::bench::shard::Shard>,
+    pub shard: Option<pivot_core::bench::shard::Shard>,
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -276,13 +276,13 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
             if a.format != ExecFormat::Json && a.output.is_none() {
                 bail!("--shard writes a shard for `pivot-lsp merge`: add --format json or --output FILE");
             }
-            let ids = crate::bench::exec_shards::sorted_ids(attempted.iter().copied());
+            let ids = pivot_core::bench::exec_shards::sorted_ids(attempted.iter().copied());
             let mine: std::collections::HashSet<&str> =
                 shard.select(ids.iter().copied()).into_iter().collect();
             tasks.retain(|(p, _)| mine.contains(p.task_id.as_str()));
             Some((
                 shard,
-                crate::bench::exec_shards::input_record(&a.problems, &ids, &samples),
+                pivot_core::bench::exec_shards::input_record(&a.problems, &ids, &samples),
             ))
         }
         None => None,
@@ -305,11 +305,11 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         );
     }
     if let Some((shard, input)) = shard_input {
-        let json = crate::bench::exec_shards::shard_json(&all, shard, input)?;
+        let json = pivot_core::bench::exec_shards::shard_json(&all, shard, input)?;
         let text = serde_json::to_string_pretty(&json)?;
         if let Some(path) = &a.output {
             // Whole or not at all: a shard killed while writing leaves no half file to merge.
-            crate::durable::write_atomic(path, text.as_bytes())?;
+            pivot_core::durable::write_atomic(path, text.as_bytes())?;
         }
         if a.format == ExecFormat::Json {
             println!("{text}");
@@ -384,7 +384,7 @@ fn last_line(text: &str) -> String {
 
 /// Reads `{"task_id", "solution"}` lines; errors name the file and line.
 fn read_samples(path: &Path) -> Result<Vec<(String, String)>> {
-    let file = crate::bounded_read::read(path)
+    let file = pivot_core::bounded_read::read(path)
         .with_context(|| format!("cannot open samples file {}", path.display()))?;
     let file = std::io::Cursor::new(file);
     let mut out = Vec::new();
@@ -413,9 +413,9 @@ fn read_samples(path: &Path) -> Result<Vec<(String, String)>> {
 
 pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
     let code = if a.code == Path::new("-") {
-        crate::bounded_read::read_stdin_to_string().context("cannot read standard input")?
+        pivot_core::bounded_read::read_stdin_to_string().context("cannot read standard input")?
     } else {
-        crate::bounded_read::read_to_string(&a.code)
+        pivot_core::bounded_read::read_to_string(&a.code)
             .with_context(|| format!("cannot read {}", a.code.display()))?
     };
     let config = a.run.config()?;

@@ -1,9 +1,9 @@
 //! `pivot-lsp extract`: the objects of one Python file, as MemoryCode's evaluator sees them.
 //! The file (or standard input) is read through the bounded reader; the JSON is streamed.
 
-use crate::python::span::Utf16Columns;
-use crate::python::{Module, ObjectKind, Span};
 use anyhow::{Context, Result};
+use pivot_core::python::span::Utf16Columns;
+use pivot_core::python::{Module, ObjectKind, Span};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -24,9 +24,9 @@ pub enum ExtractFormat {
 
 pub fn run(a: ExtractArgs) -> Result<i32> {
     let bytes = if a.file.as_os_str() == "-" {
-        crate::bounded_read::read_stdin().context("cannot read standard input")?
+        pivot_core::bounded_read::read_stdin().context("cannot read standard input")?
     } else {
-        crate::bounded_read::read(&a.file)
+        pivot_core::bounded_read::read(&a.file)
             .with_context(|| format!("cannot read {}", a.file.display()))?
     };
     let src = String::from_utf8(bytes).map_err(|e| {
@@ -229,7 +229,7 @@ fn to_table(module: &Module, src: &str) -> String {
         Some(e) => format!("syntax error: {e}\n"),
         None => "syntax: ok\n".to_string(),
     };
-    out.push_str(&crate::bench::memorycode::report::render_table(&rows));
+    out.push_str(&pivot_core::bench::memorycode::report::render_table(&rows));
     out
 }
 

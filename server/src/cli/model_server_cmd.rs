@@ -2,8 +2,8 @@
 //! ConvCodeWorld loop can be tried without a model endpoint or a key. Flags and the request
 //! log only; the matching and answering live in the core.
 
-use crate::llm::loopback::{LoopbackServer, OnRequest, Script, Seen};
 use anyhow::{bail, Context, Result};
+use pivot_core::llm::loopback::{LoopbackServer, OnRequest, Script, Seen};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -14,9 +14,9 @@
 use super::publish;
 use super::workspace::document::{Change, Document, Reparse, Utf16Pos};
 use super::workspace::Workspace;
-use crate::pivots::Rule;
-use crate::python::ObjectKind;
 use anyhow::Result;
+use pivot_core::pivots::Rule;
+use pivot_core::python::ObjectKind;
 use std::time::Instant;
 
 /// What to time.
@@ -294,8 +294,8 @@ mod tests {
 mod phases {
     use super::*;
     use crate::lsp::workspace::findings::findings;
-    use crate::python::module::parse_tree;
-    use crate::python::Module;
+    use pivot_core::python::module::parse_tree;
+    use pivot_core::python::Module;
 
     /// Where the time goes: `cargo test --release --lib lsp::bench::phases -- --ignored --nocapture`.
     #[test]

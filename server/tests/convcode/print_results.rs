@@ -7,7 +7,7 @@
 use super::write_eval;
 use crate::support::cli::{target_dir, EXE};
 use crate::support::host::shared;
-use pivot_lsp::bench::convcode::config::{eval_path, Config, Layout};
+use pivot_core::bench::convcode::config::{eval_path, Config, Layout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -68,7 +68,7 @@ fn ccw_python() -> Option<PathBuf> {
         .map(|s| s.success())
         .unwrap_or(false);
     if !installed {
-        pivot_lsp::test_skip::skip(
+        pivot_core::test_skip::skip(
             "the original ConvCodeWorld's Python packages could not be installed into target/ccw-venv",
         );
         return None;

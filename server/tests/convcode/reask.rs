@@ -4,15 +4,15 @@
 //! (fixtures/convcode/reask/README.md says how the golden files were made).
 
 use super::fixtures;
-use pivot_lsp::bench::convcode::config::Layout;
-use pivot_lsp::bench::convcode::config::{eval_path, Config};
-use pivot_lsp::bench::convcode::executor::{Control, Observer};
-use pivot_lsp::bench::convcode::live::{run_live, LiveOptions, Turn0};
-use pivot_lsp::bench::convcode::turn::TurnEnv;
-use pivot_lsp::exec::problem::load_bigcodebench_jsonl;
-use pivot_lsp::exec::{Runner, RunnerConfig};
-use pivot_lsp::llm::loopback::{LoopbackServer, Script};
-use pivot_lsp::llm::{Client, ClientConfig, EndpointKind};
+use pivot_core::bench::convcode::config::Layout;
+use pivot_core::bench::convcode::config::{eval_path, Config};
+use pivot_core::bench::convcode::executor::{Control, Observer};
+use pivot_core::bench::convcode::live::{run_live, LiveOptions, Turn0};
+use pivot_core::bench::convcode::turn::TurnEnv;
+use pivot_core::exec::problem::load_bigcodebench_jsonl;
+use pivot_core::exec::{Runner, RunnerConfig};
+use pivot_core::llm::loopback::{LoopbackServer, Script};
+use pivot_core::llm::{Client, ClientConfig, EndpointKind};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -47,7 +47,7 @@ fn run_turn1(config: &str, fix_quirks: bool) -> Option<(tempfile::TempDir, Loopb
     }) {
         Ok(r) => r,
         Err(e) => {
-            pivot_lsp::test_skip::skip(&format!("no Python runner here: {e:#}"));
+            pivot_core::test_skip::skip(&format!("no Python runner here: {e:#}"));
             return None;
         }
     };
@@ -182,7 +182,7 @@ fn fix_quirks_keeps_log_null_without_a_call() {
     let Some((out, _server)) = run_turn1("CF", true) else {
         return;
     };
-    let log = pivot_lsp::bench::convcode::records::read_log(
+    let log = pivot_core::bench::convcode::records::read_log(
         &out.path()
             .join("results/v0.3.6/bigcodebench_org_coder_CF.jsonl"),
     )
@@ -235,6 +235,6 @@ fn eval_files_have_bigcodebenchs_shape() {
         Ok(o) if o.status.success() => {
             assert_eq!(String::from_utf8(o.stdout).unwrap(), text)
         }
-        _ => pivot_lsp::test_skip::skip("python3 unavailable to compare the JSON layout"),
+        _ => pivot_core::test_skip::skip("python3 unavailable to compare the JSON layout"),
     }
 }

@@ -6,14 +6,14 @@
 use super::conversation::OpenArgs;
 use super::progress::Progress;
 use super::{Args, Text};
-use crate::bench::convcode::config::DEFAULT_SIMULATOR;
-use crate::bench::convcode::conversation::OpenRequest;
-use crate::bench::convcode::{metrics, table, Config, Layout};
-use crate::exec::feedback::{compilation_many, NO_SYNTAX_ERRORS};
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::convcode_conv::ConvCodeConversation;
 use crate::lsp::workspace::replay::Source;
+use pivot_core::bench::convcode::config::DEFAULT_SIMULATOR;
+use pivot_core::bench::convcode::conversation::OpenRequest;
+use pivot_core::bench::convcode::{metrics, table, Config, Layout};
+use pivot_core::exec::feedback::{compilation_many, NO_SYNTAX_ERRORS};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -16,14 +16,14 @@
 //!   and a close would cost: a session's answers take one round trip.
 
 use super::{Args, NoArgs, Text};
-use crate::bench::memorycode::score::{pairs_for, AnswerKind};
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::Session;
 use crate::lsp::workspace::conversation::Conversation;
 use crate::lsp::workspace::replay::Move;
 use crate::lsp::workspace::{Workspace, PIVOTS_TOML};
-use crate::pivots::{check, Ledger};
 use anyhow::Context;
+use pivot_core::bench::memorycode::score::{pairs_for, AnswerKind};
+use pivot_core::pivots::{check, Ledger};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -168,7 +168,7 @@ impl Session {
 }
 
 fn read_toml(path: &Path) -> anyhow::Result<Ledger> {
-    let text = crate::bounded_read::read_to_string(path)
+    let text = pivot_core::bounded_read::read_to_string(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     Ledger::from_toml(&text, PIVOTS_TOML).with_context(|| format!("{}", path.display()))
 }

@@ -4,13 +4,13 @@
 
 use super::progress::Progress;
 use super::{Args, Text};
-use crate::bench::memorycode::generate::{
-    generate, load_topics, model_dir_name, GenDialogue, GenerateOptions, Mode, DEFAULT_RERANK_MODEL,
-};
-use crate::llm::loopback::{LoopbackServer, Script};
-use crate::llm::{Cache, Client, ClientConfig, Sampling};
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::Session;
+use pivot_core::bench::memorycode::generate::{
+    generate, load_topics, model_dir_name, GenDialogue, GenerateOptions, Mode, DEFAULT_RERANK_MODEL,
+};
+use pivot_core::llm::loopback::{LoopbackServer, Script};
+use pivot_core::llm::{Cache, Client, ClientConfig, Sampling};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;

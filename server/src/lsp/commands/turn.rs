@@ -6,14 +6,14 @@
 use super::progress::Progress;
 use super::tests::{remember, result_json, show_refusal, task_for, text_of};
 use super::{Args, Text};
-use crate::bench::convcode::play::{self, FeedbackKind, PlayEnv};
-use crate::bench::convcode::table;
-use crate::bench::convcode::turn::Lm;
-use crate::llm::{Client, ClientConfig};
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::settings::Settings;
 use anyhow::Context;
+use pivot_core::bench::convcode::play::{self, FeedbackKind, PlayEnv};
+use pivot_core::bench::convcode::table;
+use pivot_core::bench::convcode::turn::Lm;
+use pivot_core::llm::{Client, ClientConfig};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;

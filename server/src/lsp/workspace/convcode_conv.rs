@@ -2,11 +2,11 @@
 //! each recorded turn a session, and the feedback a person playing the model has asked for
 //! since their last submission (what the next turn's record says was fed in).
 
-use crate::bench::convcode::conversation::{models, ConvRun, OpenRequest};
-use crate::bench::convcode::play::{Given, Pending};
-use crate::bench::convcode::Config;
-use crate::exec::Problem;
 use anyhow::Result;
+use pivot_core::bench::convcode::conversation::{models, ConvRun, OpenRequest};
+use pivot_core::bench::convcode::play::{Given, Pending};
+use pivot_core::bench::convcode::Config;
+use pivot_core::exec::Problem;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

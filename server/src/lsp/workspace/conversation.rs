@@ -2,9 +2,9 @@
 //! catalogue texts of `topics.json` when it sits beside the dataset folder); each session's
 //! transcript is timeline.rs's.
 
-use crate::bench::memorycode::data::{Dialogue, Topics};
-use crate::pivots::Ledger;
 use anyhow::{Context, Result};
+use pivot_core::bench::memorycode::data::{Dialogue, Topics};
+use pivot_core::pivots::Ledger;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -9,10 +9,10 @@
 //! and the client's own text is kept beside it to apply later edits to.
 
 use super::findings::{Checked, Finding, FindingsCache};
-use crate::pivots::Active;
-use crate::python::incremental::{Analysis, ModuleCache};
-use crate::python::module::{lone_cr_as_lf, parse_tree};
-use crate::python::Module;
+use pivot_core::pivots::Active;
+use pivot_core::python::incremental::{Analysis, ModuleCache};
+use pivot_core::python::module::{lone_cr_as_lf, parse_tree};
+use pivot_core::python::Module;
 use ropey::Rope;
 use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
@@ -114,7 +114,7 @@ impl Checked for Analyzed {
     fn findings(&self, src: &str, active: &[Active]) -> Vec<Finding> {
         if let Some(bytes) = self.skipped {
             return vec![Finding::Notice {
-                span: crate::python::Span::first_line(src),
+                span: pivot_core::python::Span::first_line(src),
                 message: format!(
                     "pivot: not checked: the document is {bytes} bytes, over the {} bytes \
                      analysed ({ANALYSED_LIMIT_VAR} sets the limit)",
@@ -227,7 +227,7 @@ impl Document {
         }
         let cache = std::mem::take(&mut self.pending_mut().cache);
         Some(Closed {
-            hash: crate::fasthash::of(self.text.as_bytes(), 0),
+            hash: pivot_core::fasthash::of(self.text.as_bytes(), 0),
             text: self.text,
             module,
             cache,
@@ -724,7 +724,7 @@ mod tests {
             "#",
             "x = 1\n",
         ];
-        let mut rng = crate::python::edit_fuzz::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = pivot_core::python::edit_fuzz::Rng(0x9e37_79b9_7f4a_7c15);
         let mut d = Document::new("def main():\n    s = '😀'\n    return s\n".into(), 0);
         let mut model = d.text().to_string();
         for step in 0..3000 {
@@ -759,9 +759,9 @@ mod tests {
         use crate::lsp::workspace::findings::findings;
         use crate::lsp::workspace::Workspace;
         use crate::lsp::{bench, convert, publish};
-        use crate::pivots::Rule;
-        use crate::python::edit_fuzz as inc;
-        use crate::python::ObjectKind;
+        use pivot_core::pivots::Rule;
+        use pivot_core::python::edit_fuzz as inc;
+        use pivot_core::python::ObjectKind;
 
         let mut more: Vec<(&str, &str, &str)> = vec![
             ("attr", "attribute", r#""^zz""#),

@@ -3,9 +3,9 @@
 //! core's violations), and each pivot's version history.
 
 use super::timeline::commit_label;
-use crate::pivots::{check, Ledger, Reason, Rule};
-use crate::python::{Module, ObjectKind, Span};
 use pivot_core::history::Commit;
+use pivot_core::pivots::{check, Ledger, Reason, Rule};
+use pivot_core::python::{Module, ObjectKind, Span};
 use ObjectKind as K;
 
 /// The name under `offset` and the markdown to show for it.

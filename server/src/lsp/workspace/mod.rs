@@ -17,11 +17,11 @@ pub mod state_file;
 pub mod test_runs;
 pub mod timeline;
 
-use crate::pivots::Ledger;
 use anyhow::{Context, Result};
 use convcode_conv::ConvCodeConversation;
 use conversation::Conversation;
 use document::Document;
+use pivot_core::pivots::Ledger;
 use replay::{Replay, Source};
 use serde_json::{json, Value};
 use settings::Settings;
@@ -97,7 +97,7 @@ impl Workspace {
         let Some(path) = self.toml_path() else {
             return Ok((0, Vec::new()));
         };
-        let text = match crate::bounded_read::read_to_string(&path) {
+        let text = match pivot_core::bounded_read::read_to_string(&path) {
             Ok(t) => Some(t),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),

@@ -1,11 +1,11 @@
 //! `pivot.outputs.check`: a model's answers for the open conversation, scored by the core's
 //! MemoryCode scorer, as JSON: per session and answer, each pair's verdict and score.
 
-use crate::bench::memorycode::data::{file_id, Pair};
-use crate::bench::memorycode::score::{nanmean, score_dialogue, AnswerKind};
-use crate::bench::memorycode::{Dialogue, ModelOutput};
-use crate::pivots::Ledger;
 use anyhow::{Context, Result};
+use pivot_core::bench::memorycode::data::{file_id, Pair};
+use pivot_core::bench::memorycode::score::{nanmean, score_dialogue, AnswerKind};
+use pivot_core::bench::memorycode::{Dialogue, ModelOutput};
+use pivot_core::pivots::Ledger;
 use serde_json::{json, Value};
 use std::path::Path;
 

@@ -4,9 +4,9 @@
 
 use super::convcode_conv::ConvCodeConversation;
 use super::conversation::Conversation;
-use crate::pivots::{Active, Ledger, Rule};
-use crate::python::ObjectKind;
 use pivot_core::history::Commit;
+use pivot_core::pivots::{Active, Ledger, Rule};
+use pivot_core::python::ObjectKind;
 use std::sync::Arc;
 
 /// What is being replayed: a MemoryCode dialogue (sessions with pivots) or a ConvCodeWorld

@@ -3,9 +3,9 @@
 //! its `tests` diagnostics and its "Run tests" code lens show until the next run or close.
 
 use super::settings::Settings;
-use crate::exec::doc_tests::{entry_line, DocRun, Finding};
-use crate::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, SandboxMode};
 use anyhow::{bail, Context, Result};
+use pivot_core::exec::doc_tests::{entry_line, DocRun, Finding};
+use pivot_core::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, SandboxMode};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -208,7 +208,7 @@ impl Resources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::Status;
+    use pivot_core::exec::Status;
 
     fn finding(line: usize) -> Finding {
         Finding {

@@ -4,8 +4,8 @@
 
 use super::conversation::Conversation;
 use super::replay::{Replay, Source};
-use crate::pivots::{Active, Ledger};
 use pivot_core::history::Commit;
+use pivot_core::pivots::{Active, Ledger};
 use serde::Serialize;
 
 /// `pivot.session.timeline`'s reply.
