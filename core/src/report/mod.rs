@@ -100,6 +100,23 @@ fn now_utc() -> String {
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
         .map(|s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
-    let t = epoch.unwrap_or_else(std::time::SystemTime::now);
-    humantime::format_rfc3339_seconds(t).to_string()
+    rfc3339(epoch.unwrap_or_else(std::time::SystemTime::now))
+}
+
+/// `2026-11-28T21:04:05Z`: RFC 3339, UTC, whole seconds.
+fn rfc3339(t: std::time::SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod time_tests {
+    #[test]
+    fn generation_time_is_rfc_3339_utc_to_the_second() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_764_363_845_900);
+        assert_eq!(super::rfc3339(t), "2025-11-28T21:04:05Z");
+        assert_eq!(
+            super::rfc3339(std::time::UNIX_EPOCH),
+            "1970-01-01T00:00:00Z"
+        );
+    }
 }
