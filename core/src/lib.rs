@@ -19,5 +19,3 @@ pub mod pivots;
 pub mod pool;
 pub mod python;
 pub mod report;
-#[doc(hidden)]
-pub mod test_skip;

@@ -43,7 +43,7 @@ fn env_python() -> Option<PathBuf> {
         .output()
         .expect("pivot-lsp runs");
     if !out.status.success() {
-        pivot_core::test_skip::skip(&format!(
+        pivot_test_support::test_skip::skip(&format!(
             "the pinned BigCodeBench environment could not be built in {}: {}",
             dir.display(),
             String::from_utf8_lossy(&out.stderr)
@@ -67,7 +67,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     let data = shared.join("bigcodebench/BigCodeBench-even.jsonl.gz");
     let fork = shared.join("originals/bigcodebench-fork");
     if !data.is_file() || !fork.join("bigcodebench/eval/__init__.py").is_file() {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "no ../shared/bigcodebench/BigCodeBench-even.jsonl.gz or BigCodeBench fork in ../shared/originals",
         );
         return;

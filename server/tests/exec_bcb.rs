@@ -137,7 +137,7 @@ fn exec_bcb_quirks_are_reproduced_by_default_and_fixed_on_request() {
 /// creates it under target/ and sets PIVOT_BCB_PYTHON), or None, a skip listed by test_skip.
 fn scientific_python() -> Option<PathBuf> {
     let Ok(py) = std::env::var("PIVOT_BCB_PYTHON") else {
-        pivot_core::test_skip::skip("PIVOT_BCB_PYTHON is not set (scripts/test sets it to a venv with the scientific stack)");
+        pivot_test_support::test_skip::skip("PIVOT_BCB_PYTHON is not set (scripts/test sets it to a venv with the scientific stack)");
         return None;
     };
     let ok = std::process::Command::new(&py)
@@ -146,7 +146,7 @@ fn scientific_python() -> Option<PathBuf> {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        pivot_core::test_skip::skip(&format!(
+        pivot_test_support::test_skip::skip(&format!(
             "{py} cannot import numpy, pandas, matplotlib, scipy and sklearn"
         ));
         return None;

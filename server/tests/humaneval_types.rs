@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use pivot_core::exec::problem::{find_humaneval, load_humaneval};
 use pivot_core::exec::{Problem, Runner, RunnerConfig, Status, TamperCheck};
-use pivot_core::test_skip::skip;
+use pivot_test_support::test_skip::skip;
 use support::cli::repo;
 use support::host::{human_eval, python, serial};
 use support::human_eval::{human_eval_verdicts, Reference};

@@ -564,7 +564,7 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
         .stdout(std::process::Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "python3 not found; cannot compare syntax verdicts with CPython",
         );
         return;
@@ -716,7 +716,7 @@ print(json.dumps(out))
         .stderr(std::process::Stdio::piped())
         .spawn();
     let Ok(mut child) = child else {
-        pivot_core::test_skip::skip("python3 not found; cannot compare sums with numpy");
+        pivot_test_support::test_skip::skip("python3 not found; cannot compare sums with numpy");
         return;
     };
     // An interpreter that fails at `import numpy` closes its input early: its own error,
@@ -727,7 +727,7 @@ print(json.dumps(out))
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("No module named 'numpy'") {
-            pivot_core::test_skip::skip(
+            pivot_test_support::test_skip::skip(
                 "numpy is not installed for python3 (scripts/test installs it)",
             );
             return;

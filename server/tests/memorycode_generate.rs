@@ -376,7 +376,7 @@ fn prompts_match_original(templates: &Path) -> Option<usize> {
         Ok(o) if o.status.success() => {}
         Ok(o) => panic!("the original failed: {}", stderr(&o)),
         Err(e) => {
-            pivot_core::test_skip::skip(&format!("cannot run python3: {e}"));
+            pivot_test_support::test_skip::skip(&format!("cannot run python3: {e}"));
             return None;
         }
     }

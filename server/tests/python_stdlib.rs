@@ -21,7 +21,7 @@ fn standard_library_agrees_with_cpython_and_the_reference_extractor() {
     if extractor.join("extract_objects.py").is_file() {
         cmd.arg(&extractor);
     } else {
-        pivot_core::test_skip::skip(&format!(
+        pivot_test_support::test_skip::skip(&format!(
             "{} not found; only the syntax verdicts are compared, not the objects",
             extractor.display()
         ));
@@ -32,7 +32,9 @@ fn standard_library_agrees_with_cpython_and_the_reference_extractor() {
         Some(file) => std::fs::read_to_string(file).unwrap(),
         None => {
             let Ok(out) = cmd.output() else {
-                pivot_core::test_skip::skip("python3 not found; cannot compare with CPython");
+                pivot_test_support::test_skip::skip(
+                    "python3 not found; cannot compare with CPython",
+                );
                 return;
             };
             assert!(

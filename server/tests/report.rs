@@ -362,7 +362,7 @@ fn page_requests(log: &Value) -> Vec<String> {
 #[test]
 fn chromium_renders_the_page_offline_and_not_blank() {
     let Some(chrome) = chromium() else {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "no chromium on PATH (scripts/test installs Debian's `chromium`): the report is not rendered",
         );
         return;
@@ -381,7 +381,10 @@ fn chromium_renders_the_page_offline_and_not_blank() {
     let (_, log) = match render(&chrome, dir.path(), &control, "control") {
         Ok(r) => r,
         Err(why) => {
-            pivot_core::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
+            pivot_test_support::test_skip::skip(&format!(
+                "{} cannot render here: {why}",
+                chrome.display()
+            ));
             return;
         }
     };
@@ -717,7 +720,7 @@ fn crafted_convcode(dir: &Path) -> PathBuf {
 #[test]
 fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
     let Some(chrome) = chromium() else {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "no chromium on PATH (scripts/test installs Debian's `chromium`): series visibility not checked",
         );
         return;
@@ -741,7 +744,10 @@ fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
     let (shot, _) = match render(&chrome, dir.path(), &chart, "series") {
         Ok(r) => r,
         Err(why) => {
-            pivot_core::test_skip::skip(&format!("{} cannot render here: {why}", chrome.display()));
+            pivot_test_support::test_skip::skip(&format!(
+                "{} cannot render here: {why}",
+                chrome.display()
+            ));
             return;
         }
     };

@@ -10,7 +10,7 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_core::test_skip::skip;
+use pivot_test_support::test_skip::skip;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

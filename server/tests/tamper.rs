@@ -29,7 +29,7 @@ use std::time::Duration;
 use pivot_core::exec::evaluator::{self, EvaluatorConfig, Isolation};
 use pivot_core::exec::problem::{load_bigcodebench_jsonl, load_humaneval};
 use pivot_core::exec::{Problem, Runner, RunnerConfig, SandboxMode, Status};
-use pivot_core::test_skip;
+use pivot_test_support::test_skip;
 use support::cli::{repo, EXE};
 use support::host::{find_program, is_root, python, shared};
 

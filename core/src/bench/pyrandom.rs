@@ -378,7 +378,9 @@ print(json.dumps(out))
             .spawn();
         let mut child = match child {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                crate::test_skip::skip("python3 is not on PATH to compare Python's random with");
+                pivot_test_support::test_skip::skip(
+                    "python3 is not on PATH to compare Python's random with",
+                );
                 return;
             }
             other => other.expect("python3 starts"),

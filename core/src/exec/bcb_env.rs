@@ -1107,7 +1107,7 @@ mod tests {
         let orig = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../shared/originals/bigcodebench-fork/Requirements/requirements-eval.txt");
         let Ok(text) = std::fs::read_to_string(&orig) else {
-            crate::test_skip::skip("no ../shared/originals/bigcodebench-fork");
+            pivot_test_support::test_skip::skip("no ../shared/originals/bigcodebench-fork");
             return;
         };
         let body: String = REQUIREMENTS

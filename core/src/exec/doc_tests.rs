@@ -374,7 +374,7 @@ mod tests {
         }) {
             Ok(r) => r,
             Err(e) => {
-                crate::test_skip::skip(&format!("no Python runner here: {e:#}"));
+                pivot_test_support::test_skip::skip(&format!("no Python runner here: {e:#}"));
                 return;
             }
         };

@@ -431,8 +431,8 @@ fn hash(text: &[u8], kind: u16, col: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::python::edit_fuzz::*;
     use crate::python::module::parse_tree;
+    use pivot_test_support::edit_fuzz::*;
 
     /// Compares, and returns (tree-sitter error, grammar-level error only).
     fn assert_same(cache: &mut ModuleCache, text: &str, tree: &Tree, what: &str) -> (bool, bool) {
@@ -549,7 +549,7 @@ mod tests {
     #[ignore]
     fn edits_analysed_alone_on_a_directory_of_python() {
         let Some(dir) = std::env::var_os("PIVOT_PY_DIR") else {
-            crate::test_skip::skip("PIVOT_PY_DIR is not set");
+            pivot_test_support::test_skip::skip("PIVOT_PY_DIR is not set");
             return;
         };
         let mut paths: Vec<_> = std::fs::read_dir(&dir)

@@ -3,8 +3,6 @@
 //! its source range.
 
 pub mod code_block;
-#[doc(hidden)]
-pub mod edit_fuzz;
 pub mod incremental;
 pub mod joined;
 pub mod literal;

@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn pruned_walk_gives_the_module_of_a_whole_walk() {
         let mut compared = 0;
-        for text in crate::python::edit_fuzz::corpus() {
+        for text in pivot_test_support::edit_fuzz::corpus() {
             // Each text cut after each of its lines too: many error-free states with
             // statements cut short.
             let cuts = text.match_indices('\n').map(|(i, _)| i + 1);

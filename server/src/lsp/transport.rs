@@ -494,7 +494,7 @@ mod tests {
     }
 
     /// A small deterministic generator, so a failing case can be replayed by its seed.
-    use pivot_core::python::edit_fuzz::Rng;
+    use pivot_test_support::edit_fuzz::Rng;
 
     /// Bad stretches a client could send, none of them a complete valid header.
     const GARBAGE: &[&[u8]] = &[

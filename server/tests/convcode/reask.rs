@@ -47,7 +47,7 @@ fn run_turn1(config: &str, fix_quirks: bool) -> Option<(tempfile::TempDir, Loopb
     }) {
         Ok(r) => r,
         Err(e) => {
-            pivot_core::test_skip::skip(&format!("no Python runner here: {e:#}"));
+            pivot_test_support::test_skip::skip(&format!("no Python runner here: {e:#}"));
             return None;
         }
     };
@@ -235,6 +235,6 @@ fn eval_files_have_bigcodebenchs_shape() {
         Ok(o) if o.status.success() => {
             assert_eq!(String::from_utf8(o.stdout).unwrap(), text)
         }
-        _ => pivot_core::test_skip::skip("python3 unavailable to compare the JSON layout"),
+        _ => pivot_test_support::test_skip::skip("python3 unavailable to compare the JSON layout"),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::dialogue_1;
 use crate::support::lsp::{fixture, lsp_pos, Client, Doc};
-use pivot_core::python::edit_fuzz::Rng;
+use pivot_test_support::edit_fuzz::Rng;
 use serde_json::{json, Value};
 
 const KEYS: [&str; 16] = [

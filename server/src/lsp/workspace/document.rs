@@ -724,7 +724,7 @@ mod tests {
             "#",
             "x = 1\n",
         ];
-        let mut rng = pivot_core::python::edit_fuzz::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = pivot_test_support::edit_fuzz::Rng(0x9e37_79b9_7f4a_7c15);
         let mut d = Document::new("def main():\n    s = '😀'\n    return s\n".into(), 0);
         let mut model = d.text().to_string();
         for step in 0..3000 {
@@ -760,8 +760,8 @@ mod tests {
         use crate::lsp::workspace::Workspace;
         use crate::lsp::{bench, convert, publish};
         use pivot_core::pivots::Rule;
-        use pivot_core::python::edit_fuzz as inc;
         use pivot_core::python::ObjectKind;
+        use pivot_test_support::edit_fuzz as inc;
 
         let mut more: Vec<(&str, &str, &str)> = vec![
             ("attr", "attribute", r#""^zz""#),
