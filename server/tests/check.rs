@@ -917,3 +917,30 @@ fn a_cache_shipped_in_the_tree_is_never_read_or_written_through() {
     assert!(stderr(&o).contains("the cache in"), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+/// `text` with the machine's paths and the version replaced by placeholders.
+fn normalized(text: &str, root: &Path) -> String {
+    let uri_root = pivot_core::percent::encode_path(&root.display().to_string());
+    text.replace(&format!("file://{uri_root}"), "file://<ROOT>")
+        .replace(&root.display().to_string(), "<ROOT>")
+        .replace(env!("CARGO_PKG_VERSION"), "<VERSION>")
+}
+
+/// `check`'s JSON and SARIF on the fixture workspace, as snapshots (`server/tests/snapshots/`):
+/// a change in any field shows as a diff to review (`INSTA_UPDATE=always` rewrites them
+/// after a deliberate change; CI never does).
+#[test]
+fn json_and_sarif_match_their_snapshots() {
+    let (_dir, root) = workspace();
+    for (format, name) in [("json", "check_json"), ("sarif", "check_sarif")] {
+        let o = check(&root, &["--format", format, "--no-cache"]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = normalized(&String::from_utf8_lossy(&o.stdout), &root);
+        insta::assert_snapshot!(name, text);
+    }
+}

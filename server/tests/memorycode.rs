@@ -780,3 +780,28 @@ print(json.dumps(out))
     );
     println!("{checked} sums and means equal numpy's");
 }
+
+/// The score tables `score memorycode` prints for the bundled demo, as snapshots
+/// (`server/tests/snapshots/`): the table, markdown and per-session forms, whose layout
+/// and numbers a change must not move unseen.
+#[test]
+fn score_tables_match_their_snapshots() {
+    let dataset = repo().join("fixtures/memorycode/dataset");
+    let outputs = repo().join("fixtures/memorycode/outputs/demo-model");
+    for (name, extra) in [
+        ("score_table", vec![]),
+        ("score_markdown", vec!["--format", "markdown"]),
+        ("score_per_session", vec!["--per-session"]),
+    ] {
+        let o = Command::new(EXE)
+            .args(["score", "memorycode", "--dataset"])
+            .arg(&dataset)
+            .arg("--outputs")
+            .arg(&outputs)
+            .args(&extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        insta::assert_snapshot!(name, String::from_utf8_lossy(&o.stdout));
+    }
+}
