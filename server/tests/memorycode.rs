@@ -7,7 +7,7 @@ mod support;
 
 use pivot_core::bench::memorycode::score::{AnswerKind, DialogueResult};
 use pivot_core::bench::memorycode::score_dirs::{score_dirs, Detail};
-use pivot_core::pivots::Verdict;
+use pivot_python::pivots::Verdict;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -233,8 +233,8 @@ fn parity_command_r_plus() {
 #[test]
 fn pruned_walk_equals_whole_walk_on_every_answer() {
     use pivot_core::bench::memorycode::data::ModelOutput;
-    use pivot_core::python::module::parse_tree;
-    use pivot_core::python::{code_block, Module};
+    use pivot_python::python::module::parse_tree;
+    use pivot_python::python::{code_block, Module};
     use rayon::prelude::*;
     let Some(root) = shared(
         "memorycode",
@@ -580,7 +580,7 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
     let cpython: Vec<Option<(u32, String)>> = serde_json::from_slice(&out.stdout).unwrap();
     let (mut wrong, mut errors, mut same_message) = (Vec::new(), 0, 0);
     for ((title, code), want) in cases.iter().zip(cpython) {
-        let ours = pivot_core::python::Module::parse(code).syntax_error;
+        let ours = pivot_python::python::Module::parse(code).syntax_error;
         match (&want, &ours) {
             (None, None) => {}
             (Some((line, message)), Some(e)) => {
@@ -614,7 +614,7 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
 fn ledger_active_pivots_at_the_end_equal_history_regex() {
     use pivot_core::bench::memorycode::data::{dialogue_files, Topics};
     use pivot_core::bench::memorycode::Dialogue;
-    use pivot_core::pivots::Ledger;
+    use pivot_python::pivots::Ledger;
     let Some(root) = shared("memorycode", "the ledger not checked on the real dialogues") else {
         return;
     };
@@ -624,7 +624,7 @@ fn ledger_active_pivots_at_the_end_equal_history_regex() {
         let d = Dialogue::load(&path).unwrap();
         let ledger: Ledger = d.ledger(Some(&topics)).unwrap();
         let last = d.sessions.len() - 1;
-        let key = |k: pivot_core::python::ObjectKind, r: &pivot_core::pivots::Rule| {
+        let key = |k: pivot_python::python::ObjectKind, r: &pivot_python::pivots::Rule| {
             format!("{k}|{}", r.to_json())
         };
         let mut active: Vec<String> = ledger

@@ -12,9 +12,9 @@ mod support;
 
 use pivot_core::bench::memorycode::data::{dialogue_files, Dialogue, ModelOutput, Pair};
 use pivot_core::bench::memorycode::score::ParseCache;
-use pivot_core::pivots::import::{import, read, Import, Source};
-use pivot_core::pivots::{check, Ledger, Rule, Verdict};
-use pivot_core::python::code_block;
+use pivot_python::pivots::import::{import, read, Import, Source};
+use pivot_python::pivots::{check, Ledger, Rule, Verdict};
+use pivot_python::python::code_block;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};

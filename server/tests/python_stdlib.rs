@@ -5,7 +5,7 @@
 //! (`fixtures/python/reference_objects.py`). Slow (a minute of Python): ignored by
 //! default, run by `scripts/test`.
 
-use pivot_core::python::{Module, ObjectKind};
+use pivot_python::python::{Module, ObjectKind};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -116,7 +116,7 @@ fn compare(path: &str, text: &str, want: &Value) -> Vec<String> {
         let entries = m.objects.get(kind);
         // Try, assert and annotation entries are syntax nodes in the reference: only how
         // many there are matters to a score (the texts differ by trailing comments).
-        let texts = |e: &pivot_core::python::Entry| -> Vec<Value> {
+        let texts = |e: &pivot_python::python::Entry| -> Vec<Value> {
             e.items
                 .iter()
                 .map(|i| Value::from(i.text.clone()))

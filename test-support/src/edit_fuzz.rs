@@ -2,7 +2,7 @@
 //! server's documents): a tiny deterministic generator, pieces that open and close strings,
 //! brackets and blocks, a corpus, and applying an edit to a text and its tree alike.
 
-use pivot_core::python::module::parse_tree;
+use pivot_python::python::module::parse_tree;
 use tree_sitter::{InputEdit, Point, Tree};
 
 /// A tiny xorshift generator: deterministic random edits without a dependency.

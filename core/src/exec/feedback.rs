@@ -99,14 +99,14 @@ pub fn trim(text: &str, front: usize, rear: usize) -> String {
     format!("{head}\n...\n{tail}")
 }
 
-pub use crate::python::pystr::splitlines;
+pub use pivot_python::python::pystr::splitlines;
 
 /// All `def` names (not `async def`) in every class of `test_source`, in the order of
 /// ConvCodeWorld's `extract_methods_from_class`: classes in `ast.walk` order (breadth-first),
 /// each visited depth-first, so nested functions and nested classes count (again).
 /// Partial coverage shows the first three of these.
 pub fn visible_tests(test_source: &str) -> Vec<String> {
-    let tree = crate::python::module::parse_tree(test_source, None);
+    let tree = pivot_python::python::module::parse_tree(test_source, None);
     let mut classes: Vec<(usize, Node)> = Vec::new();
     collect_classes(tree.root_node(), 1, &mut classes);
     // ast.walk is breadth-first: by depth, then source order (the sort is stable).

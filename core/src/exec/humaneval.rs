@@ -20,7 +20,7 @@ pub fn to_unittest(check_source: &str, entry_point: &str) -> Result<String> {
     if !is_identifier(entry_point) {
         bail!("entry_point {entry_point:?} is not a Python identifier");
     }
-    let tree = crate::python::module::parse_tree(check_source, None);
+    let tree = pivot_python::python::module::parse_tree(check_source, None);
     let root = tree.root_node();
     let check = find_check(root, check_source).context("no top-level `def check(candidate):`")?;
     let body = check
@@ -95,7 +95,7 @@ pub fn to_unittest(check_source: &str, entry_point: &str) -> Result<String> {
 /// `test_case_K` for the K-th assertion statement holding the line, or the next one when
 /// the line is in set-up between them. `None` outside `check`'s body.
 pub fn case_of_line(check_source: &str, line: u32) -> Option<String> {
-    let tree = crate::python::module::parse_tree(check_source, None);
+    let tree = pivot_python::python::module::parse_tree(check_source, None);
     let check = find_check(tree.root_node(), check_source)?;
     let body = check.child_by_field_name("body")?;
     let row = line.checked_sub(1)? as usize;

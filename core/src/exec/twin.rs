@@ -631,7 +631,7 @@ fn runs_once(src: &str, f: Node) -> bool {
 // HumanEval
 
 fn humaneval_twins(check: &str, max: usize) -> Vec<Twin> {
-    let tree = crate::python::module::parse_tree(check, None);
+    let tree = pivot_python::python::module::parse_tree(check, None);
     let root = tree.root_node();
     let Some(func) = named(root).into_iter().find(|n| {
         n.kind() == "function_definition"
@@ -915,7 +915,7 @@ const OPPOSITES: &[(&str, &str)] = &[
 ];
 
 fn unittest_twin(test: &str) -> Option<Twin> {
-    let tree = crate::python::module::parse_tree(test, None);
+    let tree = pivot_python::python::module::parse_tree(test, None);
     let root = tree.root_node();
     let class = named(root).into_iter().find_map(|n| {
         let def = if n.kind() == "decorated_definition" {

@@ -9,8 +9,8 @@
 //! the latest hand-written session is the one in force.
 
 use super::{Commit, Repo};
-use crate::pivots::{Ledger, PivotVersion};
 use anyhow::Result;
+use pivot_python::pivots::{Ledger, PivotVersion};
 use std::collections::HashMap;
 
 /// The ledger of a pivots file's history, and where each session comes from.

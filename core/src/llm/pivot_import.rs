@@ -7,9 +7,9 @@
 //! `proposed = "model"`; what does not is listed with the reason.
 
 use super::{ChatMessage, Client, Sampling};
-use crate::pivots::import::Reading;
-use crate::pivots::{check, Rule, Verdict};
-use crate::python::{Module, ObjectKind as K};
+use pivot_python::pivots::import::Reading;
+use pivot_python::pivots::{check, Rule, Verdict};
+use pivot_python::python::{Module, ObjectKind as K};
 use rayon::prelude::*;
 use serde_json::Value;
 

@@ -7,7 +7,7 @@ use super::input::{Convcode, Score, ScoreFile, MC_METRICS};
 use crate::bench::convcode::numeric::py_float;
 use crate::bench::convcode::table::LEGEND;
 use crate::bench::memorycode::report::fmt as mc_fmt;
-use crate::python::ObjectKind;
+use pivot_python::python::ObjectKind;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -154,8 +154,8 @@ fn parse_only(files: &[PathBuf], jobs: usize) -> f64 {
             s.spawn(move || {
                 for f in files.iter().skip(j).step_by(jobs) {
                     if let Ok(text) = read_source(f, 10_000_000) {
-                        let text = pivot_core::python::module::lone_cr_as_lf(&text);
-                        std::hint::black_box(pivot_core::python::module::parse_tree(&text, None));
+                        let text = pivot_python::python::module::lone_cr_as_lf(&text);
+                        std::hint::black_box(pivot_python::python::module::parse_tree(&text, None));
                     }
                 }
             });

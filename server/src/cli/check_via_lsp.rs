@@ -13,8 +13,8 @@ use pivot_core::bench::memorycode::score::{
 };
 use pivot_core::bench::memorycode::score_dirs::{score_dirs_part, Detail};
 use pivot_core::bench::memorycode::{Dialogue, ModelOutput, Report};
-use pivot_core::pivots::Verdict;
-use pivot_core::python::code_block;
+use pivot_python::pivots::Verdict;
+use pivot_python::python::code_block;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Mutex;

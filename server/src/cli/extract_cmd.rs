@@ -2,8 +2,8 @@
 //! The file (or standard input) is read through the bounded reader; the JSON is streamed.
 
 use anyhow::{Context, Result};
-use pivot_core::python::span::Utf16Columns;
-use pivot_core::python::{Module, ObjectKind, Span};
+use pivot_python::python::span::Utf16Columns;
+use pivot_python::python::{Module, ObjectKind, Span};
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@
 use anyhow::{bail, Context, Result};
 use pivot_core::llm::loopback::{LoopbackServer, Script};
 use pivot_core::llm::{Client, ClientConfig};
-use pivot_core::pivots::import::{self, Import, Source};
+use pivot_python::pivots::import::{self, Import, Source};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

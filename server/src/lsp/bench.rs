@@ -15,8 +15,8 @@ use super::publish;
 use super::workspace::document::{Change, Document, Reparse, Utf16Pos};
 use super::workspace::Workspace;
 use anyhow::Result;
-use pivot_core::pivots::Rule;
-use pivot_core::python::ObjectKind;
+use pivot_python::pivots::Rule;
+use pivot_python::python::ObjectKind;
 use std::time::Instant;
 
 /// What to time.
@@ -294,8 +294,8 @@ mod tests {
 mod phases {
     use super::*;
     use crate::lsp::workspace::findings::findings;
-    use pivot_core::python::module::parse_tree;
-    use pivot_core::python::Module;
+    use pivot_python::python::module::parse_tree;
+    use pivot_python::python::Module;
 
     /// Where the time goes: `cargo test --release --lib lsp::bench::phases -- --ignored --nocapture`.
     #[test]

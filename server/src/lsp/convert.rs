@@ -6,7 +6,7 @@ use super::workspace::findings::Finding;
 use super::workspace::fixes::Edit;
 use super::workspace::test_runs::TestRuns;
 use pivot_core::exec::doc_tests::Finding as TestFailure;
-use pivot_core::python::Span;
+use pivot_python::python::Span;
 use serde_json::json;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{

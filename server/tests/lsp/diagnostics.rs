@@ -4,8 +4,8 @@
 
 use super::dialogue_1;
 use crate::support::lsp::{file_uri, fixture, Client, Doc};
-use pivot_core::pivots::{check, Rule, Verdict};
-use pivot_core::python::{Module, ObjectKind};
+use pivot_python::pivots::{check, Rule, Verdict};
+use pivot_python::python::{Module, ObjectKind};
 use serde_json::{json, Value};
 
 /// (start line, start col, end line, end col, code) of each diagnostic.

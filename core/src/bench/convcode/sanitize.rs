@@ -19,10 +19,10 @@
 //! - when nothing is left, the result is the longest valid span of the unstripped answer.
 //!
 //! The syntax check is `ast.parse` in the original; here it is the project's CPython-compatible
-//! verdict ([`crate::python::syntax::check`]).
+//! verdict ([`pivot_python::python::syntax::check`]).
 
-use crate::python::module::parse_tree;
-use crate::python::syntax;
+use pivot_python::python::module::parse_tree;
+use pivot_python::python::syntax;
 use std::collections::{HashMap, HashSet, VecDeque};
 use tree_sitter::{InputEdit, Node, Point, Tree};
 
@@ -36,7 +36,7 @@ pub fn py_strip(s: &str) -> &str {
     s.trim_matches(py_space)
 }
 
-pub use crate::python::pystr::splitlines as py_splitlines;
+pub use pivot_python::python::pystr::splitlines as py_splitlines;
 
 /// `ast.parse(code)` succeeds.
 pub fn parses(code: &str) -> bool {

@@ -1,9 +1,9 @@
 //! MemoryCode's file formats: `dialogue_N.json`, `output_N.json`, `topics.json`.
 //! A malformed file is an error that names the file and the JSON path of the problem.
 
-use crate::pivots::Rule;
-use crate::python::ObjectKind;
 use anyhow::{Context, Result};
+use pivot_python::pivots::Rule;
+use pivot_python::python::ObjectKind;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -11,8 +11,8 @@ use rayon::prelude::*;
 
 use super::score::{score_dialogue_with, AnswerResult};
 use super::score_dirs::{score_dirs_part, Detail};
-use crate::python::code_block;
-use crate::python::module::{lone_cr_as_lf, parse_tree};
+use pivot_python::python::code_block;
+use pivot_python::python::module::{lone_cr_as_lf, parse_tree};
 
 /// The distinct code blocks of the answers the scorer reads (the same answers, found by the
 /// same walk).

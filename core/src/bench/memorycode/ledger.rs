@@ -2,8 +2,8 @@
 //! builds the core's ledger from it (the ledger knows no benchmark).
 
 use super::data::{Dialogue, Topics};
-use crate::pivots::Ledger;
 use anyhow::{bail, Result};
+use pivot_python::pivots::Ledger;
 
 impl Dialogue {
     /// Pivots of a MemoryCode dialogue: each `instruction-add` / `instruction-update` of a

@@ -109,7 +109,7 @@ fn add_shard(report: &mut Report, v: &Value) -> Result<()> {
     let kinds = v["by_kind"].as_object().ok_or_else(|| missing("by_kind"))?;
     for (kind, k) in kinds {
         // The kind names are the scorer's static ones; an unknown name is not ours.
-        let name = crate::python::ObjectKind::from_name(kind)
+        let name = pivot_python::python::ObjectKind::from_name(kind)
             .ok_or_else(|| anyhow!("unknown object kind {kind:?} in by_kind"))?
             .name();
         let e = report.by_kind.entry(name).or_default();

@@ -2,9 +2,9 @@
 //! dialogues are scored in parallel and aggregated as the original evaluator does.
 
 use super::data::{Dialogue, ModelOutput, Pair, Session};
-use crate::fasthash::{self, Prehashed};
-use crate::pivots::{check, Verdict};
-use crate::python::{code_block, Module, ObjectKind, SyntaxError};
+use pivot_python::fasthash::{self, Prehashed};
+use pivot_python::pivots::{check, Verdict};
+use pivot_python::python::{code_block, Module, ObjectKind, SyntaxError};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;

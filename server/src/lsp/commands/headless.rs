@@ -23,7 +23,7 @@ use crate::lsp::workspace::replay::Move;
 use crate::lsp::workspace::{Workspace, PIVOTS_TOML};
 use anyhow::Context;
 use pivot_core::bench::memorycode::score::{pairs_for, AnswerKind};
-use pivot_core::pivots::{check, Ledger};
+use pivot_python::pivots::{check, Ledger};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::Path;

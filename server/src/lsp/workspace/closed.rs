@@ -50,7 +50,7 @@ impl ClosedDocs {
 
     /// The closed document whose text is `text` (the latest kept), taken out of the store.
     pub fn take(&mut self, text: &str) -> Option<Closed> {
-        let hash = pivot_core::fasthash::of(text.as_bytes(), 0);
+        let hash = pivot_python::fasthash::of(text.as_bytes(), 0);
         let n = *self
             .by_hash
             .get(&hash)?
@@ -102,8 +102,8 @@ mod tests {
     use crate::lsp::workspace::document::{Change, Reparse, Utf16Pos};
     use crate::lsp::workspace::Workspace;
     use crate::lsp::{bench, publish};
-    use pivot_core::pivots::Rule;
-    use pivot_core::python::ObjectKind;
+    use pivot_python::pivots::Rule;
+    use pivot_python::python::ObjectKind;
 
     #[test]
     fn a_reopened_text_comes_back_analysed_and_edits_as_a_fresh_one() {

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use pivot_core::bench::memorycode::data::{Dialogue, Topics};
-use pivot_core::pivots::Ledger;
+use pivot_python::pivots::Ledger;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

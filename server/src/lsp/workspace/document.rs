@@ -9,10 +9,10 @@
 //! and the client's own text is kept beside it to apply later edits to.
 
 use super::findings::{Checked, Finding, FindingsCache};
-use pivot_core::pivots::Active;
-use pivot_core::python::incremental::{Analysis, ModuleCache};
-use pivot_core::python::module::{lone_cr_as_lf, parse_tree};
-use pivot_core::python::Module;
+use pivot_python::pivots::Active;
+use pivot_python::python::incremental::{Analysis, ModuleCache};
+use pivot_python::python::module::{lone_cr_as_lf, parse_tree};
+use pivot_python::python::Module;
 use ropey::Rope;
 use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
@@ -114,7 +114,7 @@ impl Checked for Analyzed {
     fn findings(&self, src: &str, active: &[Active]) -> Vec<Finding> {
         if let Some(bytes) = self.skipped {
             return vec![Finding::Notice {
-                span: pivot_core::python::Span::first_line(src),
+                span: pivot_python::python::Span::first_line(src),
                 message: format!(
                     "pivot: not checked: the document is {bytes} bytes, over the {} bytes \
                      analysed ({ANALYSED_LIMIT_VAR} sets the limit)",
@@ -227,7 +227,7 @@ impl Document {
         }
         let cache = std::mem::take(&mut self.pending_mut().cache);
         Some(Closed {
-            hash: pivot_core::fasthash::of(self.text.as_bytes(), 0),
+            hash: pivot_python::fasthash::of(self.text.as_bytes(), 0),
             text: self.text,
             module,
             cache,
@@ -759,8 +759,8 @@ mod tests {
         use crate::lsp::workspace::findings::findings;
         use crate::lsp::workspace::Workspace;
         use crate::lsp::{bench, convert, publish};
-        use pivot_core::pivots::Rule;
-        use pivot_core::python::ObjectKind;
+        use pivot_python::pivots::Rule;
+        use pivot_python::python::ObjectKind;
         use pivot_test_support::edit_fuzz as inc;
 
         let mut more: Vec<(&str, &str, &str)> = vec![

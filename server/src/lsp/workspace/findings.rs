@@ -2,9 +2,9 @@
 //! the syntax error, each with its span and a message. Nothing here is computed apart
 //! from `pivots::check`, so the editor agrees with the benchmark by construction.
 
-use pivot_core::pivots::{check, Active, Reason, Rule};
-use pivot_core::python::incremental::{Analysis, Chunk};
-use pivot_core::python::{Entry, Item, Module, ObjectKind, Objects, Span, SyntaxError};
+use pivot_python::pivots::{check, Active, Reason, Rule};
+use pivot_python::python::incremental::{Analysis, Chunk};
+use pivot_python::python::{Entry, Item, Module, ObjectKind, Objects, Span, SyntaxError};
 use regex::{RegexSet, RegexSetBuilder};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -622,7 +622,7 @@ pub fn message(src: &str, pivot: &PivotRef, span: Span, reason: &Reason) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pivot_core::pivots::Ledger;
+    use pivot_python::pivots::Ledger;
 
     #[test]
     fn violations_become_findings_with_messages() {

@@ -4,11 +4,11 @@
 
 use super::findings::{Finding, PivotRef};
 use super::names;
-use pivot_core::pivots::{Reason, Rule};
-use pivot_core::python::occurrences::{
+use pivot_python::pivots::{Reason, Rule};
+use pivot_python::python::occurrences::{
     definition_named_at, enclosing_function, identifier_occurrences, keyword_arguments, Occurrence,
 };
-use pivot_core::python::{ObjectKind, Span};
+use pivot_python::python::{ObjectKind, Span};
 use tree_sitter::{Node, Tree};
 
 /// Replace bytes `start..end` of the document by `text`. Edits of one fix never overlap;
@@ -288,9 +288,9 @@ fn add_docstring(src: &str, root: Node, anchor: Span) -> Option<Fix> {
 mod tests {
     use super::super::findings::findings;
     use super::*;
-    use pivot_core::pivots::{check, Ledger, Verdict};
-    use pivot_core::python::module::parse_tree;
-    use pivot_core::python::Module;
+    use pivot_python::pivots::{check, Ledger, Verdict};
+    use pivot_python::python::module::parse_tree;
+    use pivot_python::python::Module;
     use serde_json::json;
 
     /// Apply the first fix of every finding of pivot `rule`, one at a time, and return the

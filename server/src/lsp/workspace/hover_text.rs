@@ -4,8 +4,8 @@
 
 use super::timeline::commit_label;
 use pivot_core::history::Commit;
-use pivot_core::pivots::{check, Ledger, Reason, Rule};
-use pivot_core::python::{Module, ObjectKind, Span};
+use pivot_python::pivots::{check, Ledger, Reason, Rule};
+use pivot_python::python::{Module, ObjectKind, Span};
 use ObjectKind as K;
 
 /// The name under `offset` and the markdown to show for it.

@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 use convcode_conv::ConvCodeConversation;
 use conversation::Conversation;
 use document::Document;
-use pivot_core::pivots::Ledger;
+use pivot_python::pivots::Ledger;
 use replay::{Replay, Source};
 use serde_json::{json, Value};
 use settings::Settings;

@@ -3,7 +3,7 @@
 //! `.*\d$`, a case convention); candidates are built from those shapes and from case
 //! conversions, and only one the rule really matches is offered.
 
-use pivot_core::pivots::Rule;
+use pivot_python::pivots::Rule;
 
 /// The first candidate rename of `name` that `rule` matches and that is a valid Python
 /// identifier (not a keyword), or None when no candidate fits.

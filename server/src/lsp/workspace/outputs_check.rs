@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use pivot_core::bench::memorycode::data::{file_id, Pair};
 use pivot_core::bench::memorycode::score::{nanmean, score_dialogue, AnswerKind};
 use pivot_core::bench::memorycode::{Dialogue, ModelOutput};
-use pivot_core::pivots::Ledger;
+use pivot_python::pivots::Ledger;
 use serde_json::{json, Value};
 use std::path::Path;
 

@@ -5,8 +5,8 @@
 use super::convcode_conv::ConvCodeConversation;
 use super::conversation::Conversation;
 use pivot_core::history::Commit;
-use pivot_core::pivots::{Active, Ledger, Rule};
-use pivot_core::python::ObjectKind;
+use pivot_python::pivots::{Active, Ledger, Rule};
+use pivot_python::python::ObjectKind;
 use std::sync::Arc;
 
 /// What is being replayed: a MemoryCode dialogue (sessions with pivots) or a ConvCodeWorld

@@ -13,8 +13,8 @@
 
 use super::convcode_conv::SavedConvCode;
 use anyhow::{Context, Result};
-use pivot_core::pivots::{Ledger, Rule};
-use pivot_core::python::ObjectKind;
+use pivot_python::pivots::{Ledger, Rule};
+use pivot_python::python::ObjectKind;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};

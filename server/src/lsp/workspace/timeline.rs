@@ -5,7 +5,7 @@
 use super::conversation::Conversation;
 use super::replay::{Replay, Source};
 use pivot_core::history::Commit;
-use pivot_core::pivots::{Active, Ledger};
+use pivot_python::pivots::{Active, Ledger};
 use serde::Serialize;
 
 /// `pivot.session.timeline`'s reply.
