@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::cli::{repo, stderr, stdout, EXE};
+use support::cli::{check, repo, stderr, stdout, EXE};
 use support::files::{copy_tree, write};
 use support::host::shared;
 use support::lsp::{file_uri, Client};
@@ -53,18 +53,6 @@ const EXPECTED_FILES: &[&str] = &[
     "scripts/clean.py",
     "scripts/tool.py",
 ];
-
-fn check(root: &Path, args: &[&str]) -> Output {
-    Command::new(EXE)
-        .arg("check")
-        .args(args)
-        .current_dir(root)
-        // The cache's secret in the test's own folder, not the user's home.
-        .env("XDG_CACHE_HOME", root.join("../xdg"))
-        .env_remove("PIVOT_CACHE_DIR")
-        .output()
-        .expect("run pivot-lsp check")
-}
 
 /// How many files a run took from the cache, from its summary line.
 fn from_cache(o: &Output) -> usize {

@@ -9,7 +9,7 @@ mod support;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::cli::{stderr, EXE};
+use support::cli::{check, stderr};
 use support::files::write;
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -92,17 +92,6 @@ fn repository() -> (tempfile::TempDir, PathBuf, Vec<(String, &'static str)>) {
     commit(&root, "code: g_six");
     let root = root.canonicalize().unwrap();
     (dir, root, commits)
-}
-
-fn check(dir: &Path, args: &[&str]) -> Output {
-    Command::new(EXE)
-        .arg("check")
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir.join("../xdg"))
-        .env_remove("PIVOT_CACHE_DIR")
-        .output()
-        .expect("run pivot-lsp check")
 }
 
 fn json_of(o: &Output) -> Value {

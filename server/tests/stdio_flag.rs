@@ -49,12 +49,6 @@ fn stdio_is_not_a_catch_all_for_unknown_arguments() {
     );
 }
 
-/// One framed JSON-RPC message.
-fn frame(v: &Value) -> Vec<u8> {
-    let body = v.to_string();
-    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
-}
-
 /// The server's own log goes to stderr (stdout is the protocol): with `PIVOT_LOG=debug`
 /// every request has a span naming its method; a filter that does not parse is said once and
 /// the default used.
@@ -80,7 +74,7 @@ fn pivot_log_writes_a_line_per_request_on_stderr() {
             json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
             json!({"jsonrpc": "2.0", "method": "exit"}),
         ] {
-            input.extend(frame(&m));
+            pivot_lsp::lsp::transport::write_framed(&mut input, m.to_string().as_bytes()).unwrap();
         }
         child.stdin.take().unwrap().write_all(&input).unwrap();
         let o = child.wait_with_output().unwrap();

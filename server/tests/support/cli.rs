@@ -43,6 +43,18 @@ pub fn reproducible<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
     c
 }
 
+/// `pivot-lsp check ARGS` in `root` to the end, its cache's secret in the test's own folder
+/// (`root/../xdg`), not the user's home, and no cache folder from the environment.
+pub fn check(root: &Path, args: &[&str]) -> Output {
+    binary_in(root)
+        .arg("check")
+        .args(args)
+        .env("XDG_CACHE_HOME", root.join("../xdg"))
+        .env_remove("PIVOT_CACHE_DIR")
+        .output()
+        .expect("run pivot-lsp check")
+}
+
 /// Runs `pivot-lsp ARGS` in `dir` to the end.
 pub fn pivot<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
     command(dir, args).output().expect("the binary runs")
