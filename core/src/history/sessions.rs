@@ -38,91 +38,84 @@ impl Repo {
             Ok(_) => self.changed(&self.commits("HEAD", None)?, rel)?,
             Err(_) => Vec::new(),
         };
-        let mut h = PivotHistory::default();
+        let mut b = Builder {
+            h: PivotHistory::default(),
+            index: HashMap::new(),
+            in_force: HashMap::new(),
+            rel,
+            origin,
+        };
         let mut last: Option<Vec<u8>> = None;
-        let mut in_force: Vec<(String, PivotVersion)> = Vec::new();
         for c in commits {
             let file = self.file_at(&c.id, rel)?;
-            let k = h.sessions.len();
             let label = format!("commit {} ({})", c.short, c.summary);
-            h.sessions.push(Some(c));
-            step(
-                &mut h,
-                &mut in_force,
-                k,
-                file.as_deref(),
-                rel,
-                origin,
-                &label,
-            );
+            b.step(Some(c), file.as_deref(), &label);
             last = file;
         }
         if working != last.as_deref() {
-            let k = h.sessions.len();
-            h.sessions.push(None);
-            step(
-                &mut h,
-                &mut in_force,
-                k,
-                working,
-                rel,
-                origin,
-                "the working tree",
-            );
+            b.step(None, working, "the working tree");
         }
-        Ok(h)
+        Ok(b.h)
     }
 }
 
-/// Session `k`: the file's pivots against those in force before it.
-fn step(
-    h: &mut PivotHistory,
-    in_force: &mut Vec<(String, PivotVersion)>,
-    k: usize,
-    file: Option<&[u8]>,
-    rel: &str,
-    origin: &str,
-    label: &str,
-) {
-    let now = match file.map(|b| read(b, origin)).transpose() {
-        Ok(l) => l.unwrap_or_default(),
-        Err(e) => {
-            h.warnings.push(format!(
-                "{label}: {rel} is not read ({e:#}); the pivots before it stay in force"
-            ));
-            return;
-        }
-    };
-    let mut index: HashMap<String, usize> = (h.ledger.pivots.iter().enumerate())
-        .map(|(i, p)| (p.id.clone(), i))
-        .collect();
-    let mut next: Vec<(String, PivotVersion)> = Vec::new();
-    for p in now.pivots {
-        // The version in force in this file: the latest hand-written session's.
-        let Some(v) = p.versions.into_iter().last() else {
-            continue;
+/// The ledger as it is built, session by session.
+struct Builder<'a> {
+    h: PivotHistory,
+    /// Pivot id -> its place in the ledger (`Ledger::give_indexed`).
+    index: HashMap<String, usize>,
+    /// The version of each pivot in force after the last session read.
+    in_force: HashMap<String, PivotVersion>,
+    rel: &'a str,
+    origin: &'a str,
+}
+
+impl Builder<'_> {
+    /// The next session (`commit`'s, None for the working tree): the file's pivots against
+    /// those in force before it.
+    fn step(&mut self, commit: Option<Commit>, file: Option<&[u8]>, label: &str) {
+        let k = self.h.sessions.len();
+        self.h.sessions.push(commit);
+        let now = match file.map(|b| read(b, self.origin)).transpose() {
+            Ok(l) => l.unwrap_or_default(),
+            Err(e) => {
+                self.h.warnings.push(format!(
+                    "{label}: {} is not read ({e:#}); the pivots before it stay in force",
+                    self.rel
+                ));
+                return;
+            }
         };
-        let before = in_force.iter().find(|(id, _)| *id == p.id).map(|(_, v)| v);
-        let same = before.is_some_and(|b| b.text == v.text && b.kind == v.kind && b.rule == v.rule);
-        if !same {
-            h.ledger.give_indexed(
-                &mut index,
-                &p.id,
-                origin,
-                k,
-                v.text.clone(),
-                v.kind,
-                v.rule.clone(),
-            );
+        let mut next: HashMap<String, PivotVersion> = HashMap::new();
+        for p in now.pivots {
+            // The version in force in this file: the latest hand-written session's.
+            let Some(v) = p.versions.into_iter().last() else {
+                continue;
+            };
+            let same = self
+                .in_force
+                .get(&p.id)
+                .is_some_and(|b| b.text == v.text && b.kind == v.kind && b.rule == v.rule);
+            if !same {
+                self.h.ledger.give_indexed(
+                    &mut self.index,
+                    &p.id,
+                    self.origin,
+                    k,
+                    v.text.clone(),
+                    v.kind,
+                    v.rule.clone(),
+                );
+            }
+            next.insert(p.id, v);
         }
-        next.push((p.id, v));
-    }
-    for (id, _) in in_force.iter() {
-        if !next.iter().any(|(n, _)| n == id) {
-            h.ledger.withdraw(id, k);
+        for id in self.in_force.keys() {
+            if !next.contains_key(id) {
+                self.h.ledger.withdraw(id, k);
+            }
         }
+        self.in_force = next;
     }
-    *in_force = next;
 }
 
 fn read(bytes: &[u8], origin: &str) -> Result<Ledger> {

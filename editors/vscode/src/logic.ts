@@ -447,10 +447,14 @@ export function commitDescription(s: TimelineSession | undefined): string {
   return s.uncommitted ? 'uncommitted pivots.toml' : '';
 }
 
-/** A commit's tooltip lines: id, summary, date (UTC). */
+/** A commit's time as "2026-11-28 21:04 UTC". */
+export function commitDate(c: Commit): string {
+  return `${new Date(c.time * 1000).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+}
+
+/** A commit's tooltip lines: id, summary, date. */
 export function commitTooltip(c: Commit): string {
-  const date = new Date(c.time * 1000).toISOString().replace('T', ' ').slice(0, 16);
-  return `commit ${c.id}\n${c.summary}\n${date} UTC`;
+  return `commit ${c.id}\n${c.summary}\n${commitDate(c)}`;
 }
 
 const CHANGE_ICON: Record<PivotChange['change'], string> = { added: 'add', updated: 'edit', removed: 'remove' };
@@ -561,7 +565,7 @@ export function timelineMarkdown(t: Timeline): string {
   const what = t.source === 'history' ? 'History of pivots.toml' : t.source === 'convcode' ? 'Turns' : 'Sessions';
   const lines = [`# ${what}: ${t.count} session${t.count === 1 ? '' : 's'}, at session ${t.index}`, ''];
   for (const s of t.sessions) {
-    const from = s.commit ? ` — commit \`${s.commit.short}\` ${s.commit.summary} (${commitTooltip(s.commit).split('\n')[2]})` : s.uncommitted ? ' — uncommitted pivots.toml' : '';
+    const from = s.commit ? ` — commit \`${s.commit.short}\` ${s.commit.summary} (${commitDate(s.commit)})` : s.uncommitted ? ' — uncommitted pivots.toml' : '';
     lines.push(`- **Session ${s.index}**${s.index === t.index ? ' (current)' : ''}${from}`);
     for (const c of s.changes) lines.push(`  - ${c.change} \`${c.id}\` (version ${c.version})${c.text ? `: "${c.text}"` : ''}`);
   }

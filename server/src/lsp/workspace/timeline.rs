@@ -76,21 +76,22 @@ pub fn change_kind(a: &Active<'_>, k: usize) -> ChangeKind {
     }
 }
 
+/// One version given at its session, as a change.
+fn change_of(a: &Active<'_>) -> Change {
+    Change {
+        change: change_kind(a, a.version.session),
+        id: a.pivot.id.clone(),
+        origin: a.pivot.origin.clone(),
+        version: a.version.version,
+        text: a.version.text.clone(),
+        kind: a.version.kind.name().to_string(),
+        description: a.version.rule.describe(),
+    }
+}
+
 /// The pivot changes of session `k`, every source of `ledger` together.
 pub fn changes_at(ledger: &Ledger, k: usize) -> Vec<Change> {
-    ledger
-        .changes_at(k)
-        .iter()
-        .map(|a| Change {
-            change: change_kind(a, k),
-            id: a.pivot.id.clone(),
-            origin: a.pivot.origin.clone(),
-            version: a.version.version,
-            text: a.version.text.clone(),
-            kind: a.version.kind.name().to_string(),
-            description: a.version.rule.describe(),
-        })
-        .collect()
+    ledger.changes_at(k).iter().map(change_of).collect()
 }
 
 pub fn timeline(r: &Replay) -> Timeline {
@@ -101,17 +102,31 @@ pub fn timeline(r: &Replay) -> Timeline {
         None => "workspace pivots",
     };
     let history = r.history();
-    let sessions = (0..r.count())
-        .map(|k| SessionEntry {
+    let count = r.count();
+    // Every version put in its session's list in one pass over the ledger (asking each
+    // session for its changes would read the whole ledger once per session), in the order
+    // `changes_at` gives.
+    let mut changes: Vec<Vec<Change>> = (0..count).map(|_| Vec::new()).collect();
+    for pivot in &r.ledger().pivots {
+        for version in &pivot.versions {
+            if let Some(list) = changes.get_mut(version.session) {
+                list.push(change_of(&Active { pivot, version }));
+            }
+        }
+    }
+    let sessions = changes
+        .into_iter()
+        .enumerate()
+        .map(|(k, changes)| SessionEntry {
             index: k,
             commit: r.session_commit(k).cloned(),
             uncommitted: history.is_some_and(|h| matches!(h.commits.get(k), Some(None))),
-            changes: changes_at(r.ledger(), k),
+            changes,
         })
         .collect();
     Timeline {
         index: r.index(),
-        count: r.count(),
+        count,
         source,
         sessions,
     }
