@@ -91,14 +91,17 @@ fn checking_outputs_does_not_block_other_commands() {
     let d = fixture("fixtures/memorycode/dataset/dialogue_1.json");
     c.command("pivot.conversation.open", json!({"path": d}))
         .expect("open");
-    // About 48 MB of small JSON objects: valid JSON, slow to parse, not an output file.
+    // About 48 MB of small JSON objects: valid JSON, slow to parse, not an output file. They
+    // sit in a field an output file does not have, before its `sessions` (which is wrong), so
+    // the reader parses all of them before it can fail; a top-level array failed at its first
+    // byte, and the check then raced the session command on the file's read alone.
     let big = root.path().join("output_1.json");
     let mut text = String::with_capacity(50 << 20);
-    text.push('[');
+    text.push_str("{\"padding\": [");
     for i in 0..6_000_000 {
         text.push_str(if i == 0 { "{\"a\":1}" } else { ",{\"a\":1}" });
     }
-    text.push(']');
+    text.push_str("], \"sessions\": 0}");
     std::fs::write(&big, text).unwrap();
     c.send(
         &json!({"jsonrpc": "2.0", "id": 9003, "method": "workspace/executeCommand",
