@@ -2,11 +2,12 @@
 //! coding instructions ("pivots") and evaluates code assistants on MemoryCode and
 //! ConvCodeWorld / ConvCodeBench.
 //!
-//! Layers (see ARCHITECTURE.md): the core is the `pivot-core` crate (`python`, `pivots`,
-//! `bench`, `exec`, `llm`, `report`), which knows nothing of LSP or the terminal; `lsp` and
-//! `cli` here are thin faces over it.
+//! Layers (see ARCHITECTURE.md): the core is the crates under `crates/` (`pivot-python`,
+//! `pivot-exec`, `pivot-llm`, `pivot-history`, `pivot-bench`, `pivot-report`, over
+//! `pivot-base`), which know nothing of LSP or the terminal; `lsp` and `cli` here are thin
+//! faces over them.
 
 pub mod cli;
 pub mod lsp;
 
-// No re-export of the core: a path names its crate (`pivot_core::exec::…`).
+// No re-export of the core: a path names its crate (`pivot_exec::…`).

@@ -20,9 +20,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pivot_core::bench::bcb_parity;
-use pivot_core::exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
-use pivot_core::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+use pivot_bench::bcb_parity;
+use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
+use pivot_exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
 use support::cli::target_dir;
 
 /// The pinned environment's interpreter: `PIVOT_BCB_ENV_PYTHON`, or target/bcb-env built by
@@ -170,7 +170,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     // canonical solution was checked with (a canonical solution is never `tampered`: the
     // comparison below would show it as a disagreement).
     {
-        use pivot_core::exec::TamperCheck as T;
+        use pivot_exec::TamperCheck as T;
         let canon: Vec<_> = samples
             .iter()
             .zip(&ours)
@@ -245,7 +245,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     let start = Instant::now();
     // Further evaluator verdicts on samples where one side timed out (see below).
     // (sample, the evaluator's verdict, ours run beside it)
-    let reruns: std::cell::RefCell<Vec<(usize, Verdict, pivot_core::exec::EvalResult)>> =
+    let reruns: std::cell::RefCell<Vec<(usize, Verdict, pivot_exec::EvalResult)>> =
         Default::default();
     let write = |known: &HashMap<(String, String), Verdict>, their_time: f64| {
         let done: Vec<usize> = (0..samples.len())

@@ -908,7 +908,7 @@ fn a_cache_shipped_in_the_tree_is_never_read_or_written_through() {
 
 /// `text` with the machine's paths and the version replaced by placeholders.
 fn normalized(text: &str, root: &Path) -> String {
-    let uri_root = pivot_core::percent::encode_path(&root.display().to_string());
+    let uri_root = pivot_base::percent::encode_path(&root.display().to_string());
     text.replace(&format!("file://{uri_root}"), "file://<ROOT>")
         .replace(&root.display().to_string(), "<ROOT>")
         .replace(env!("CARGO_PKG_VERSION"), "<VERSION>")

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use pivot_core::exec::{
+use pivot_exec::{
     feedback, load_problems, problem, EvalResults, Limits, Problem, ProblemSource, Runner,
     RunnerConfig, SandboxMode, Status,
 };

@@ -9,8 +9,8 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use pivot_core::exec::evaluator::{self, EvaluatorConfig, Isolation};
-use pivot_core::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, Status};
+use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation};
+use pivot_exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, Status};
 use support::cli::repo;
 use support::host::{python, serial, shared};
 

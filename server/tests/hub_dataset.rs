@@ -16,9 +16,9 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use pivot_core::exec::hub::{Dataset, HubOptions};
-use pivot_core::exec::problem::load_problems_with;
-use pivot_core::exec::{load_problems, ProblemSource};
+use pivot_exec::hub::{Dataset, HubOptions};
+use pivot_exec::problem::load_problems_with;
+use pivot_exec::{load_problems, ProblemSource};
 use sha1::Digest as _;
 use support::cli::EXE;
 use support::host::shared;
@@ -538,7 +538,7 @@ fn hub_the_shared_even_half_loads_as_it_is() {
 /// refined at turn 1 with execution feedback, in the original's file layout.
 #[test]
 fn hub_convcode_run_on_bigcodebench_against_the_loopback_model() {
-    use pivot_core::llm::loopback::{LoopbackServer, Script};
+    use pivot_llm::loopback::{LoopbackServer, Script};
     let (hub, _) = hub_with_data();
     let endpoint = serve(hub);
     let home = tempfile::tempdir().unwrap();

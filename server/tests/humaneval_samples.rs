@@ -27,9 +27,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flate2::read::GzDecoder;
-use pivot_core::exec::problem::{find_humaneval, load_humaneval};
-use pivot_core::exec::result::task_sort_key;
-use pivot_core::exec::{EvalResult, Problem, Runner, RunnerConfig, Status};
+use pivot_exec::problem::{find_humaneval, load_humaneval};
+use pivot_exec::result::task_sort_key;
+use pivot_exec::{EvalResult, Problem, Runner, RunnerConfig, Status};
 use pivot_test_support::test_skip::skip;
 use sha2::{Digest, Sha256};
 use support::host::{human_eval_missing, python, shared};

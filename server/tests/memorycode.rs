@@ -5,8 +5,8 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_core::bench::memorycode::score::{AnswerKind, DialogueResult};
-use pivot_core::bench::memorycode::score_dirs::{score_dirs, Detail};
+use pivot_bench::memorycode::score::{AnswerKind, DialogueResult};
+use pivot_bench::memorycode::score_dirs::{score_dirs, Detail};
 use pivot_python::pivots::Verdict;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -232,7 +232,7 @@ fn parity_command_r_plus() {
 /// block both models wrote, the module it builds equals the one visiting every node.
 #[test]
 fn pruned_walk_equals_whole_walk_on_every_answer() {
-    use pivot_core::bench::memorycode::data::ModelOutput;
+    use pivot_bench::memorycode::data::ModelOutput;
     use pivot_python::python::module::parse_tree;
     use pivot_python::python::{code_block, Module};
     use rayon::prelude::*;
@@ -362,7 +362,7 @@ fn scratch() -> tempfile::TempDir {
     dir
 }
 
-fn score_scratch(dir: &Path) -> pivot_core::bench::memorycode::Report {
+fn score_scratch(dir: &Path) -> pivot_bench::memorycode::Report {
     score_dirs(
         &dir.join("dataset"),
         &dir.join("outputs"),
@@ -373,7 +373,7 @@ fn score_scratch(dir: &Path) -> pivot_core::bench::memorycode::Report {
     .0
 }
 
-fn only_skip(report: &pivot_core::bench::memorycode::Report) -> (u32, String) {
+fn only_skip(report: &pivot_bench::memorycode::Report) -> (u32, String) {
     assert_eq!(report.skipped.len(), 1, "skipped: {:?}", report.skipped);
     assert_eq!(
         report.dialogues.len(),
@@ -612,8 +612,8 @@ fn syntax_verdicts_agree_with_cpython_on_edge_cases() {
 /// dataset scores history against (`history_regex`), for all 360 dialogues.
 #[test]
 fn ledger_active_pivots_at_the_end_equal_history_regex() {
-    use pivot_core::bench::memorycode::data::{dialogue_files, Topics};
-    use pivot_core::bench::memorycode::Dialogue;
+    use pivot_bench::memorycode::data::{dialogue_files, Topics};
+    use pivot_bench::memorycode::Dialogue;
     use pivot_python::pivots::Ledger;
     let Some(root) = shared("memorycode", "the ledger not checked on the real dialogues") else {
         return;
@@ -664,7 +664,7 @@ fn ledger_active_pivots_at_the_end_equal_history_regex() {
 /// bits), checked against numpy run here. Doubles cross as their bit patterns.
 #[test]
 fn means_are_numpy_s_to_the_bit() {
-    use pivot_core::bench::numpy;
+    use pivot_bench::numpy;
     let script = r#"
 import json, sys
 import numpy as np

@@ -6,7 +6,7 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_core::llm::loopback::{LoopbackServer, Script};
+use pivot_llm::loopback::{LoopbackServer, Script};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -624,8 +624,8 @@ fn editor_command_generates_for_the_open_conversation() {
 }
 
 /// generate_dataset.sh's parameters for dialogue `id` (30 per session count, in order).
-fn plan_params(id: usize) -> pivot_core::bench::memorycode::templates::TemplateParams {
-    use pivot_core::bench::memorycode::templates::{dataset_params, DATASET_SESSION_COUNTS};
+fn plan_params(id: usize) -> pivot_bench::memorycode::templates::TemplateParams {
+    use pivot_bench::memorycode::templates::{dataset_params, DATASET_SESSION_COUNTS};
     dataset_params(DATASET_SESSION_COUNTS[(id - 1) / 30])
 }
 
@@ -634,7 +634,7 @@ fn plan_params(id: usize) -> pivot_core::bench::memorycode::templates::TemplateP
 /// same seed gives the same files.
 #[test]
 fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
-    use pivot_core::bench::memorycode::templates::check_constraints;
+    use pivot_bench::memorycode::templates::check_constraints;
     let Some(shared) = shared(
         "memorycode",
         "templates not checked against the shipped dialogues' constraints",

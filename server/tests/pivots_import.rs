@@ -10,8 +10,8 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
-use pivot_core::bench::memorycode::data::{dialogue_files, Dialogue, ModelOutput, Pair};
-use pivot_core::bench::memorycode::score::ParseCache;
+use pivot_bench::memorycode::data::{dialogue_files, Dialogue, ModelOutput, Pair};
+use pivot_bench::memorycode::score::ParseCache;
 use pivot_python::pivots::import::{import, read, Import, Source};
 use pivot_python::pivots::{check, Ledger, Rule, Verdict};
 use pivot_python::python::code_block;

@@ -489,10 +489,10 @@ fn by_kind_equals_the_reference_dump_grouped_by_kind() {
         return;
     };
     let shared = dump.parent().unwrap().parent().unwrap();
-    let (report, _) = pivot_core::bench::memorycode::score_dirs::score_dirs(
+    let (report, _) = pivot_bench::memorycode::score_dirs::score_dirs(
         &shared.join("dataset"),
         &shared.join(format!("outputs/{model}")),
-        pivot_core::bench::memorycode::score_dirs::Detail::ScoresOnly,
+        pivot_bench::memorycode::score_dirs::Detail::ScoresOnly,
         &|| {},
     )
     .unwrap();

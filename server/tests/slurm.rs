@@ -30,7 +30,7 @@ fn find(program: &str) -> Option<PathBuf> {
 }
 
 fn short_host_name() -> String {
-    let name = pivot_core::durable::host_name();
+    let name = pivot_base::durable::host_name();
     name.split('.').next().unwrap_or("localhost").to_string()
 }
 

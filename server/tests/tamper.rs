@@ -26,9 +26,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use pivot_core::exec::evaluator::{self, EvaluatorConfig, Isolation};
-use pivot_core::exec::problem::{load_bigcodebench_jsonl, load_humaneval};
-use pivot_core::exec::{Problem, Runner, RunnerConfig, SandboxMode, Status};
+use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation};
+use pivot_exec::problem::{load_bigcodebench_jsonl, load_humaneval};
+use pivot_exec::{Problem, Runner, RunnerConfig, SandboxMode, Status};
 use pivot_test_support::test_skip;
 use support::cli::{repo, EXE};
 use support::host::{find_program, is_root, python, shared};
@@ -526,5 +526,5 @@ fn a_forged_report_is_caught_by_the_twin() {
     .unwrap();
     let res = off.run_one(p, &s.code);
     assert_eq!(res.status, Status::Pass);
-    assert_eq!(res.tamper_check, Some(pivot_core::exec::TamperCheck::Off));
+    assert_eq!(res.tamper_check, Some(pivot_exec::TamperCheck::Off));
 }

@@ -1,5 +1,5 @@
 //! `check`'s cache: what the server published for a file, kept under the root
-//! (`.pivot-cache/check/`, see pivot_core::cache_dir) so that a second run opens only the
+//! (`.pivot-cache/check/`, see pivot_base::cache_dir) so that a second run opens only the
 //! files that changed.
 //!
 //! A table belongs to one context: the cache's format, pivot-lsp's version, the root, the
@@ -15,7 +15,7 @@ use super::check_drive::Checked;
 use super::check_report::sha256_hex;
 use super::check_walk::SourceFile;
 use anyhow::Result;
-use pivot_core::cache_dir::CacheDir;
+use pivot_base::cache_dir::CacheDir;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;

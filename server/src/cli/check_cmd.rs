@@ -11,7 +11,7 @@ use super::log_safe;
 use super::Progress;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use pivot_core::cache_dir::CacheDir;
+use pivot_base::cache_dir::CacheDir;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::io::Write;
@@ -79,7 +79,7 @@ pub struct CheckArgs {
     /// round robin) and write JSON that `pivot-lsp merge` joins into the unsharded run's
     /// JSON (needs --format json; SARIF, text, GitHub, --bundle and --baseline are not sharded).
     #[arg(long, value_name = "K/N", conflicts_with_all = ["bundle", "baseline"])]
-    pub shard: Option<pivot_core::bench::shard::Shard>,
+    pub shard: Option<pivot_bench::shard::Shard>,
     /// Files larger than this many MB are reported and not checked.
     #[arg(long, value_name = "MB", default_value_t = 10.0)]
     pub max_file_size: f64,
@@ -154,7 +154,7 @@ fn named_input(root: &Path, p: &Path) -> std::result::Result<PathBuf, String> {
 /// A named input's bytes, through the bounded reader.
 fn read_input(root: &Path, p: &Path) -> std::result::Result<(PathBuf, Vec<u8>), String> {
     let real = named_input(root, p)?;
-    let bytes = pivot_core::bounded_read::read(&real)
+    let bytes = pivot_base::bounded_read::read(&real)
         .map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
     Ok((real, bytes))
 }
@@ -244,7 +244,7 @@ pub fn check_tree(
     // Without the user's cache secret nothing is cached (see check_cache.rs).
     let secret = match a.no_cache {
         true => None,
-        false => pivot_core::cache_dir::secret()
+        false => pivot_base::cache_dir::secret()
             .map_err(|e| {
                 eprintln!(
                     "warning: no cache this run: {}",
@@ -372,7 +372,7 @@ pub fn say_counts(o: &Outcome) {
 
 /// `--cache-dir`, or `.pivot-cache`, under the root.
 fn cache_dir(root: &Path, given: Option<&Path>) -> PathBuf {
-    root.join(given.unwrap_or(Path::new(pivot_core::cache_dir::DEFAULT_DIR)))
+    root.join(given.unwrap_or(Path::new(pivot_base::cache_dir::DEFAULT_DIR)))
 }
 
 /// The files' results: from the cache where a file's text is the one cached, from the
@@ -594,7 +594,7 @@ fn render(
 fn write_output(path: Option<&Path>, text: &str) -> Result<()> {
     match path {
         // Whole or not at all (a killed shard leaves no half file to merge).
-        Some(p) => pivot_core::durable::write_atomic(p, text.as_bytes()),
+        Some(p) => pivot_base::durable::write_atomic(p, text.as_bytes()),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;

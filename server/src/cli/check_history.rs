@@ -10,7 +10,7 @@ use super::check_cmd::{
 use super::check_report::Finding;
 use super::log_safe;
 use anyhow::{Context, Result};
-use pivot_core::history::{Commit, Repo};
+use pivot_history::{Commit, Repo};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -186,7 +186,7 @@ fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {
         _ => report_text(&sessions, &steps),
     };
     match a.output.as_deref() {
-        Some(p) => pivot_core::durable::write_atomic(p, out.as_bytes())?,
+        Some(p) => pivot_base::durable::write_atomic(p, out.as_bytes())?,
         None => print!("{out}"),
     }
     let any = steps.iter().any(|s| !s.outcome.findings.is_empty());

@@ -64,7 +64,7 @@ impl Finding {
     }
 }
 
-pub use pivot_core::digest::sha256_hex;
+pub use pivot_base::digest::sha256_hex;
 
 /// The findings of one file, with fingerprints that do not depend on positions: the
 /// path, source, code and message (which names the object and the pivot), plus which
@@ -147,7 +147,7 @@ pub fn shard_json(
     session: &Value,
     pivots: &Value,
     findings: &[Finding],
-    shard: pivot_core::bench::shard::Shard,
+    shard: pivot_bench::shard::Shard,
     all_files: &[String],
 ) -> Value {
     let mut v = json_report(root, session, pivots, findings);
@@ -172,7 +172,7 @@ pub fn is_check(v: &Value) -> bool {
 /// so the shards' findings, each shard's in its order, stably sorted by path are the
 /// unsharded order.
 pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<Value> {
-    use pivot_core::bench::shard::{check_set, read_record};
+    use pivot_bench::shard::{check_set, read_record};
     let records = files
         .iter()
         .map(|(name, v)| read_record(name, v.get("shard")))
@@ -316,7 +316,7 @@ pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[P
                 locations: vec![Location {
                     physical_location: PhysicalLocation {
                         artifact_location: ArtifactLocation {
-                            uri: pivot_core::percent::encode_path(&f.path),
+                            uri: pivot_base::percent::encode_path(&f.path),
                             uri_base_id: Some("%SRCROOT%"),
                         },
                         region: Region {

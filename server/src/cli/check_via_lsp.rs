@@ -8,11 +8,11 @@
 
 use super::check_client::LspClient;
 use anyhow::{Context, Result};
-use pivot_core::bench::memorycode::score::{
+use pivot_bench::memorycode::score::{
     answers_asked, score_dialogue_with, AnswerAt, AnswerResult, DialogueResult,
 };
-use pivot_core::bench::memorycode::score_dirs::{score_dirs_part, Detail};
-use pivot_core::bench::memorycode::{Dialogue, ModelOutput, Report};
+use pivot_bench::memorycode::score_dirs::{score_dirs_part, Detail};
+use pivot_bench::memorycode::{Dialogue, ModelOutput, Report};
 use pivot_python::pivots::Verdict;
 use pivot_python::python::code_block;
 use serde_json::{json, Value};
@@ -24,7 +24,7 @@ pub fn score_via_lsp(
     dataset: &Path,
     outputs: &Path,
     on_done: &(dyn Fn() + Sync),
-    shard: Option<pivot_core::bench::shard::Shard>,
+    shard: Option<pivot_bench::shard::Shard>,
 ) -> Result<Report> {
     let root = tempfile::tempdir().context("cannot create a temporary workspace")?;
     let root_path = root.path().canonicalize()?;
@@ -200,7 +200,7 @@ pub fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
 /// alternately on the same data in one process; prints both times, the ratio, and
 /// whether the two JSON reports are identical.
 pub fn bench_via_lsp(dataset: &Path, outputs: &Path, runs: usize) -> Result<i32> {
-    use pivot_core::bench::memorycode::score_dirs::score_dirs;
+    use pivot_bench::memorycode::score_dirs::score_dirs;
     use std::time::Instant;
     let (mut direct, mut via) = (Vec::new(), Vec::new());
     let (mut a, mut b) = (Value::Null, Value::Null);

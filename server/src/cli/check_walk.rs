@@ -160,7 +160,7 @@ fn unsafe_ignore_files(dir: &Path, boundary: &Path) -> Option<String> {
         if !meta.file_type().is_file() {
             return Some(format!(
                 "its {name} is {}",
-                pivot_core::bounded_read::kind_of(meta.file_type())
+                pivot_base::bounded_read::kind_of(meta.file_type())
             ));
         }
         if meta.len() > IGNORE_FILE_LIMIT {
@@ -191,7 +191,7 @@ fn target_of(real: &Path) -> String {
         Ok(m) if !m.is_file() && !m.is_dir() => format!(
             "{}, {}",
             real.display(),
-            pivot_core::bounded_read::kind_of(m.file_type())
+            pivot_base::bounded_read::kind_of(m.file_type())
         ),
         _ => real.display().to_string(),
     }
@@ -237,7 +237,7 @@ fn follow(root: &Path, path: &Path, boundary: &Path) -> Link {
     if !meta.is_dir() {
         return Link::Refused(Some(format!(
             "not read: a symlink to {} ({})",
-            pivot_core::bounded_read::kind_of(meta.file_type()),
+            pivot_base::bounded_read::kind_of(meta.file_type()),
             target.display()
         )));
     }
@@ -264,7 +264,7 @@ fn follow(root: &Path, path: &Path, boundary: &Path) -> Link {
 pub fn walk(
     root: &Path,
     paths: &[PathBuf],
-    shard: Option<pivot_core::bench::shard::Shard>,
+    shard: Option<pivot_bench::shard::Shard>,
 ) -> Result<Walked> {
     for p in paths {
         if std::fs::symlink_metadata(root.join(p)).is_err() {
@@ -393,8 +393,8 @@ pub fn sort_problems(problems: &mut [Problem]) {
 /// The file's text, or why it is not checked: read through the bounded reader (regular
 /// files only, never blocking), at most `max_bytes`.
 pub fn read_source(path: &Path, max_bytes: u64) -> std::result::Result<String, String> {
-    let limit = max_bytes.min(pivot_core::bounded_read::limit());
-    let bytes = pivot_core::bounded_read::read_limited(path, limit).map_err(|e| {
+    let limit = max_bytes.min(pivot_base::bounded_read::limit());
+    let bytes = pivot_base::bounded_read::read_limited(path, limit).map_err(|e| {
         if e.kind() == std::io::ErrorKind::FileTooLarge {
             let size = std::fs::metadata(path).map_or(0, |m| m.len());
             format!(
@@ -402,7 +402,7 @@ pub fn read_source(path: &Path, max_bytes: u64) -> std::result::Result<String, S
                 size as f64 / 1e6,
                 limit as f64 / 1e6,
                 if limit < max_bytes {
-                    pivot_core::bounded_read::LIMIT_VAR
+                    pivot_base::bounded_read::LIMIT_VAR
                 } else {
                     "--max-file-size"
                 }

@@ -4,16 +4,16 @@
 use super::score_convcode::{self, ScoreConvcodeArgs};
 use super::Progress;
 use anyhow::{bail, Result};
-use pivot_core::bench::convcode::config::{parse_configs, Config, Layout, DEFAULT_SIMULATOR};
-use pivot_core::bench::convcode::executor::{Control, Observer};
-use pivot_core::bench::convcode::live::{run_live, LiveOptions, RunReport, Turn0};
-use pivot_core::bench::convcode::shard_dir::{self, RunInput};
-use pivot_core::bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
-use pivot_core::bench::convcode::static_bench::{missing_reference, run_static, StaticOptions};
-use pivot_core::bench::convcode::turn::TurnEnv;
-use pivot_core::bench::convcode::turn0;
-use pivot_core::exec::{Problem, ProblemSource, Runner, RunnerConfig};
-use pivot_core::llm::{Cache, Client, ClientConfig, EndpointKind};
+use pivot_bench::convcode::config::{parse_configs, Config, Layout, DEFAULT_SIMULATOR};
+use pivot_bench::convcode::executor::{Control, Observer};
+use pivot_bench::convcode::live::{run_live, LiveOptions, RunReport, Turn0};
+use pivot_bench::convcode::shard_dir::{self, RunInput};
+use pivot_bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
+use pivot_bench::convcode::static_bench::{missing_reference, run_static, StaticOptions};
+use pivot_bench::convcode::turn::TurnEnv;
+use pivot_bench::convcode::turn0;
+use pivot_exec::{Problem, ProblemSource, Runner, RunnerConfig};
+use pivot_llm::{Cache, Client, ClientConfig, EndpointKind};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -85,7 +85,7 @@ pub struct CommonArgs {
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
     /// Seconds per test run, at most a day.
-    #[arg(long, default_value_t = pivot_core::exec::time_limit::DEFAULT_SECS, value_parser = pivot_core::exec::time_limit::parse)]
+    #[arg(long, default_value_t = pivot_exec::time_limit::DEFAULT_SECS, value_parser = pivot_exec::time_limit::parse)]
     pub exec_timeout: f64,
     /// Test runs at once (default: cores).
     #[arg(long)]
@@ -109,7 +109,7 @@ pub struct CommonArgs {
     /// (which shard, of what job, finished or not). `pivot-lsp merge --results OUT DIR...`
     /// joins the N folders into the unsharded run's tree. Re-running a shard resumes it.
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<pivot_core::bench::shard::Shard>,
+    pub shard: Option<pivot_bench::shard::Shard>,
     /// Stop after writing this many records (to test resuming).
     #[arg(long, hide = true)]
     pub stop_after: Option<usize>,
@@ -262,7 +262,7 @@ fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
 
 /// The job's problems (all of them: the loop takes its shard) and their ids.
 fn problems(common: &CommonArgs) -> Result<(Vec<Problem>, Vec<String>)> {
-    let mut p = pivot_core::exec::problem::load_problems_with(
+    let mut p = pivot_exec::problem::load_problems_with(
         &ProblemSource::parse(&common.problems),
         &common.python,
         &super::exec_cmd::hub_options(common.requests.offline),
@@ -293,8 +293,8 @@ fn begin_shard(
 /// Takes the results folder for this command (one writer at a time: two runs appending to
 /// the same turn files would write records twice) and clears what a killed run left: the
 /// temporary files of writes it cut short. Says when it resumes an interrupted run.
-fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_core::durable::FolderLock> {
-    let lock = pivot_core::durable::FolderLock::acquire(&common.results, what)?;
+fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_base::durable::FolderLock> {
+    let lock = pivot_base::durable::FolderLock::acquire(&common.results, what)?;
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }
@@ -304,13 +304,13 @@ fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_core::durable::
             common.results.display()
         );
     }
-    let mut swept = pivot_core::durable::sweep_stale_temps(&common.results)?;
+    let mut swept = pivot_base::durable::sweep_stale_temps(&common.results)?;
     if let Some(c) = common
         .cache
         .as_ref()
         .filter(|c| !c.starts_with(&common.results))
     {
-        swept += pivot_core::durable::sweep_stale_temps(c)?;
+        swept += pivot_base::durable::sweep_stale_temps(c)?;
     }
     if swept > 0 {
         eprintln!("note: removed {swept} temporary file(s) of writes an interrupted run cut short");
@@ -346,7 +346,7 @@ fn finish_shard(common: &CommonArgs, input: Option<serde_json::Value>) -> Result
 fn runner(common: &CommonArgs) -> Result<Runner> {
     let mut rc = RunnerConfig {
         python: common.python.clone(),
-        timeout: pivot_core::exec::time_limit::checked(common.exec_timeout)
+        timeout: pivot_exec::time_limit::checked(common.exec_timeout)
             .map_err(|e| anyhow::anyhow!("--exec-timeout: {e}"))?,
         ..RunnerConfig::default()
     };
@@ -364,7 +364,7 @@ fn print_report(report: &RunReport, layout: &Layout, model: &str) {
         println!(
             "turn 0 only: samples {}, evaluation {}",
             t0.display(),
-            pivot_core::bench::convcode::config::eval_path(&t0).display()
+            pivot_bench::convcode::config::eval_path(&t0).display()
         );
     }
     for (config, counts) in report.pass_counts.iter().filter(|(_, c)| !c.is_empty()) {
@@ -610,7 +610,7 @@ fn run_static_cmd(
     // The target's own turn 0 (made and evaluated as `convcode run --turns 0` does): the
     // static scores compare every turn with it.
     let t0 = layout.turn0_samples(&a.model.model);
-    if a.samples.is_some() || !pivot_core::bench::convcode::config::eval_path(&t0).exists() {
+    if a.samples.is_some() || !pivot_bench::convcode::config::eval_path(&t0).exists() {
         let generator = match &a.samples {
             Some(_) => None,
             None => Some(Client::new(turn0::client_config(coder.config()))?),

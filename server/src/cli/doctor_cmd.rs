@@ -19,7 +19,7 @@ pub struct DoctorArgs {
 }
 
 pub fn run(a: DoctorArgs) -> Result<i32> {
-    let checks = pivot_core::exec::doctor::report(&a.python);
+    let checks = pivot_exec::doctor::report(&a.python);
     let mut failed = Vec::new();
     for c in &checks {
         let status = match (c.ok, c.required) {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use pivot_core::exec::bcb_env::{self, BuildOptions, Installer};
+use pivot_exec::bcb_env::{self, BuildOptions, Installer};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum EnvCommand {
@@ -73,7 +73,7 @@ fn run_bigcodebench(a: EnvBigcodebenchArgs) -> Result<i32> {
     };
     let (requirements, source) = match &a.requirements {
         Some(f) => (
-            pivot_core::bounded_read::read_to_string(f)
+            pivot_base::bounded_read::read_to_string(f)
                 .with_context(|| format!("reading {}", f.display()))?,
             f.display().to_string(),
         ),

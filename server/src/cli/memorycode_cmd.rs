@@ -3,13 +3,13 @@
 
 use super::Progress;
 use anyhow::{bail, Context, Result};
-use pivot_core::bench::memorycode::data::dialogue_files;
-use pivot_core::bench::memorycode::dataset::{converse, write_prompts};
-use pivot_core::bench::memorycode::generate::{
+use pivot_bench::memorycode::data::dialogue_files;
+use pivot_bench::memorycode::dataset::{converse, write_prompts};
+use pivot_bench::memorycode::generate::{
     generate, load_topics, model_dir_name, parse_ids, select_dialogues, GenerateOptions, Mode,
 };
-use pivot_core::llm::loopback::{LoopbackServer, Script};
-use pivot_core::llm::{Cache, Client, ClientConfig, Sampling};
+use pivot_llm::loopback::{LoopbackServer, Script};
+use pivot_llm::{Cache, Client, ClientConfig, Sampling};
 use std::path::PathBuf;
 
 #[derive(clap::Subcommand, Debug)]
@@ -70,10 +70,10 @@ pub struct ConverseArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
     /// Sampling temperature (the original: command-r-plus at 0.9).
-    #[arg(long, default_value_t = pivot_core::bench::memorycode::dataset::CONVERSE_TEMPERATURE)]
+    #[arg(long, default_value_t = pivot_bench::memorycode::dataset::CONVERSE_TEMPERATURE)]
     pub temperature: f64,
     /// Nucleus sampling `top_p` (the original: Cohere's p = 0.9).
-    #[arg(long, default_value_t = pivot_core::bench::memorycode::dataset::CONVERSE_TOP_P)]
+    #[arg(long, default_value_t = pivot_bench::memorycode::dataset::CONVERSE_TOP_P)]
     pub top_p: f64,
     /// Response cache folder (default: TEMPLATES/.cache).
     #[arg(long, value_name = "DIR")]
@@ -157,7 +157,7 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "URL")]
     pub reranker_url: Option<String>,
     /// Reranker model name.
-    #[arg(long, default_value = pivot_core::bench::memorycode::generate::DEFAULT_RERANK_MODEL)]
+    #[arg(long, default_value = pivot_bench::memorycode::generate::DEFAULT_RERANK_MODEL)]
     pub reranker_model: String,
     /// Response cache folder (default: OUT/.cache).
     #[arg(long, value_name = "DIR")]
@@ -316,19 +316,19 @@ fn open_out(
     out: &std::path::Path,
     cache: Option<&Cache>,
     what: &str,
-) -> Result<pivot_core::durable::FolderLock> {
+) -> Result<pivot_base::durable::FolderLock> {
     // Checked before the lock creates anything, so that a file in the way is named as
     // bad input and nothing is written.
-    if let Some(p) = pivot_core::bench::out_dir::problem(out, "the output folder (--out)") {
+    if let Some(p) = pivot_bench::out_dir::problem(out, "the output folder (--out)") {
         anyhow::bail!("bad input, nothing written:\n  {p}");
     }
-    let lock = pivot_core::durable::FolderLock::acquire(out, what)?;
+    let lock = pivot_base::durable::FolderLock::acquire(out, what)?;
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }
-    let mut swept = pivot_core::durable::sweep_stale_temps(out)?;
+    let mut swept = pivot_base::durable::sweep_stale_temps(out)?;
     if let Some(c) = cache.filter(|c| !c.dir().starts_with(out)) {
-        swept += pivot_core::durable::sweep_stale_temps(c.dir())?;
+        swept += pivot_base::durable::sweep_stale_temps(c.dir())?;
     }
     if swept > 0 {
         eprintln!("note: removed {swept} temporary file(s) of writes an interrupted run cut short");
@@ -398,9 +398,8 @@ fn run_converse(a: ConverseArgs) -> Result<i32> {
 }
 
 fn run_templates(a: TemplatesArgs) -> Result<i32> {
-    use pivot_core::bench::memorycode::templates::{dataset_params, dataset_plan, write_templates};
-    let (topics, _): (serde_json::Value, _) =
-        pivot_core::bench::memorycode::data::read_json(&a.topics)?;
+    use pivot_bench::memorycode::templates::{dataset_params, dataset_plan, write_templates};
+    let (topics, _): (serde_json::Value, _) = pivot_bench::memorycode::data::read_json(&a.topics)?;
     let plan = match a.sessions {
         Some(0) => bail!("--sessions must be at least 1"),
         Some(n) => (0..a.count)

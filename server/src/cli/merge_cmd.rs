@@ -42,7 +42,7 @@ pub struct MergeArgs {
 
 pub fn run(a: MergeArgs) -> Result<i32> {
     if let Some(out) = &a.results {
-        let m = pivot_core::bench::convcode::merge::merge_results(&a.shards, out)?;
+        let m = pivot_bench::convcode::merge::merge_results(&a.shards, out)?;
         println!(
             "merged {} shards into {}: {} files, {} log records",
             m.shards,
@@ -55,7 +55,7 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     if let Some(d) = a
         .shards
         .iter()
-        .find(|p| pivot_core::bench::convcode::merge::is_shard_dir(p))
+        .find(|p| pivot_bench::convcode::merge::is_shard_dir(p))
     {
         bail!(
             "{} is a shard's results folder: join folders with `pivot-lsp merge --results OUT DIR...`",
@@ -66,7 +66,7 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     let mut problems = Vec::new();
     for path in &a.shards {
         let name = path.display().to_string();
-        match pivot_core::bounded_read::read_to_string(path) {
+        match pivot_base::bounded_read::read_to_string(path) {
             Err(e) => problems.push(format!("{name}: cannot read it ({e:#})")),
             Ok(text) => match serde_json::from_str::<serde_json::Value>(&text) {
                 Ok(v) => files.push((name, v)),
@@ -88,14 +88,14 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     }
     let memorycode = files
         .iter()
-        .filter(|(_, v)| pivot_core::bench::memorycode::merge::is_memorycode(v))
+        .filter(|(_, v)| pivot_bench::memorycode::merge::is_memorycode(v))
         .count();
     let exec = files
         .iter()
-        .filter(|(_, v)| pivot_core::bench::exec_shards::is_exec(v))
+        .filter(|(_, v)| pivot_bench::exec_shards::is_exec(v))
         .count();
     if memorycode == files.len() {
-        let report = pivot_core::bench::memorycode::merge::merge(&files)?;
+        let report = pivot_bench::memorycode::merge::merge(&files)?;
         match a.format {
             Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json(true))?),
             Format::Table => print!("{}", report.to_table(false)),
@@ -104,7 +104,7 @@ pub fn run(a: MergeArgs) -> Result<i32> {
         return Ok(if report.skipped.is_empty() { 0 } else { 1 });
     }
     if exec == files.len() {
-        let all = pivot_core::bench::exec_shards::merge(&files)?;
+        let all = pivot_bench::exec_shards::merge(&files)?;
         let s = all.summary.clone().unwrap_or_default();
         match a.format {
             Format::Json => println!("{}", serde_json::to_string_pretty(&all)?),
@@ -122,9 +122,9 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     let kinds: Vec<String> = files
         .iter()
         .map(|(name, v)| {
-            let kind = if pivot_core::bench::memorycode::merge::is_memorycode(v) {
+            let kind = if pivot_bench::memorycode::merge::is_memorycode(v) {
                 "a MemoryCode score"
-            } else if pivot_core::bench::exec_shards::is_exec(v) {
+            } else if pivot_bench::exec_shards::is_exec(v) {
                 "exec results"
             } else if super::check_report::is_check(v) {
                 "a check shard"

@@ -3,7 +3,7 @@
 //! log only; the matching and answering live in the core.
 
 use anyhow::{bail, Context, Result};
-use pivot_core::llm::loopback::{LoopbackServer, OnRequest, Script, Seen};
+use pivot_llm::loopback::{LoopbackServer, OnRequest, Script, Seen};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

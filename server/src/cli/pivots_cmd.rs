@@ -3,8 +3,8 @@
 //! `pivots::import`); printed, and written only with `--write`.
 
 use anyhow::{bail, Context, Result};
-use pivot_core::llm::loopback::{LoopbackServer, Script};
-use pivot_core::llm::{Client, ClientConfig};
+use pivot_llm::loopback::{LoopbackServer, Script};
+use pivot_llm::{Client, ClientConfig};
 use pivot_python::pivots::import::{self, Import, Source};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -97,7 +97,7 @@ pub fn run(c: PivotsCommand) -> Result<i32> {
 fn run_import(a: ImportArgs) -> Result<i32> {
     let mut sources = Vec::new();
     for f in &a.files {
-        let bytes = pivot_core::bounded_read::read(f)
+        let bytes = pivot_base::bounded_read::read(f)
             .with_context(|| format!("cannot read {}", f.display()))?;
         let text = String::from_utf8(bytes).map_err(|e| {
             anyhow::anyhow!(
@@ -181,7 +181,7 @@ fn ask_model(got: &mut Import, model: &str, e: &super::memorycode_cmd::EndpointA
         .map(|(i, s)| (i, s.to_string()))
         .collect();
     let texts: Vec<&str> = unread.iter().map(|(_, s)| s.as_str()).collect();
-    let answers = pivot_core::llm::pivot_import::ask_all(&client, &texts);
+    let answers = pivot_llm::pivot_import::ask_all(&client, &texts);
     let before = got.proposed.len();
     got.apply_model(unread.iter().map(|(i, _)| *i).zip(answers).collect());
     eprintln!(
@@ -223,7 +223,7 @@ fn merge(got: &Import, dest: &Path) -> Result<import::Merged> {
     if dest.extension().is_none_or(|e| e != "toml") {
         bail!("refusing to write pivots to {shown}: not a .toml file");
     }
-    let existing = match pivot_core::bounded_read::read(dest) {
+    let existing = match pivot_base::bounded_read::read(dest) {
         Ok(bytes) => String::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("{shown}: not UTF-8; nothing written"))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -231,7 +231,7 @@ fn merge(got: &Import, dest: &Path) -> Result<import::Merged> {
     };
     let m = got.merge_into(&existing, &shown)?;
     if !m.added.is_empty() {
-        pivot_core::durable::write_atomic(dest, m.text.as_bytes())
+        pivot_base::durable::write_atomic(dest, m.text.as_bytes())
             .with_context(|| format!("cannot write {shown}"))?;
     }
     Ok(m)

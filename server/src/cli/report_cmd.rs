@@ -1,5 +1,5 @@
 //! `pivot-lsp report`: score files to one self-contained HTML page. Parsing and printing
-//! only; the page is built by `pivot_core::report`.
+//! only; the page is built by `pivot_report`.
 
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -24,8 +24,8 @@ pub struct ReportArgs {
 pub const DEFAULT_OUTPUT: &str = ".pivot/report.html";
 
 pub fn run(a: ReportArgs) -> Result<i32> {
-    let inputs = pivot_core::report::read_inputs(&a.inputs)?;
-    let html = pivot_core::report::build(&inputs, a.title.as_deref())?;
+    let inputs = pivot_report::read_inputs(&a.inputs)?;
+    let html = pivot_report::build(&inputs, a.title.as_deref())?;
     // Not into the current folder unasked: a checkout would gain an untracked report.html.
     let (output, default) = match a.output {
         Some(p) => (p, ""),
@@ -34,7 +34,7 @@ pub fn run(a: ReportArgs) -> Result<i32> {
             " (the default; --output FILE writes elsewhere)",
         ),
     };
-    pivot_core::report::write(&output, &html)?;
+    pivot_report::write(&output, &html)?;
     eprintln!(
         "wrote {}{default} ({} inputs, {} KB)",
         output.display(),
@@ -46,12 +46,12 @@ pub fn run(a: ReportArgs) -> Result<i32> {
 
 /// `score ... --report FILE`: a report of the one score JSON just computed, named `name`.
 pub fn write_one(json: &serde_json::Value, name: &str, path: &Path) -> Result<()> {
-    let input = pivot_core::report::Input {
+    let input = pivot_report::Input {
         name: name.to_string(),
         bytes: serde_json::to_vec_pretty(json)?,
     };
-    let html = pivot_core::report::build(std::slice::from_ref(&input), None)?;
-    pivot_core::report::write(path, &html)?;
+    let html = pivot_report::build(std::slice::from_ref(&input), None)?;
+    pivot_report::write(path, &html)?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }
@@ -78,9 +78,9 @@ pub fn bench_report(a: BenchReportArgs) -> Result<i32> {
     } else {
         a.inputs.clone()
     };
-    let read = pivot_core::report::read_inputs(&given)?;
+    let read = pivot_report::read_inputs(&given)?;
     // Each copy carries its own model name, as 20 different models' files would.
-    let inputs: Vec<pivot_core::report::Input> = (0..a.files.max(1))
+    let inputs: Vec<pivot_report::Input> = (0..a.files.max(1))
         .map(|k| {
             let base = &read[k % read.len()];
             let mut v: serde_json::Value = serde_json::from_slice(&base.bytes).unwrap_or_default();
@@ -92,7 +92,7 @@ pub fn bench_report(a: BenchReportArgs) -> Result<i32> {
                     .to_string();
                 o.insert("model".into(), format!("{m} #{k}").into());
             }
-            pivot_core::report::Input {
+            pivot_report::Input {
                 name: format!("{k}-{}", base.name),
                 bytes: serde_json::to_vec_pretty(&v).unwrap_or_else(|_| base.bytes.clone()),
             }
@@ -106,15 +106,15 @@ pub fn bench_report(a: BenchReportArgs) -> Result<i32> {
     let peer = || {
         for i in &inputs {
             let _: serde_json::Value = serde_json::from_slice(&i.bytes).unwrap_or_default();
-            let _ = pivot_core::report::input::sha256_hex(&i.bytes);
+            let _ = pivot_report::input::sha256_hex(&i.bytes);
         }
     };
-    let mut size = pivot_core::report::build(&inputs, None)?.len();
+    let mut size = pivot_report::build(&inputs, None)?.len();
     let (mut times, mut peers) = (Vec::new(), Vec::new());
     for _ in 0..a.runs.max(1) {
         let t = Instant::now();
-        let html = pivot_core::report::build(&inputs, None)?;
-        pivot_core::report::write(&target, &html)?;
+        let html = pivot_report::build(&inputs, None)?;
+        pivot_report::write(&target, &html)?;
         times.push(t.elapsed().as_secs_f64());
         size = html.len();
         let t = Instant::now();

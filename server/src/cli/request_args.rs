@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use pivot_core::llm::ClientConfig;
+use pivot_llm::ClientConfig;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RequestArgs {

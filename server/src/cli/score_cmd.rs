@@ -3,7 +3,7 @@
 use super::Progress;
 use anyhow::Result;
 use clap::ValueEnum;
-use pivot_core::bench::memorycode::score_dirs::{score_dirs, score_dirs_shard, Detail};
+use pivot_bench::memorycode::score_dirs::{score_dirs, score_dirs_shard, Detail};
 use std::path::PathBuf;
 
 #[derive(clap::Subcommand, Debug)]
@@ -48,7 +48,7 @@ pub struct MemorycodeArgs {
     /// write JSON that `pivot-lsp merge` joins into the unsharded run's output (needs
     /// --format json).
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<pivot_core::bench::shard::Shard>,
+    pub shard: Option<pivot_bench::shard::Shard>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -147,8 +147,8 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     if a.shard.is_some() && a.format != Format::Json {
         anyhow::bail!("--shard writes a shard for `pivot-lsp merge`: add --format json");
     }
-    let files = pivot_core::bench::memorycode::data::dialogue_files(&dataset)?;
-    let (files, _) = pivot_core::bench::memorycode::data::one_file_per_id(files);
+    let files = pivot_bench::memorycode::data::dialogue_files(&dataset)?;
+    let (files, _) = pivot_bench::memorycode::data::one_file_per_id(files);
     let ids: Vec<u32> = files.iter().map(|(id, _)| *id).collect();
     let n = a.shard.map_or(ids.len(), |s| s.select(&ids).len());
     let progress = Progress::new(n as u64, "scoring");
@@ -166,7 +166,7 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         super::report_cmd::write_one(&json, &format!("memorycode-{}.json", report.model), path)?;
     }
     if let Some(shard) = a.shard {
-        let json = pivot_core::bench::memorycode::merge::shard_json(&report, shard, &ids);
+        let json = pivot_bench::memorycode::merge::shard_json(&report, shard, &ids);
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(if report.skipped.is_empty() { 0 } else { 1 });
     }
@@ -248,7 +248,7 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     );
     println!("answers/s: {:.0}", answers as f64 / median);
     // The floor: the parse alone of what the scorer parses, best of three.
-    use pivot_core::bench::memorycode::floor;
+    use pivot_bench::memorycode::floor;
     let codes = floor::distinct_codes(&a.dataset, &a.outputs)?;
     let mut parse_secs: Vec<f64> = (0..3)
         .map(|_| floor::parse_time(&codes).as_secs_f64())
@@ -269,7 +269,7 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     match &a.original {
         Some(dir) => {
             let phase = Progress::phase("original evaluator");
-            let timed = pivot_core::bench::memorycode::original::time_original(
+            let timed = pivot_bench::memorycode::original::time_original(
                 dir, &a.dataset, &a.outputs, &a.python,
             );
             phase.finish();

@@ -1,8 +1,8 @@
 //! `pivot-lsp score convcode`: Pass@1 per turn, MRR and Recall of a ConvCodeWorld results folder.
 
-use pivot_core::bench::convcode::config::{Layout, DEFAULT_SIMULATOR};
-use pivot_core::bench::convcode::{metrics, table};
-use pivot_core::exec::feedback::{compilation_many, NO_SYNTAX_ERRORS};
+use pivot_bench::convcode::config::{Layout, DEFAULT_SIMULATOR};
+use pivot_bench::convcode::{metrics, table};
+use pivot_exec::feedback::{compilation_many, NO_SYNTAX_ERRORS};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -52,13 +52,13 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
     }
     // Name what is missing and which command makes it, before the scorer's own error.
     let layout = Layout::new(&args.results, &args.simulator);
-    let found = pivot_core::bench::convcode::conversation::models(&args.results);
+    let found = pivot_bench::convcode::conversation::models(&args.results);
     let mut wanted = vec![("model", &args.model)];
     if let (true, Some(r)) = (args.static_mode, &args.ref_model) {
         wanted.push(("reference model", r));
     }
     for (role, m) in wanted {
-        let t0 = pivot_core::bench::convcode::config::eval_path(&layout.turn0_samples(m));
+        let t0 = pivot_bench::convcode::config::eval_path(&layout.turn0_samples(m));
         if t0.exists() {
             continue;
         }
@@ -99,7 +99,7 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
     };
     let mut scores = metrics::score_with(&req, Some(&check), opts)?;
     // A shard's folder holds only its tasks: its scores are not the benchmark's.
-    let shard = pivot_core::bench::convcode::shard_dir::read(&args.results)?;
+    let shard = pivot_bench::convcode::shard_dir::read(&args.results)?;
     if let Some(m) = &shard {
         scores.notes.push(format!(
             "{} holds shard {} of {}: these scores cover only its tasks; `pivot-lsp merge --results OUT DIR...` joins the shards' folders, and scoring OUT gives the whole run's",

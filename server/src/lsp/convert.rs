@@ -5,7 +5,7 @@ use super::workspace::document::{Document, Utf16Pos};
 use super::workspace::findings::Finding;
 use super::workspace::fixes::Edit;
 use super::workspace::test_runs::TestRuns;
-use pivot_core::exec::doc_tests::Finding as TestFailure;
+use pivot_exec::doc_tests::Finding as TestFailure;
 use pivot_python::python::Span;
 use serde_json::json;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};

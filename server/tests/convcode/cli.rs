@@ -4,7 +4,7 @@
 use super::fixtures;
 use super::live::{self, run, world};
 use crate::support::cli::{output_retrying, EXE};
-use pivot_core::llm::loopback::{LoopbackServer, Script};
+use pivot_llm::loopback::{LoopbackServer, Script};
 use std::path::Path;
 use std::process::Command;
 

@@ -5,17 +5,17 @@
 //! runner) serves `turn0` and `cli` too.
 
 use super::{column, fixtures};
-use pivot_core::bench::convcode::config::Layout;
-use pivot_core::bench::convcode::config::{parse_configs, Config};
-use pivot_core::bench::convcode::executor::{Control, Quiet};
-use pivot_core::bench::convcode::live::{install_turn0, run_live, LiveOptions, RunReport, Turn0};
-use pivot_core::bench::convcode::metrics::{score, ScoreRequest};
-use pivot_core::bench::convcode::records::read_log;
-use pivot_core::bench::convcode::static_bench::{run_static, StaticOptions};
-use pivot_core::bench::convcode::turn::TurnEnv;
-use pivot_core::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
-use pivot_core::llm::loopback::{LoopbackServer, Script};
-use pivot_core::llm::{Cache, Client, ClientConfig};
+use pivot_bench::convcode::config::Layout;
+use pivot_bench::convcode::config::{parse_configs, Config};
+use pivot_bench::convcode::executor::{Control, Quiet};
+use pivot_bench::convcode::live::{install_turn0, run_live, LiveOptions, RunReport, Turn0};
+use pivot_bench::convcode::metrics::{score, ScoreRequest};
+use pivot_bench::convcode::records::read_log;
+use pivot_bench::convcode::static_bench::{run_static, StaticOptions};
+use pivot_bench::convcode::turn::TurnEnv;
+use pivot_exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+use pivot_llm::loopback::{LoopbackServer, Script};
+use pivot_llm::{Cache, Client, ClientConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -101,7 +101,7 @@ pub fn run(
     )
 }
 
-pub fn log(dir: &Path, stem: &str, t: usize) -> Vec<pivot_core::bench::convcode::turn::TurnRecord> {
+pub fn log(dir: &Path, stem: &str, t: usize) -> Vec<pivot_bench::convcode::turn::TurnRecord> {
     let iter = if t > 1 {
         format!("_ITER={t}")
     } else {
@@ -121,9 +121,9 @@ pub fn log(dir: &Path, stem: &str, t: usize) -> Vec<pivot_core::bench::convcode:
 }
 
 pub fn rec(
-    recs: &[pivot_core::bench::convcode::turn::TurnRecord],
+    recs: &[pivot_bench::convcode::turn::TurnRecord],
     id: &str,
-) -> pivot_core::bench::convcode::turn::TurnRecord {
+) -> pivot_bench::convcode::turn::TurnRecord {
     recs.iter()
         .find(|r| r.task_id == id)
         .cloned()
@@ -350,7 +350,7 @@ fn all_nine_configurations_over_five_humaneval_tasks() {
     let by_id = w.problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     install_turn0(&sopts.layout, "org/target", Some(&samples), &by_id).unwrap();
     let t0 = d.join("bigcodebench/sanitized_calibrated_samples/instruct/org--target--bigcodebench-instruct--vllm-0-1-sanitized-calibrated.jsonl");
-    let t0_eval = pivot_core::bench::convcode::config::eval_path(&t0);
+    let t0_eval = pivot_bench::convcode::config::eval_path(&t0);
     std::fs::copy(
         d.join("bigcodebench/sanitized_calibrated_samples/instruct/org--coder--bigcodebench-instruct--vllm-0-1-sanitized-calibrated_eval_results.json"),
         &t0_eval,

@@ -4,9 +4,9 @@
 
 use super::{column, fixtures, write_eval};
 use crate::support::cli::{output_retrying, EXE};
-use pivot_core::bench::convcode::config::Layout;
-use pivot_core::bench::convcode::metrics::{score, score_with, ScoreOptions, ScoreRequest};
-use pivot_core::bench::convcode::table;
+use pivot_bench::convcode::config::Layout;
+use pivot_bench::convcode::metrics::{score, score_with, ScoreOptions, ScoreRequest};
+use pivot_bench::convcode::table;
 use std::path::{Path, PathBuf};
 
 const T0_DIR: &str = "bigcodebench/sanitized_calibrated_samples/instruct";
@@ -305,10 +305,7 @@ fn mini_folder(turn0: &[&str]) -> tempfile::TempDir {
     }
     let rule = |c: usize, t: usize, k: usize| k == 0 || (k * 2 <= t + c % 4 && k < 5);
     std::fs::create_dir_all(dir.path().join("results/v0.3.6")).unwrap();
-    for (c, config) in pivot_core::bench::convcode::Config::all()
-        .iter()
-        .enumerate()
-    {
+    for (c, config) in pivot_bench::convcode::Config::all().iter().enumerate() {
         if c == 8 {
             continue;
         }

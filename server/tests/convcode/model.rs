@@ -6,7 +6,7 @@ use super::golden;
 
 #[test]
 fn prompts_match_the_golden_files_byte_for_byte() {
-    use pivot_core::llm::prompts::{render, Inputs, Kind};
+    use pivot_llm::prompts::{render, Inputs, Kind};
     let input = "Write f.\nYou should write self-contained code starting with:\n```\ndef f():\n```";
     let prev = "def f(:\n    return 1";
     let cf = "Traceback (most recent call last):\n  File \"tmp.py\", line 1\n    def f(:\n          ^\nSyntaxError: invalid syntax";
@@ -121,7 +121,7 @@ fn prompts_match_the_golden_files_byte_for_byte() {
 
 #[test]
 fn answers_are_parsed_like_dspy_and_the_original() {
-    use pivot_core::llm::prompts::{answer, clean_user_feedback, parse_code, Kind};
+    use pivot_llm::prompts::{answer, clean_user_feedback, parse_code, Kind};
     let completion =
         " produce the generated_code. We fix it.\n\nCode: ```python\ndef f():\n    return 1\n```";
     let a = answer(Kind::RefineFromCompilationFeedback, completion).unwrap();
@@ -142,8 +142,8 @@ fn answers_are_parsed_like_dspy_and_the_original() {
 /// The model client against the loopback server.
 #[test]
 fn client_retries_transient_failures_and_reports_the_rest() {
-    use pivot_core::llm::loopback::{Answer, Failure, LoopbackServer, Rule, Script};
-    use pivot_core::llm::{Cache, Client, ClientConfig, EndpointKind, LlmError};
+    use pivot_llm::loopback::{Answer, Failure, LoopbackServer, Rule, Script};
+    use pivot_llm::{Cache, Client, ClientConfig, EndpointKind, LlmError};
     use std::time::Duration;
     let rule = |name: &str, answer: Answer, fail_first: Vec<Failure>| Rule {
         name: name.into(),

@@ -7,7 +7,7 @@
 use super::write_eval;
 use crate::support::cli::{target_dir, EXE};
 use crate::support::host::shared;
-use pivot_core::bench::convcode::config::{eval_path, Config, Layout};
+use pivot_bench::convcode::config::{eval_path, Config, Layout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -4,15 +4,15 @@
 //! (fixtures/convcode/reask/README.md says how the golden files were made).
 
 use super::fixtures;
-use pivot_core::bench::convcode::config::Layout;
-use pivot_core::bench::convcode::config::{eval_path, Config};
-use pivot_core::bench::convcode::executor::{Control, Observer};
-use pivot_core::bench::convcode::live::{run_live, LiveOptions, Turn0};
-use pivot_core::bench::convcode::turn::TurnEnv;
-use pivot_core::exec::problem::load_bigcodebench_jsonl;
-use pivot_core::exec::{Runner, RunnerConfig};
-use pivot_core::llm::loopback::{LoopbackServer, Script};
-use pivot_core::llm::{Client, ClientConfig, EndpointKind};
+use pivot_bench::convcode::config::Layout;
+use pivot_bench::convcode::config::{eval_path, Config};
+use pivot_bench::convcode::executor::{Control, Observer};
+use pivot_bench::convcode::live::{run_live, LiveOptions, Turn0};
+use pivot_bench::convcode::turn::TurnEnv;
+use pivot_exec::problem::load_bigcodebench_jsonl;
+use pivot_exec::{Runner, RunnerConfig};
+use pivot_llm::loopback::{LoopbackServer, Script};
+use pivot_llm::{Client, ClientConfig, EndpointKind};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -182,7 +182,7 @@ fn fix_quirks_keeps_log_null_without_a_call() {
     let Some((out, _server)) = run_turn1("CF", true) else {
         return;
     };
-    let log = pivot_core::bench::convcode::records::read_log(
+    let log = pivot_bench::convcode::records::read_log(
         &out.path()
             .join("results/v0.3.6/bigcodebench_org_coder_CF.jsonl"),
     )

@@ -3,13 +3,13 @@
 
 use super::live::{client, client_config, log, rec, world};
 use super::{column, fixtures, golden};
-use pivot_core::bench::convcode::config::{parse_configs, Layout};
-use pivot_core::bench::convcode::executor::{Control, Quiet};
-use pivot_core::bench::convcode::live::{run_live, LiveOptions, Turn0};
-use pivot_core::bench::convcode::metrics::{score, ScoreRequest};
-use pivot_core::bench::convcode::records::read_log;
-use pivot_core::bench::convcode::turn::TurnEnv;
-use pivot_core::llm::Client;
+use pivot_bench::convcode::config::{parse_configs, Layout};
+use pivot_bench::convcode::executor::{Control, Quiet};
+use pivot_bench::convcode::live::{run_live, LiveOptions, Turn0};
+use pivot_bench::convcode::metrics::{score, ScoreRequest};
+use pivot_bench::convcode::records::read_log;
+use pivot_bench::convcode::turn::TurnEnv;
+use pivot_llm::Client;
 
 /// Answer of the loopback script's rule `name` (its `reply`).
 fn scripted_reply(name: &str) -> String {
@@ -30,8 +30,8 @@ fn scripted_reply(name: &str) -> String {
 /// interrupted and resumed, then CF and CF_EF_FULL for ten turns.
 #[test]
 fn turn0_generated_with_the_instruct_prompt_then_the_loop() {
-    use pivot_core::bench::convcode::config::eval_path;
-    use pivot_core::bench::convcode::turn0::{self, Turn0Files};
+    use pivot_bench::convcode::config::eval_path;
+    use pivot_bench::convcode::turn0::{self, Turn0Files};
     let Some(w) = world() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -177,7 +177,7 @@ fn a_convcode_results_folder_opens_as_a_conversation_of_turns_and_is_scored() {
 
 #[test]
 fn playing_the_model_gives_feedback_of_each_kind_and_submits_turns() {
-    use pivot_core::llm::loopback::{LoopbackServer, Script};
+    use pivot_llm::loopback::{LoopbackServer, Script};
     if !human_eval("playing the model not checked") {
         return;
     }

@@ -5,8 +5,8 @@
 use super::Text;
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::{token_key, Session};
-use pivot_core::bench::memorycode::data::dialogue_files;
-use pivot_core::bench::memorycode::score_dirs::{score_dirs, Detail};
+use pivot_bench::memorycode::data::dialogue_files;
+use pivot_bench::memorycode::score_dirs::{score_dirs, Detail};
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -22,7 +22,7 @@ use crate::lsp::workspace::conversation::Conversation;
 use crate::lsp::workspace::replay::Move;
 use crate::lsp::workspace::{Workspace, PIVOTS_TOML};
 use anyhow::Context;
-use pivot_core::bench::memorycode::score::{pairs_for, AnswerKind};
+use pivot_bench::memorycode::score::{pairs_for, AnswerKind};
 use pivot_python::pivots::{check, Ledger};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -168,7 +168,7 @@ impl Session {
 }
 
 fn read_toml(path: &Path) -> anyhow::Result<Ledger> {
-    let text = pivot_core::bounded_read::read_to_string(path)
+    let text = pivot_base::bounded_read::read_to_string(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     Ledger::from_toml(&text, PIVOTS_TOML).with_context(|| format!("{}", path.display()))
 }

@@ -6,11 +6,11 @@ use super::progress::Progress;
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::Session;
-use pivot_core::bench::memorycode::generate::{
+use pivot_bench::memorycode::generate::{
     generate, load_topics, model_dir_name, GenDialogue, GenerateOptions, Mode, DEFAULT_RERANK_MODEL,
 };
-use pivot_core::llm::loopback::{LoopbackServer, Script};
-use pivot_core::llm::{Cache, Client, ClientConfig, Sampling};
+use pivot_llm::loopback::{LoopbackServer, Script};
+use pivot_llm::{Cache, Client, ClientConfig, Sampling};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;

@@ -34,9 +34,9 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     let n = paths.len();
     let written = out.clone();
     tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
-        let inputs = pivot_core::report::read_inputs(&paths)?;
-        let html = pivot_core::report::build(&inputs, title.as_deref())?;
-        pivot_core::report::write(&written, &html)
+        let inputs = pivot_report::read_inputs(&paths)?;
+        let html = pivot_report::build(&inputs, title.as_deref())?;
+        pivot_report::write(&written, &html)
     })
     .await
     .map_err(|e| request_failed(format!("building the report failed: {e}")))?

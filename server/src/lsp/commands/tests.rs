@@ -9,7 +9,7 @@ use crate::lsp::publish;
 use crate::lsp::session::Session;
 use crate::lsp::workspace::test_runs::LastRun;
 use crate::lsp::workspace::Workspace;
-use pivot_core::exec::doc_tests::{run_document, DocRun};
+use pivot_exec::doc_tests::{run_document, DocRun};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;

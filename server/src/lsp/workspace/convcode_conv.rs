@@ -3,10 +3,10 @@
 //! since their last submission (what the next turn's record says was fed in).
 
 use anyhow::Result;
-use pivot_core::bench::convcode::conversation::{models, ConvRun, OpenRequest};
-use pivot_core::bench::convcode::play::{Given, Pending};
-use pivot_core::bench::convcode::Config;
-use pivot_core::exec::Problem;
+use pivot_bench::convcode::conversation::{models, ConvRun, OpenRequest};
+use pivot_bench::convcode::play::{Given, Pending};
+use pivot_bench::convcode::Config;
+use pivot_exec::Problem;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

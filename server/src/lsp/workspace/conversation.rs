@@ -3,7 +3,7 @@
 //! transcript is timeline.rs's.
 
 use anyhow::{Context, Result};
-use pivot_core::bench::memorycode::data::{Dialogue, Topics};
+use pivot_bench::memorycode::data::{Dialogue, Topics};
 use pivot_python::pivots::Ledger;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

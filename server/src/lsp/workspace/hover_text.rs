@@ -3,7 +3,7 @@
 //! core's violations), and each pivot's version history.
 
 use super::timeline::commit_label;
-use pivot_core::history::Commit;
+use pivot_history::Commit;
 use pivot_python::pivots::{check, Ledger, Reason, Rule};
 use pivot_python::python::{Module, ObjectKind, Span};
 use ObjectKind as K;

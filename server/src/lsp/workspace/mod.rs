@@ -97,7 +97,7 @@ impl Workspace {
         let Some(path) = self.toml_path() else {
             return Ok((0, Vec::new()));
         };
-        let text = match pivot_core::bounded_read::read_to_string(&path) {
+        let text = match pivot_base::bounded_read::read_to_string(&path) {
             Ok(t) => Some(t),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
@@ -112,7 +112,7 @@ impl Workspace {
         let mut warnings = Vec::new();
         let history = match (&self.root, self.settings.history) {
             (Some(root), true) => {
-                let read = pivot_core::history::Repo::open(root).and_then(|r| {
+                let read = pivot_history::Repo::open(root).and_then(|r| {
                     r.pivot_history(PIVOTS_TOML, PIVOTS_TOML, text.as_deref().map(str::as_bytes))
                 });
                 match read {

@@ -2,9 +2,9 @@
 //! MemoryCode scorer, as JSON: per session and answer, each pair's verdict and score.
 
 use anyhow::{Context, Result};
-use pivot_core::bench::memorycode::data::{file_id, Pair};
-use pivot_core::bench::memorycode::score::{nanmean, score_dialogue, AnswerKind};
-use pivot_core::bench::memorycode::{Dialogue, ModelOutput};
+use pivot_bench::memorycode::data::{file_id, Pair};
+use pivot_bench::memorycode::score::{nanmean, score_dialogue, AnswerKind};
+use pivot_bench::memorycode::{Dialogue, ModelOutput};
 use pivot_python::pivots::Ledger;
 use serde_json::{json, Value};
 use std::path::Path;

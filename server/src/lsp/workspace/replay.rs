@@ -4,7 +4,7 @@
 
 use super::convcode_conv::ConvCodeConversation;
 use super::conversation::Conversation;
-use pivot_core::history::Commit;
+use pivot_history::Commit;
 use pivot_python::pivots::{Active, Ledger, Rule};
 use pivot_python::python::ObjectKind;
 use std::sync::Arc;

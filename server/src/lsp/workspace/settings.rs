@@ -15,8 +15,8 @@
 //! environment is the default interpreter.
 
 use anyhow::{bail, Result};
-use pivot_core::exec::SandboxMode;
-use pivot_core::llm::EndpointKind;
+use pivot_exec::SandboxMode;
+use pivot_llm::EndpointKind;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -56,7 +56,7 @@ impl Default for Settings {
                 .filter(|p| !p.is_empty())
                 .map_or_else(|| PathBuf::from("python3"), PathBuf::from),
             problems: "humaneval".into(),
-            test_timeout: pivot_core::exec::time_limit::default(),
+            test_timeout: pivot_exec::time_limit::default(),
             simulator: None,
             sandbox: SandboxMode::Bwrap,
             history: false,
@@ -91,7 +91,7 @@ impl Settings {
             next.test_timeout = t
                 .as_f64()
                 .ok_or_else(|| format!("got {t}"))
-                .and_then(pivot_core::exec::time_limit::checked)
+                .and_then(pivot_exec::time_limit::checked)
                 .map_err(|e| anyhow::anyhow!("setting pivot.testTimeout: {e}"))?;
         }
         if let Some(sb) = text(o, "sandbox")? {

@@ -111,7 +111,7 @@ pub enum Loaded {
 /// format, or holds invalid pivots is renamed `state.json.corrupt-<time>` and reported.
 pub fn load(root: &Path) -> Loaded {
     let path = state_path(root);
-    let bytes = match pivot_core::bounded_read::read(&path) {
+    let bytes = match pivot_base::bounded_read::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
         Err(e) => {
@@ -226,14 +226,14 @@ fn open_lock_file(path: &Path) -> Result<std::fs::File> {
             let to = match std::fs::metadata(path) {
                 Ok(t) => format!(
                     "a symlink to {}",
-                    pivot_core::bounded_read::kind_of(t.file_type())
+                    pivot_base::bounded_read::kind_of(t.file_type())
                 ),
                 Err(_) => "a symlink".to_string(),
             };
             return Err(refuse(&to));
         }
         if !m.file_type().is_file() {
-            return Err(refuse(pivot_core::bounded_read::kind_of(m.file_type())));
+            return Err(refuse(pivot_base::bounded_read::kind_of(m.file_type())));
         }
     }
     let f = std::fs::OpenOptions::new()
@@ -250,7 +250,7 @@ fn open_lock_file(path: &Path) -> Result<std::fs::File> {
     // Checked again on what was opened, in case the path changed in between.
     let t = f.metadata()?.file_type();
     if !t.is_file() {
-        return Err(refuse(pivot_core::bounded_read::kind_of(t)));
+        return Err(refuse(pivot_base::bounded_read::kind_of(t)));
     }
     Ok(f)
 }

@@ -4,8 +4,8 @@
 
 use super::settings::Settings;
 use anyhow::{bail, Context, Result};
-use pivot_core::exec::doc_tests::{entry_line, DocRun, Finding};
-use pivot_core::exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, SandboxMode};
+use pivot_exec::doc_tests::{entry_line, DocRun, Finding};
+use pivot_exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, SandboxMode};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -208,7 +208,7 @@ impl Resources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pivot_core::exec::Status;
+    use pivot_exec::Status;
 
     fn finding(line: usize) -> Finding {
         Finding {

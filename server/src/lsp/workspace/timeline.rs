@@ -4,7 +4,7 @@
 
 use super::conversation::Conversation;
 use super::replay::{Replay, Source};
-use pivot_core::history::Commit;
+use pivot_history::Commit;
 use pivot_python::pivots::{Active, Ledger};
 use serde::Serialize;
 

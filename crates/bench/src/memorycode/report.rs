@@ -1,0 +1,265 @@
+//! MemoryCode's aggregate report: per-session and macro scores, in the shape of the
+//! reference dump (`reference/<model>.json`), as JSON, a table or markdown.
+
+use super::score::{nanmean, DialogueResult, DialogueScores};
+use crate::numpy;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// Dialogues with an id up to this are "short history"; later ones "long history".
+pub const SHORT_HISTORY_MAX_ID: u32 = 210;
+
+pub const METRICS: [&str; 4] = ["short history", "long history", "session", "instruction"];
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Skipped {
+    pub id: u32,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub dialogues: BTreeMap<u32, DialogueScores>,
+    pub skipped: Vec<Skipped>,
+    pub warnings: Vec<String>,
+    /// Longest dialogue (sessions): the per-session arrays' length.
+    pub max_length: usize,
+    pub answers: usize,
+    pub scorings: usize,
+    /// Dialogue ids in the order the original evaluator reads them (`os.listdir` of the
+    /// outputs folder): the order of the per-session sums, which changes their last bit.
+    /// Ids not listed come after, in id order.
+    pub row_order: Vec<u32>,
+    /// metric -> per-session score (NaN where no dialogue has one)
+    pub per_session: BTreeMap<&'static str, Vec<f64>>,
+    pub macro_scores: BTreeMap<&'static str, f64>,
+    /// The model scored (the outputs folder's name unless the caller names it).
+    pub model: String,
+    /// Instruction answers by the object kind of their pivot (no original evaluator has it).
+    pub by_kind: BTreeMap<&'static str, KindScore>,
+}
+
+/// Instruction answers of one object kind: the mean of the scored ones (a plain mean over
+/// answers, unlike the macro instruction score's mean over sessions) and how many there were.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KindScore {
+    pub sum: f64,
+    /// Answers with a score (1 or 0).
+    pub count: usize,
+    /// Answers where the object the pivot is about was absent (no score).
+    pub absent: usize,
+}
+
+impl KindScore {
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            f64::NAN
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+}
+
+impl Report {
+    pub fn add(&mut self, r: &DialogueResult, n_sessions: usize) {
+        self.max_length = self.max_length.max(n_sessions);
+        self.answers += r.answers.len();
+        self.scorings += r.answers.iter().map(|a| a.verdicts.len()).sum::<usize>();
+        self.dialogues.insert(r.id, r.scores.clone());
+        for (kind, score) in &r.instruction_kinds {
+            let k = self.by_kind.entry(kind.name()).or_default();
+            if score.is_nan() {
+                k.absent += 1;
+            } else {
+                k.sum += score;
+                k.count += 1;
+            }
+        }
+    }
+
+    /// Pad every dialogue's arrays to the longest, average over dialogues per session
+    /// (rows in `row_order`, as numpy's `nanmean(axis=0)` adds them), then average the
+    /// per-session scores.
+    pub fn finish(&mut self) {
+        self.skipped.sort_by_key(|s| s.id);
+        self.warnings.sort();
+        let len = self.max_length;
+        let listed: std::collections::HashSet<u32> = self.row_order.iter().copied().collect();
+        let order: Vec<u32> = (self.row_order.iter().copied())
+            .filter(|id| self.dialogues.contains_key(id))
+            .chain(
+                self.dialogues
+                    .keys()
+                    .copied()
+                    .filter(|id| !listed.contains(id)),
+            )
+            .collect();
+        let column = |pick: &dyn Fn(u32, &DialogueScores) -> Option<&Vec<f64>>| -> Vec<f64> {
+            let rows: Vec<Vec<f64>> = (order.iter())
+                .filter_map(|id| pick(*id, &self.dialogues[id]))
+                .map(|r| {
+                    let mut padded = r.clone();
+                    padded.resize(len, f64::NAN);
+                    padded
+                })
+                .collect();
+            let rows: Vec<&[f64]> = rows.iter().map(Vec::as_slice).collect();
+            numpy::nanmean_axis0(&rows, len)
+        };
+        let short = column(&|id, d| (id <= SHORT_HISTORY_MAX_ID).then_some(&d.history));
+        let long = column(&|id, d| (id > SHORT_HISTORY_MAX_ID).then_some(&d.history));
+        let session = column(&|_, d| Some(&d.session));
+        let instruction = column(&|_, d| Some(&d.instruction));
+        for (name, col) in METRICS.into_iter().zip([short, long, session, instruction]) {
+            self.macro_scores.insert(name, nanmean(col.iter().copied()));
+            self.per_session.insert(name, col);
+        }
+    }
+
+    /// `{"macro", "per_session", "dialogues", "skipped"}` with NaN as null, as the reference,
+    /// between `"benchmark"` / `"model"` and `"by_kind"` (`{kind: {"mean", "count", "absent"}}`).
+    pub fn to_json(&self, with_warnings: bool) -> Value {
+        let macro_ = METRICS
+            .iter()
+            .map(|m| (m.to_string(), num(self.macro_scores[m])))
+            .collect::<Map<_, _>>();
+        let per = METRICS
+            .iter()
+            .map(|m| {
+                (
+                    m.to_string(),
+                    Value::Array(self.per_session[m].iter().map(|x| num(*x)).collect()),
+                )
+            })
+            .collect::<Map<_, _>>();
+        let dialogues = self
+            .dialogues
+            .iter()
+            .map(|(id, d)| {
+                let arr = |v: &Vec<f64>| Value::Array(v.iter().map(|x| num(*x)).collect());
+                (
+                    id.to_string(),
+                    json!({"history": arr(&d.history), "session": arr(&d.session), "instruction": arr(&d.instruction)}),
+                )
+            })
+            .collect::<Map<_, _>>();
+        let by_kind = self
+            .by_kind
+            .iter()
+            .map(|(k, s)| {
+                let v = json!({"mean": num(s.mean()), "count": s.count, "absent": s.absent});
+                (k.to_string(), v)
+            })
+            .collect::<Map<_, _>>();
+        let mut out = json!({
+            "benchmark": "memorycode",
+            "model": self.model,
+            "macro": macro_,
+            "per_session": per,
+            "max_length": self.max_length,
+            "dialogues": dialogues,
+            "listdir_order": self.row_order.iter().map(u32::to_string).collect::<Vec<_>>(),
+            "skipped": self.skipped,
+        });
+        if with_warnings {
+            out["warnings"] = json!(self.warnings);
+        }
+        out["by_kind"] = Value::Object(by_kind);
+        out
+    }
+
+    /// A plain-text table of the macro scores (and per-session rows when asked).
+    pub fn to_table(&self, per_session: bool) -> String {
+        let mut rows = vec![vec!["metric".to_string(), "score".to_string()]];
+        for m in METRICS {
+            rows.push(vec![m.to_string(), fmt(self.macro_scores[m])]);
+        }
+        let mut out = render_table(&rows);
+        if per_session {
+            out.push('\n');
+            out.push_str(&render_table(&self.per_session_rows()));
+        }
+        out
+    }
+
+    pub fn to_markdown(&self, per_session: bool) -> String {
+        let mut out = String::from("| metric | score |\n|---|---|\n");
+        for m in METRICS {
+            out.push_str(&format!("| {m} | {} |\n", fmt(self.macro_scores[m])));
+        }
+        if per_session {
+            let rows = self.per_session_rows();
+            out.push('\n');
+            out.push_str(&format!("| {} |\n", rows[0].join(" | ")));
+            out.push_str(&format!("|{}\n", "---|".repeat(rows[0].len())));
+            for r in &rows[1..] {
+                out.push_str(&format!("| {} |\n", r.join(" | ")));
+            }
+        }
+        out
+    }
+
+    fn per_session_rows(&self) -> Vec<Vec<String>> {
+        let mut rows = vec![std::iter::once("session index".to_string())
+            .chain(METRICS.iter().map(|m| m.to_string()))
+            .collect::<Vec<_>>()];
+        for i in 0..self.max_length {
+            let mut r = vec![i.to_string()];
+            r.extend(METRICS.iter().map(|m| fmt(self.per_session[m][i])));
+            rows.push(r);
+        }
+        rows
+    }
+}
+
+fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// A score as the text table prints it (4 decimals, `-` for none).
+pub fn fmt(x: f64) -> String {
+    if x.is_nan() {
+        "-".into()
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// Left-aligned columns separated by two spaces, with a rule under the header.
+pub fn render_table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(s, w)| format!("{s:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            out.push_str(
+                &widths
+                    .iter()
+                    .map(|w| "-".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("  "),
+            );
+            out.push('\n');
+        }
+    }
+    out
+}

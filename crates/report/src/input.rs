@@ -1,0 +1,284 @@
+//! Reading score files: the JSON printed by `pivot-lsp score memorycode|convcode --format json`.
+//! Every problem is reported with the file's name; nothing is guessed from a file that is
+//! not a score file.
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One input as given: its name (shown in the provenance) and its bytes, unchanged.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A score file, parsed: the raw JSON (embedded unchanged in the page) and its typed view.
+#[derive(Clone, Debug)]
+pub struct ScoreFile {
+    pub name: String,
+    pub sha256: String,
+    pub raw: Value,
+    pub score: Score,
+}
+
+#[derive(Clone, Debug)]
+pub enum Score {
+    Memorycode(Memorycode),
+    Convcode(Convcode),
+}
+
+/// The four MemoryCode scores, as `bench::memorycode::report::METRICS` names them.
+pub const MC_METRICS: [&str; 4] = ["short history", "long history", "session", "instruction"];
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Memorycode {
+    /// Absent in files written before the key existed: the file's name stands in.
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(rename = "macro")]
+    pub macro_scores: BTreeMap<String, Option<f64>>,
+    pub per_session: BTreeMap<String, Vec<Option<f64>>>,
+    #[serde(default)]
+    pub by_kind: BTreeMap<String, KindRow>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct KindRow {
+    pub mean: Option<f64>,
+    pub count: u64,
+    #[serde(default)]
+    pub absent: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Convcode {
+    /// `live` (ConvCodeWorld) or `static` (ConvCodeBench).
+    pub mode: String,
+    pub model: String,
+    #[serde(default)]
+    pub reference: Option<String>,
+    pub turns: Vec<u64>,
+    pub columns: Vec<Column>,
+    /// What the text output prints under its tables (e.g. configurations that repeat turn 0).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Column {
+    pub config: String,
+    pub label: String,
+    pub pass_at_1: Vec<Option<f64>>,
+    #[serde(default)]
+    pub mrr: Option<f64>,
+    #[serde(default)]
+    pub recall: Option<f64>,
+}
+
+impl Convcode {
+    pub fn is_static(&self) -> bool {
+        self.mode == "static"
+    }
+
+    /// Configurations that have at least one Pass@1 value (the others were not run).
+    pub fn present(&self) -> impl Iterator<Item = &Column> {
+        self.columns
+            .iter()
+            .filter(|c| c.pass_at_1.iter().any(Option::is_some))
+    }
+}
+
+impl ScoreFile {
+    /// The model's name: from the file, else the file's name without `.json`.
+    pub fn model(&self) -> String {
+        match &self.score {
+            Score::Memorycode(m) => m.model.clone().filter(|m| !m.is_empty()),
+            Score::Convcode(c) => Some(c.model.clone()),
+        }
+        .unwrap_or_else(|| {
+            self.name
+                .strip_suffix(".json")
+                .unwrap_or(&self.name)
+                .to_string()
+        })
+    }
+
+    /// `(k, n)` when the file is shard k of n of a sharded run (its `"shard"` key), whose
+    /// scores cover only that shard.
+    pub fn shard(&self) -> Option<(u64, u64)> {
+        let s = self.raw.get("shard")?;
+        Some((s.get("k")?.as_u64()?, s.get("n")?.as_u64()?))
+    }
+
+    pub fn benchmark(&self) -> &'static str {
+        match &self.score {
+            Score::Memorycode(_) => "memorycode",
+            Score::Convcode(c) if c.is_static() => "convcodebench",
+            Score::Convcode(_) => "convcodeworld",
+        }
+    }
+}
+
+const EXPECTED: &str =
+    "expected the JSON object printed by `pivot-lsp score memorycode --format json` \
+or `pivot-lsp score convcode --format json`";
+
+/// Parse one input; the error (without the file name, which the caller adds) says what is wrong.
+pub fn parse(input: &Input) -> Result<ScoreFile, String> {
+    if input.bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(format!("the file is empty; {EXPECTED}"));
+    }
+    let raw: Value = serde_json::from_slice(&input.bytes).map_err(|e| {
+        if e.is_eof() {
+            format!("the JSON ends early (truncated file?): {e}")
+        } else {
+            format!("not valid JSON: {e}")
+        }
+    })?;
+    let obj = match &raw {
+        Value::Object(o) => o,
+        Value::Array(a) if a.is_empty() => return Err(format!("an empty JSON list; {EXPECTED}")),
+        Value::Array(_) => return Err(format!("a JSON list, not a score object; {EXPECTED}")),
+        other => {
+            return Err(format!(
+                "a JSON {}, not a score object; {EXPECTED}",
+                kind(other)
+            ))
+        }
+    };
+    let benchmark = match obj.get("benchmark") {
+        Some(Value::String(b)) => b.as_str(),
+        Some(other) => return Err(format!("\"benchmark\" must be a string, got {other}")),
+        // Files written before "benchmark" existed: recognised by their keys.
+        None if obj.contains_key("macro") && obj.contains_key("per_session") => "memorycode",
+        None if obj.contains_key("columns") && obj.contains_key("mode") => "convcode",
+        None => {
+            return Err(format!(
+                "not a score file (no \"benchmark\", \"macro\" or \"columns\" key); {EXPECTED}"
+            ))
+        }
+    };
+    let score = match benchmark {
+        "memorycode" => {
+            let m: Memorycode = typed(&raw)?;
+            for metric in MC_METRICS {
+                if !m.macro_scores.contains_key(metric) {
+                    return Err(format!("\"macro\" has no \"{metric}\" score"));
+                }
+                if !m.per_session.contains_key(metric) {
+                    return Err(format!("\"per_session\" has no \"{metric}\" list"));
+                }
+            }
+            Score::Memorycode(m)
+        }
+        "convcodeworld" | "convcodebench" | "convcode" => {
+            let c: Convcode = typed(&raw)?;
+            if c.mode != "live" && c.mode != "static" {
+                return Err(format!(
+                    "\"mode\" is {:?}, expected \"live\" or \"static\"",
+                    c.mode
+                ));
+            }
+            let says_static = benchmark == "convcodebench";
+            if benchmark != "convcode" && says_static != c.is_static() {
+                return Err(format!(
+                    "\"benchmark\" is {benchmark:?} but \"mode\" is {:?}",
+                    c.mode
+                ));
+            }
+            for col in &c.columns {
+                if col.pass_at_1.len() != c.turns.len() {
+                    return Err(format!(
+                        "configuration {}: {} Pass@1 values for {} turns",
+                        col.config,
+                        col.pass_at_1.len(),
+                        c.turns.len()
+                    ));
+                }
+            }
+            Score::Convcode(c)
+        }
+        other => {
+            return Err(format!(
+                "unknown \"benchmark\" {other:?} (known: memorycode, convcodeworld, convcodebench)"
+            ))
+        }
+    };
+    Ok(ScoreFile {
+        name: input.name.clone(),
+        sha256: sha256_hex(&input.bytes),
+        raw,
+        score,
+    })
+}
+
+/// Deserialize with the JSON path of the first problem in the message.
+fn typed<T: serde::de::DeserializeOwned>(raw: &Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(raw).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            format!("not a score file: {inner}")
+        } else {
+            format!("not a score file: at {path}: {inner}")
+        }
+    })
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "object",
+    }
+}
+
+pub use pivot_base::digest::sha256_hex;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(text: &str) -> Input {
+        Input {
+            name: "x.json".into(),
+            bytes: text.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_score_file() {
+        let err = |t: &str| parse(&input(t)).unwrap_err();
+        assert!(err("").contains("empty"));
+        assert!(err("[]").contains("empty JSON list"));
+        assert!(err(r#"{"macro": {"#).contains("truncated"));
+        assert!(err(r#"{"a": 1}"#).contains("not a score file"));
+        assert!(
+            err(r#"{"benchmark": "memorycode", "macro": {}, "per_session": {}}"#)
+                .contains("short history")
+        );
+        assert!(err(r#"{"benchmark": "other"}"#).contains("unknown"));
+        let e =
+            err(r#"{"mode": "live", "model": "m", "turns": [0], "columns": [{"config": "CF"}]}"#);
+        assert!(e.contains("columns[0]"), "{e}");
+    }
+
+    #[test]
+    fn old_files_are_recognised_by_their_keys() {
+        let mut per = String::new();
+        for m in MC_METRICS {
+            per.push_str(&format!("\"{m}\": [0.5, null],"));
+        }
+        let text = format!(
+            r#"{{"macro": {{"short history": 1, "long history": null, "session": 0.5, "instruction": 0}}, "per_session": {{{}}}}}"#,
+            per.trim_end_matches(',')
+        );
+        let f = parse(&input(&text)).unwrap();
+        assert_eq!(f.benchmark(), "memorycode");
+        assert_eq!(f.model(), "x");
+    }
+}
