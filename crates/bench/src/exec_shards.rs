@@ -3,10 +3,11 @@
 //! The `"date"` of a merge is the latest shard's (when the last part finished): the one
 //! field that differs from an unsharded run's file, as it differs between two such runs.
 
-use crate::shard::{check_set, read_record, Shard};
+use crate::shard::{check_set, read_record, Shard, ShardRecord};
 use anyhow::{bail, Context, Result};
 use pivot_exec::{result::task_sort_key, EvalResults};
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Problem ids in the order shards are cut from (BigCodeBench's numeric order).
@@ -17,7 +18,24 @@ pub fn sorted_ids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
 }
 
 /// What every shard of one exec job shares: the problems and a digest of the samples.
-pub fn input_record(problems: &str, ids: &[&str], samples: &[(String, String)]) -> Value {
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardInput {
+    pub benchmark: String,
+    pub problems: String,
+    pub task_ids: Vec<String>,
+    pub samples_sha256: String,
+}
+
+/// A shard's output: BigCodeBench's eval-results file with the shard record after it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShardFile<'a> {
+    #[serde(flatten)]
+    pub results: &'a EvalResults,
+    pub shard: ShardRecord<ShardInput, ()>,
+}
+
+/// What every shard of one exec job shares: the problems and a digest of the samples.
+pub fn input_record(problems: &str, ids: &[&str], samples: &[(String, String)]) -> ShardInput {
     let mut h = Sha256::new();
     for (id, sol) in samples {
         // Length-prefixed, so no two sample lists hash the same text.
@@ -27,14 +45,20 @@ pub fn input_record(problems: &str, ids: &[&str], samples: &[(String, String)]) 
         }
     }
     let digest = pivot_base::digest::hex(&h.finalize());
-    json!({"benchmark": "exec", "problems": problems, "task_ids": ids, "samples_sha256": digest})
+    ShardInput {
+        benchmark: "exec".into(),
+        problems: problems.into(),
+        task_ids: ids.iter().map(|s| s.to_string()).collect(),
+        samples_sha256: digest,
+    }
 }
 
-/// The results' JSON plus the shard record.
-pub fn shard_json(results: &EvalResults, shard: Shard, input: Value) -> Result<Value> {
-    let mut v = serde_json::to_value(results)?;
-    v["shard"] = shard.record(input, true);
-    Ok(v)
+/// The results plus the shard record.
+pub fn shard_file(results: &EvalResults, shard: Shard, input: ShardInput) -> ShardFile<'_> {
+    ShardFile {
+        results,
+        shard: shard.record(input, true),
+    }
 }
 
 /// Whether a parsed JSON file looks like exec results.

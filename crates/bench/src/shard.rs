@@ -6,7 +6,9 @@
 //! and spreads MemoryCode's long-history dialogues (the high ids) over all shards.
 
 use anyhow::{bail, Result};
-use serde_json::{json, Value};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
@@ -55,8 +57,54 @@ impl Shard {
 
     /// The `"shard"` record written into a shard's output: which shard, of what input
     /// (everything a merge must find equal across shards), and whether it finished.
-    pub fn record(&self, input: Value, complete: bool) -> Value {
-        json!({"k": self.k, "n": self.n, "input": input, "complete": complete})
+    pub fn record<I, T>(&self, input: I, complete: bool) -> ShardRecord<I, T> {
+        ShardRecord {
+            k: self.k,
+            n: self.n,
+            input,
+            complete,
+            totals: None,
+        }
+    }
+}
+
+/// The `"shard"` key of a shard's output. `I` is what every shard of the run must share
+/// (each benchmark's own type); `T`, counts a merge sums that the output does not carry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord<I, T = IgnoredAny> {
+    pub k: usize,
+    pub n: usize,
+    pub input: I,
+    /// False while the run is going, and for good when it was killed or failed.
+    #[serde(default)]
+    pub complete: bool,
+    #[serde(default = "none", skip_serializing_if = "Option::is_none")]
+    pub totals: Option<T>,
+}
+
+fn none<T>() -> Option<T> {
+    None
+}
+
+impl<I: Serialize, T> ShardRecord<I, T> {
+    /// This record as one of a set to merge: a valid K/N of a finished run (`name` says
+    /// where it was read, for messages).
+    pub fn checked(&self, name: &str) -> Result<ShardOf> {
+        let (k, n) = (self.k, self.n);
+        if n == 0 || k == 0 || k > n {
+            bail!("{name}: shard {k}/{n} is not a valid shard");
+        }
+        if !self.complete {
+            bail!(
+                "{name}: shard {k}/{n} is unfinished: its run did not end well (killed, or \
+                 stopped by an error); run that shard's command again, then merge again"
+            );
+        }
+        Ok(ShardOf {
+            name: name.to_string(),
+            shard: Shard { k, n },
+            input: serde_json::to_value(&self.input)?,
+        })
     }
 }
 
@@ -73,24 +121,9 @@ pub fn read_record(name: &str, record: Option<&Value>) -> Result<ShardOf> {
     let Some(r) = record else {
         bail!("{name}: not a shard output (no \"shard\" record; was it run with --shard K/N?)");
     };
-    let num = |key: &str| r.get(key).and_then(Value::as_u64).map(|x| x as usize);
-    let (Some(k), Some(n)) = (num("k"), num("n")) else {
-        bail!("{name}: its \"shard\" record has no valid k and n");
-    };
-    if n == 0 || k == 0 || k > n {
-        bail!("{name}: shard {k}/{n} is not a valid shard");
-    }
-    if r.get("complete") != Some(&Value::Bool(true)) {
-        bail!(
-            "{name}: shard {k}/{n} is unfinished: its run did not end well (killed, or stopped by \
-             an error); run that shard's command again, then merge again"
-        );
-    }
-    Ok(ShardOf {
-        name: name.to_string(),
-        shard: Shard { k, n },
-        input: r.get("input").cloned().unwrap_or(Value::Null),
-    })
+    let r = ShardRecord::<Value>::deserialize(r)
+        .map_err(|e| anyhow::anyhow!("{name}: its \"shard\" record is malformed: {e}"))?;
+    r.checked(name)
 }
 
 /// Checks that `shards` are exactly shards 1..=N of one input: every problem is named
@@ -166,6 +199,7 @@ fn differing_keys(a: &Value, b: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parses_and_refuses() {

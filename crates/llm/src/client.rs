@@ -3,7 +3,8 @@
 //! the on-disk cache.
 
 use super::cache::{Cache, CacheKey};
-use serde_json::{json, Value};
+use super::wire::{CompletionRequest, CompletionResponse, MessagesRequest, RerankRequest, RerankResponse};
+use serde_json::Value;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -289,37 +290,20 @@ impl Client {
     /// (`dspy.OpenAI` and `dspy.HFClientVLLM` alike: `top_p` 1, both penalties 0, `n` 1).
     fn body(&self, prompt: &str, max_tokens: u32) -> Value {
         let c = &self.config;
-        let mut body = match c.kind {
-            EndpointKind::Chat => json!({
-                "model": c.model,
-                "messages": [{"role": "user", "content": prompt}],
-                "temperature": c.temperature,
-                "max_tokens": max_tokens,
-                "top_p": 1,
-                "frequency_penalty": 0,
-                "presence_penalty": 0,
-                "n": 1,
-                "stop": c.stop,
-            }),
-            EndpointKind::Completions => json!({
-                "model": c.model,
-                "prompt": prompt,
-                "temperature": c.temperature,
-                "max_tokens": max_tokens,
-                "top_p": 1,
-                "frequency_penalty": 0,
-                "presence_penalty": 0,
-                "n": 1,
-                "stop": c.stop,
-            }),
+        let chat = c.kind == EndpointKind::Chat;
+        let body = CompletionRequest {
+            model: &c.model,
+            messages: chat.then(|| [ChatMessage::new("user", prompt)]),
+            prompt: (!chat).then_some(prompt),
+            temperature: c.temperature,
+            max_tokens,
+            top_p: 1,
+            frequency_penalty: 0,
+            presence_penalty: 0,
+            n: 1,
+            stop: &c.stop,
         };
-        // No stop strings: leave the field out (some endpoints reject an empty list).
-        if c.stop.is_empty() {
-            if let Some(m) = body.as_object_mut() {
-                m.remove("stop");
-            }
-        }
-        body
+        serde_json::to_value(body).expect("a request body serializes")
     }
 
     /// Answer `prompt`: from the cache when possible, else from the endpoint (and cache it).
@@ -376,16 +360,13 @@ impl Client {
     /// sampling parameters that are set, in the order the `openai` Python package sends them
     /// (`model`, `messages`, `temperature`, `top_p`, as openai 3.54 with httpx2 does).
     pub fn messages_body(&self, messages: &[ChatMessage], sampling: Sampling) -> Value {
-        let mut body = json!({"model": self.config.model, "messages": messages});
-        if let Some(m) = body.as_object_mut() {
-            if let Some(t) = sampling.temperature {
-                m.insert("temperature".into(), json!(t));
-            }
-            if let Some(p) = sampling.top_p {
-                m.insert("top_p".into(), json!(p));
-            }
-        }
-        body
+        let body = MessagesRequest {
+            model: &self.config.model,
+            messages,
+            temperature: sampling.temperature,
+            top_p: sampling.top_p,
+        };
+        serde_json::to_value(body).expect("a request body serializes")
     }
 
     /// Answer a list of chat messages (`POST {base}/chat/completions` whatever the configured
@@ -448,8 +429,14 @@ impl Client {
         documents: &[String],
         top_n: usize,
     ) -> Result<Vec<usize>, LlmError> {
-        let body = json!({"model": self.config.model, "query": query, "documents": documents,
-                          "top_n": top_n, "return_documents": true});
+        let body = serde_json::to_value(RerankRequest {
+            model: &self.config.model,
+            query,
+            documents,
+            top_n,
+            return_documents: true,
+        })
+        .expect("a request body serializes");
         let key = CacheKey {
             kind: "rerank".into(),
             model: self.config.model.clone(),
@@ -597,36 +584,33 @@ impl Client {
 
 /// The indices of a rerank response (`results[].index`, each below `n`), as JSON.
 fn parse_rerank(text: &str, n: usize) -> Result<String, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-    let results = v
-        .get("results")
-        .and_then(Value::as_array)
-        .ok_or("no `results` list")?;
-    let mut out = Vec::new();
-    for r in results {
-        let i = r
-            .get("index")
-            .and_then(Value::as_u64)
-            .ok_or("a result without an integer `index`")? as usize;
-        if i >= n {
-            return Err(format!("result index {i} out of range ({n} documents)"));
+    let v: RerankResponse = serde_json::from_str(text).map_err(|e| {
+        if e.is_data() {
+            format!("no `results` list of integer `index`es ({e})")
+        } else {
+            format!("not JSON ({e})")
         }
-        out.push(i);
+    })?;
+    let out: Vec<usize> = v.results.iter().map(|r| r.index).collect();
+    if let Some(i) = out.iter().find(|&&i| i >= n) {
+        return Err(format!("result index {i} out of range ({n} documents)"));
     }
-    Ok(json!(out).to_string())
+    serde_json::to_string(&out).map_err(|e| e.to_string())
 }
 
 /// The answer text of a completion response.
 fn parse(text: &str, kind: EndpointKind) -> Result<String, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-    let choice = v
-        .get("choices")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .ok_or_else(|| "no `choices[0]`".to_string())?;
+    let v: CompletionResponse = serde_json::from_str(text).map_err(|e| {
+        if e.is_data() {
+            format!("not a completion answer ({e})")
+        } else {
+            format!("not JSON ({e})")
+        }
+    })?;
+    let choice = v.choices.first().ok_or_else(|| "no `choices[0]`".to_string())?;
     let content = match kind {
-        EndpointKind::Chat => choice.get("message").and_then(|m| m.get("content")),
-        EndpointKind::Completions => choice.get("text"),
+        EndpointKind::Chat => choice.message.as_ref().and_then(|m| m.content.as_ref()),
+        EndpointKind::Completions => choice.text.as_ref(),
     };
     match content {
         Some(Value::String(s)) => Ok(s.clone()),

@@ -9,6 +9,7 @@ pub mod memorycode_dataset_prompts;
 pub mod memorycode_prompts;
 pub mod pivot_import;
 pub mod prompts;
+pub mod wire;
 
 pub use cache::{Cache, CacheKey};
 pub use client::{ChatMessage, Client, ClientConfig, Completion, EndpointKind, LlmError, Sampling};

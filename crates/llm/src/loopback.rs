@@ -23,7 +23,10 @@ use anyhow::{Context, Result};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use crate::wire::{
+    CompletionReply, DocumentText, ErrorBody, ErrorReply, RankedDocument, RerankReply,
+};
+use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -271,8 +274,10 @@ async fn serve(request: hyper::Request<hyper::body::Incoming>, st: &State) -> Re
     let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes().to_vec(),
         Err(e) => {
-            let e = json!({"error": {"message": format!("the request body could not be read whole (at most {MAX_BODY} bytes): {e}")}});
-            return reply(413, e.to_string());
+            let e = format!(
+                "the request body could not be read whole (at most {MAX_BODY} bytes): {e}"
+            );
+            return reply(413, ErrorReply::text(e));
         }
     };
     if path.ends_with("/turn") {
@@ -282,11 +287,15 @@ async fn serve(request: hyper::Request<hyper::body::Incoming>, st: &State) -> Re
         return match turn {
             Some(t) => {
                 st.turn.store(t, Ordering::SeqCst);
-                reply(200, json!({"turn": t}).to_string())
+                #[derive(serde::Serialize)]
+                struct Turn {
+                    turn: usize,
+                }
+                reply(200, serde_json::to_string(&Turn { turn: t }).unwrap_or_default())
             }
             None => reply(
                 400,
-                json!({"error": {"message": "body must be a turn number"}}).to_string(),
+                ErrorReply::text("body must be a turn number"),
             ),
         };
     }
@@ -381,8 +390,10 @@ fn rerank(req: &Value) -> (u16, String) {
         req.get("query").and_then(Value::as_str),
         req.get("documents").and_then(Value::as_array),
     ) else {
-        let e = json!({"error": {"message": "`query` and `documents` are required"}});
-        return (400, e.to_string());
+        return (
+            400,
+            ErrorReply::text("`query` and `documents` are required"),
+        );
     };
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     let mut scored: Vec<(usize, usize, String)> = docs
@@ -400,13 +411,18 @@ fn rerank(req: &Value) -> (u16, String) {
         .get("top_n")
         .and_then(Value::as_u64)
         .map_or(docs.len(), |n| n as usize);
-    let results: Vec<Value> = (scored.into_iter().take(top_n))
-        .map(|(i, hits, text)| json!({"index": i, "relevance_score": hits as f64 / (words.len().max(1) as f64), "document": {"text": text}}))
+    let results = (scored.into_iter().take(top_n))
+        .map(|(index, hits, text)| RankedDocument {
+            index,
+            relevance_score: hits as f64 / (words.len().max(1) as f64),
+            document: DocumentText { text },
+        })
         .collect();
-    (
-        200,
-        json!({"id": "loopback", "results": results}).to_string(),
-    )
+    let reply = RerankReply {
+        id: "loopback",
+        results,
+    };
+    (200, serde_json::to_string(&reply).unwrap_or_default())
 }
 
 /// (status, body, rule name, stall).
@@ -418,7 +434,13 @@ fn respond(
 ) -> (u16, String, Option<String>, Option<u64>) {
     if let Some(key) = &st.script.api_key {
         if auth != Some(&format!("Bearer {key}")) {
-            let body = json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}});
+            let body = ErrorReply {
+                error: ErrorBody {
+                    message: "Incorrect API key provided".into(),
+                    kind: Some("invalid_request_error"),
+                    code: Some("invalid_api_key"),
+                },
+            };
             return (401, body.to_string(), None, None);
         }
     }
@@ -444,8 +466,8 @@ fn respond(
                     return (s, b, Some(rule.name.clone()), Some(ms));
                 }
                 let status = f.status.unwrap_or(500);
-                let body = json!({"error": {"message": format!("injected {status}")}});
-                return (status, body.to_string(), Some(rule.name.clone()), None);
+                let body = ErrorReply::text(format!("injected {status}"));
+                return (status, body, Some(rule.name.clone()), None);
             }
             (&rule.answer, Some(rule.name.clone()))
         }
@@ -473,21 +495,18 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
     if status != 200 {
         return (
             status,
-            json!({"error": {"message": format!("scripted {status}")}}).to_string(),
+            ErrorReply::text(format!("scripted {status}")),
         );
     }
     let text = completion_text(a);
-    let body = if endpoint == "chat" {
-        json!({"id": "loopback", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
-    } else {
-        json!({"id": "loopback", "object": "text_completion", "choices": [{"index": 0, "text": text, "finish_reason": "stop"}]})
-    };
-    (200, body.to_string())
+    let body = CompletionReply::new(endpoint == "chat", &text);
+    (200, serde_json::to_string(&body).unwrap_or_default())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::io::{Read, Write};
     use std::net::TcpStream;
 

@@ -7,11 +7,11 @@
 use super::check_cmd::{
     check_and_write, check_tree, input_error, say_counts, CheckArgs, CheckFormat, Outcome,
 };
+use super::check_format::{AdherenceRow, HistoryCommit, HistoryReport, NewFinding};
 use super::check_report::Finding;
 use super::log_safe;
 use anyhow::{Context, Result};
 use pivot_history::{Commit, Repo};
-use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -298,45 +298,46 @@ fn report_text(sessions: &[Commit], steps: &[Step]) -> String {
     s
 }
 
-fn report_json(root: &Path, rel: &str, sessions: &[Commit], steps: &[Step]) -> Value {
-    let commits: Vec<Value> = steps
-        .iter()
-        .map(|st| {
-            let new: Vec<Value> = st
-                .new
-                .iter()
-                .map(|&(i, follows_old)| {
-                    json!({"finding": super::check_report::json_finding(&st.outcome.findings[i]),
-                           "follows_version_before": follows_old})
+fn report_json<'a>(
+    root: &Path,
+    rel: &'a str,
+    sessions: &'a [Commit],
+    steps: &'a [Step],
+) -> HistoryReport<'a> {
+    let json_finding = super::check_report::json_finding;
+    let commits = (steps.iter())
+        .map(|st| HistoryCommit {
+            commit: &st.commit,
+            session: st.session,
+            pivots: &st.outcome.pivots,
+            findings: st.outcome.findings.iter().map(json_finding).collect(),
+            new: (st.new.iter())
+                .map(|&(i, follows_old)| NewFinding {
+                    finding: json_finding(&st.outcome.findings[i]),
+                    follows_version_before: follows_old,
                 })
-                .collect();
-            json!({
-                "commit": st.commit,
-                "session": st.session,
-                "pivots": st.outcome.pivots,
-                "findings": st.outcome.findings.iter().map(super::check_report::json_finding).collect::<Vec<_>>(),
-                "new": new,
-            })
+                .collect(),
         })
         .collect();
-    let adherence: serde_json::Map<String, Value> = adherence(steps)
-        .into_iter()
+    let adherence = (adherence(steps).into_iter())
         .map(|(id, rows)| {
-            let rows: Vec<Value> = rows
-                .into_iter()
-                .map(|(session, [n, broke, old])| {
-                    json!({"session": session, "commits": n, "broke": broke, "followed_version_before": old})
+            let rows = (rows.into_iter())
+                .map(|(session, [n, broke, old])| AdherenceRow {
+                    session,
+                    commits: n,
+                    broke,
+                    followed_version_before: old,
                 })
                 .collect();
-            (id, Value::Array(rows))
+            (id, rows)
         })
         .collect();
-    json!({
-        "version": super::VERSION,
-        "root": root.display().to_string(),
-        "pivots_file": rel,
-        "sessions": sessions,
-        "commits": commits,
-        "adherence": adherence,
-    })
+    HistoryReport {
+        version: super::VERSION,
+        root: root.display().to_string(),
+        pivots_file: rel,
+        sessions,
+        commits,
+        adherence,
+    }
 }

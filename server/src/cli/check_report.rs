@@ -3,7 +3,12 @@
 //! the baseline comparison. Pure functions of their inputs, so two runs on the same tree
 //! (at any absolute path) write the same bytes.
 
+use super::check_format::{
+    Baseline, Bundle, BundleInputs, CheckReport, FileDigest, JsonFinding, ProblemRow, ShardInput,
+    ToolInfo,
+};
 use super::check_walk::Problem;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use tower_lsp_server::ls_types::{Diagnostic, NumberOrString};
@@ -129,15 +134,15 @@ fn one_line(m: &str) -> String {
 }
 
 /// The JSON shape of `--format json`.
-pub fn json_report(root: &str, session: &Value, pivots: &Value, findings: &[Finding]) -> Value {
-    let list: Vec<Value> = findings.iter().map(json_finding).collect();
-    json!({
-        "version": VERSION,
-        "root": root,
-        "session": session,
-        "pivots": pivots,
-        "findings": list,
-    })
+pub fn json_report(root: &str, session: &Value, pivots: &Value, findings: &[Finding]) -> CheckReport {
+    CheckReport {
+        version: VERSION.into(),
+        root: root.into(),
+        session: session.clone(),
+        pivots: pivots.clone(),
+        findings: findings.iter().map(json_finding).collect(),
+        shard: None,
+    }
 }
 
 /// `check --shard K/N --format json`: the report of this shard's files plus the `"shard"`
@@ -149,17 +154,18 @@ pub fn shard_json(
     findings: &[Finding],
     shard: pivot_bench::shard::Shard,
     all_files: &[String],
-) -> Value {
-    let mut v = json_report(root, session, pivots, findings);
-    let input = json!({
-        "benchmark": "check",
-        "root": root,
-        "session": session,
-        "pivots": pivots,
-        "files": all_files,
-    });
-    v["shard"] = shard.record(input, true);
-    v
+) -> CheckReport {
+    let input = ShardInput {
+        benchmark: "check".into(),
+        root: root.into(),
+        session: session.clone(),
+        pivots: pivots.clone(),
+        files: all_files.to_vec(),
+    };
+    CheckReport {
+        shard: Some(shard.record(input, true)),
+        ..json_report(root, session, pivots, findings)
+    }
 }
 
 /// Whether a parsed JSON file is a `check` shard.
@@ -171,44 +177,45 @@ pub fn is_check(v: &Value) -> bool {
 /// run's JSON. Every file is in one shard and findings are sorted by path first (`sort`),
 /// so the shards' findings, each shard's in its order, stably sorted by path are the
 /// unsharded order.
-pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<Value> {
+pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<CheckReport> {
     use pivot_bench::shard::{check_set, read_record};
     let records = files
         .iter()
         .map(|(name, v)| read_record(name, v.get("shard")))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let order = check_set(&records)?;
-    let mut findings: Vec<Value> = Vec::new();
+    let mut merged: Option<CheckReport> = None;
+    let mut findings = Vec::new();
     for &i in &order {
         let (name, v) = &files[i];
-        let Some(list) = v["findings"].as_array() else {
-            anyhow::bail!("{name}: no \"findings\" list (not a `check --format json` shard)");
-        };
-        findings.extend(list.iter().cloned());
+        let part = CheckReport::deserialize(v).map_err(|e| {
+            anyhow::anyhow!("{name}: not a `check --format json` shard ({e})")
+        })?;
+        findings.extend(part.findings.iter().cloned());
+        merged.get_or_insert(part);
     }
-    findings.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
-    let first = &files[order[0]].1;
-    Ok(json!({
-        "version": first["version"],
-        "root": first["root"],
-        "session": first["session"],
-        "pivots": first["pivots"],
-        "findings": findings,
-    }))
+    findings.sort_by(|a, b| a.path.cmp(&b.path));
+    let first = merged.expect("check_set refuses an empty set");
+    Ok(CheckReport {
+        findings,
+        shard: None,
+        ..first
+    })
 }
 
 /// The diagnostic as published, except `code`: the rule id text and SARIF show
 /// (`syntax-error` for a syntax error, which the server publishes without a code).
-pub fn json_finding(f: &Finding) -> Value {
+pub fn json_finding(f: &Finding) -> JsonFinding {
     let d = &f.diagnostic;
-    json!({
-        "path": f.path,
-        "range": d.range,
-        "severity": d.severity,
-        "source": d.source,
-        "code": f.rule_id(),
-        "message": d.message,
-    })
+    JsonFinding {
+        path: f.path.clone(),
+        range: d.range,
+        severity: d.severity,
+        source: d.source.clone(),
+        code: f.rule_id(),
+        message: d.message.clone(),
+        fingerprint: None,
+    }
 }
 
 /// GitHub Actions workflow commands: `::warning` per pivot finding, `::error` per syntax
@@ -412,60 +419,49 @@ pub fn bundle(
     pivots: &Value,
     findings: &[Finding],
     problems: &[Problem],
-) -> Value {
-    let file = |f: &Option<(String, String)>| {
-        f.as_ref()
-            .map_or(Value::Null, |(p, h)| json!({"path": p, "sha256": h}))
+) -> Bundle {
+    let digest = |(path, sha256): &(String, String)| FileDigest {
+        path: path.clone(),
+        sha256: sha256.clone(),
     };
-    let files: Vec<Value> = inputs
-        .files
-        .iter()
-        .map(|(p, h)| json!({"path": p, "sha256": h}))
-        .collect();
-    let list: Vec<Value> = findings
-        .iter()
-        .map(|f| {
-            let mut v = json_finding(f);
-            v["fingerprint"] = json!(f.fingerprint);
-            v
-        })
-        .collect();
-    let problems: Vec<Value> = problems
-        .iter()
-        .map(|p| json!({"path": p.path, "problem": p.problem}))
-        .collect();
-    let mut content = Map::new();
-    content.insert("format".into(), json!("pivot-lsp-bundle/1"));
-    content.insert("tool".into(), json!({"name": TOOL, "version": VERSION}));
-    content.insert(
-        "inputs".into(),
-        json!({
-            "files": files,
-            "pivots": file(&inputs.pivots),
-            "conversation": file(&inputs.conversation),
-            "session": inputs.session,
-        }),
-    );
-    content.insert("pivots".into(), pivots.clone());
-    content.insert("findings".into(), json!(list));
-    content.insert("problems".into(), json!(problems));
-    let canonical = serde_json::to_vec(&Value::Object(content.clone())).unwrap_or_default();
-    content.insert("hash".into(), json!(sha256_hex(&canonical)));
-    Value::Object(content)
+    let mut b = Bundle {
+        format: "pivot-lsp-bundle/1".into(),
+        tool: ToolInfo {
+            name: TOOL.into(),
+            version: VERSION.into(),
+        },
+        inputs: BundleInputs {
+            files: inputs.files.iter().map(digest).collect(),
+            pivots: inputs.pivots.as_ref().map(digest),
+            conversation: inputs.conversation.as_ref().map(digest),
+            session: inputs.session.clone(),
+        },
+        pivots: pivots.clone(),
+        findings: (findings.iter())
+            .map(|f| JsonFinding {
+                fingerprint: Some(f.fingerprint.clone()),
+                ..json_finding(f)
+            })
+            .collect(),
+        problems: (problems.iter())
+            .map(|p| ProblemRow {
+                path: p.path.clone(),
+                problem: p.problem.clone(),
+            })
+            .collect(),
+        hash: None,
+    };
+    let canonical = serde_json::to_vec(&b).unwrap_or_default();
+    b.hash = Some(sha256_hex(&canonical));
+    b
 }
 
 /// Fingerprints of a bundle's findings, or why the file is not a bundle.
 pub fn baseline_fingerprints(bundle: &Value) -> Result<HashSet<String>, String> {
-    let list = bundle
-        .get("findings")
-        .and_then(Value::as_array)
-        .ok_or("it has no `findings` list (is it a bundle written by --bundle?)")?;
-    list.iter()
-        .map(|f| {
-            f.get("fingerprint")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .ok_or_else(|| "a finding has no `fingerprint`".to_string())
-        })
-        .collect()
+    if !bundle.get("findings").is_some_and(Value::is_array) {
+        return Err("it has no `findings` list (is it a bundle written by --bundle?)".into());
+    }
+    let b = Baseline::deserialize(bundle)
+        .map_err(|e| format!("a finding has no `fingerprint` ({e})"))?;
+    Ok(b.findings.into_iter().map(|f| f.fingerprint).collect())
 }

@@ -280,12 +280,12 @@ fn begin_shard(
     common: &CommonArgs,
     ids: &[String],
     input: RunInput,
-) -> Result<Option<serde_json::Value>> {
+) -> Result<Option<shard_dir::RunSettings>> {
     let Some(shard) = common.shard else {
         shard_dir::refuse_unsharded(&common.results)?;
         return Ok(None);
     };
-    let input = input.to_json()?;
+    let input = input.settings()?;
     shard_dir::begin(&common.results, shard, &common.problems, ids, &input)?;
     Ok(Some(input))
 }
@@ -321,7 +321,7 @@ fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_base::durable::
 /// Records in the shard's marker why the command stopped (what `merge` then says).
 fn fail_shard<T>(
     common: &CommonArgs,
-    input: &Option<serde_json::Value>,
+    input: &Option<shard_dir::RunSettings>,
     res: Result<T>,
 ) -> Result<T> {
     if let (Err(e), Some(input)) = (&res, input) {
@@ -332,7 +332,7 @@ fn fail_shard<T>(
     res
 }
 
-fn finish_shard(common: &CommonArgs, input: Option<serde_json::Value>) -> Result<()> {
+fn finish_shard(common: &CommonArgs, input: Option<shard_dir::RunSettings>) -> Result<()> {
     if let (Some(shard), Some(input)) = (common.shard, input) {
         shard_dir::finish(&common.results, &input)?;
         eprintln!(

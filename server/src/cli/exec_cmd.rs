@@ -305,8 +305,8 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         );
     }
     if let Some((shard, input)) = shard_input {
-        let json = pivot_bench::exec_shards::shard_json(&all, shard, input)?;
-        let text = serde_json::to_string_pretty(&json)?;
+        let file = pivot_bench::exec_shards::shard_file(&all, shard, input);
+        let text = serde_json::to_string_pretty(&file)?;
         if let Some(path) = &a.output {
             // Whole or not at all: a shard killed while writing leaves no half file to merge.
             pivot_base::durable::write_atomic(path, text.as_bytes())?;

@@ -83,7 +83,7 @@ pub fn run(a: MergeArgs) -> Result<i32> {
         let v = super::check_report::merge_json(&files)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
         // As `check` itself: 1 when there are findings, so a merge job can gate a pipeline.
-        let found = v["findings"].as_array().is_some_and(|f| !f.is_empty());
+        let found = !v.findings.is_empty();
         return Ok(if found { 1 } else { 0 });
     }
     let memorycode = files

@@ -10,6 +10,7 @@ mod check_cache;
 mod check_client;
 mod check_cmd;
 mod check_drive;
+mod check_format;
 mod check_history;
 mod check_report;
 mod check_via_lsp;

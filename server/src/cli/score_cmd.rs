@@ -166,12 +166,12 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         super::report_cmd::write_one(&json, &format!("memorycode-{}.json", report.model), path)?;
     }
     if let Some(shard) = a.shard {
-        let json = pivot_bench::memorycode::merge::shard_json(&report, shard, &ids);
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        let file = pivot_bench::memorycode::merge::shard_file(&report, shard, &ids);
+        println!("{}", serde_json::to_string_pretty(&file)?);
         return Ok(if report.skipped.is_empty() { 0 } else { 1 });
     }
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json(true))?),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_file(true))?),
         Format::Table => print!("{}", report.to_table(a.per_session)),
         Format::Markdown => print!("{}", report.to_markdown(a.per_session)),
     }

@@ -8,10 +8,10 @@
 //! tasks of that shard): each is a run entry, marked complete only when it finished.
 
 use super::config::Config;
-use crate::shard::{read_record, Shard, ShardOf};
+use crate::shard::{Shard, ShardOf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::Path;
 
 /// The marker's file name, at the root of a shard's results folder.
@@ -33,15 +33,35 @@ pub struct Marker {
 /// One command run into the folder.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunEntry {
-    /// Everything a merge must find equal across shards (command, models, configurations,
-    /// turns, quirks, a digest of given turn-0 samples).
-    pub input: Value,
+    /// Everything a merge must find equal across shards.
+    pub input: RunSettings,
     /// False from the start of the command until it finished (an interrupted run leaves it
     /// false; re-running the same command resumes and then sets it).
     pub complete: bool,
     /// Why the command stopped, when it stopped with an error (a killed run cannot say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+}
+
+/// What identifies one command's run, as the marker records it: command, models,
+/// configurations, turns, quirks and a digest of given turn-0 samples.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunSettings {
+    pub command: String,
+    pub model: String,
+    pub ref_model: Option<String>,
+    pub simulator: String,
+    /// The configurations' codes (`Config::code`).
+    pub configs: Vec<String>,
+    pub turns: usize,
+    pub fix_quirks: bool,
+    pub samples: Option<SamplesDigest>,
+}
+
+/// Turn-0 samples given with `--samples`: their content is the input, not their path.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SamplesDigest {
+    pub sha256: String,
 }
 
 /// What identifies one command's run: built by the caller from its options.
@@ -58,27 +78,28 @@ pub struct RunInput<'a> {
 }
 
 impl RunInput<'_> {
-    pub fn to_json(&self) -> Result<Value> {
+    /// The settings the marker records (reads and digests the samples file).
+    pub fn settings(&self) -> Result<RunSettings> {
         let samples = match self.samples {
-            None => Value::Null,
+            None => None,
             Some(p) => {
                 let bytes = pivot_base::bounded_read::read(p)
                     .with_context(|| format!("cannot read samples {}", p.display()))?;
-                let digest = pivot_base::digest::sha256_hex(&bytes);
-                json!({ "sha256": digest })
+                Some(SamplesDigest {
+                    sha256: pivot_base::digest::sha256_hex(&bytes),
+                })
             }
         };
-        let configs: Vec<String> = self.configs.iter().map(Config::code).collect();
-        Ok(json!({
-            "command": self.command,
-            "model": self.model,
-            "ref_model": self.reference,
-            "simulator": self.simulator,
-            "configs": configs,
-            "turns": self.turns,
-            "fix_quirks": self.fix_quirks,
-            "samples": samples,
-        }))
+        Ok(RunSettings {
+            command: self.command.into(),
+            model: self.model.into(),
+            ref_model: self.reference.map(str::to_string),
+            simulator: self.simulator.into(),
+            configs: self.configs.iter().map(Config::code).collect(),
+            turns: self.turns,
+            fix_quirks: self.fix_quirks,
+            samples,
+        })
     }
 }
 
@@ -112,7 +133,7 @@ pub fn begin(
     shard: Shard,
     problems: &str,
     task_ids: &[String],
-    input: &Value,
+    input: &RunSettings,
 ) -> Result<()> {
     let mut m = match read(root)? {
         Some(m) => {
@@ -158,7 +179,7 @@ pub fn begin(
 }
 
 /// After a sharded command stopped with an error: its run entry says why, for `merge`.
-pub fn fail(root: &Path, input: &Value, error: &str) -> Result<()> {
+pub fn fail(root: &Path, input: &RunSettings, error: &str) -> Result<()> {
     let Some(mut m) = read(root)? else {
         return Ok(());
     };
@@ -170,7 +191,7 @@ pub fn fail(root: &Path, input: &Value, error: &str) -> Result<()> {
 }
 
 /// After a sharded command finished: its run entry is complete.
-pub fn finish(root: &Path, input: &Value) -> Result<()> {
+pub fn finish(root: &Path, input: &RunSettings) -> Result<()> {
     let Some(mut m) = read(root)? else {
         bail!(
             "{}: the shard marker disappeared during the run",
@@ -204,29 +225,29 @@ pub fn refuse_unsharded(root: &Path) -> Result<()> {
 /// refusal names the setting that differs; complete when every run is.
 pub fn shard_of(name: &str, m: &Marker) -> Result<ShardOf> {
     let mut input = serde_json::Map::new();
-    input.insert("problems".into(), json!(m.problems));
-    input.insert("task_ids".into(), json!(m.task_ids));
+    input.insert("problems".into(), Value::from(m.problems.as_str()));
+    input.insert("task_ids".into(), Value::from(m.task_ids.clone()));
+    let mut runs = Vec::new();
     for r in &m.runs {
-        let Some(fields) = r.input.as_object() else {
-            bail!("{name}: a run in its {MARKER} is not an object");
+        let run = format!("{} {}", r.input.command, r.input.model);
+        let Value::Object(fields) = serde_json::to_value(&r.input)? else {
+            unreachable!("run settings serialize as an object");
         };
-        let str_of = |k: &str| fields.get(k).and_then(Value::as_str).unwrap_or("?");
-        let run = format!("{} {}", str_of("command"), str_of("model"));
+        // And the runs whole (in a stable order), should one command have run with two
+        // settings.
+        runs.push(Value::Object(fields.clone()).to_string());
         for (k, v) in fields {
-            input.insert(format!("{run}: {k}"), v.clone());
+            input.insert(format!("{run}: {k}"), v);
         }
     }
-    // And the runs whole (in a stable order), should one command have run with two settings.
-    let mut runs: Vec<String> = m.runs.iter().map(|r| r.input.to_string()).collect();
     runs.sort();
-    input.insert("runs".into(), json!(runs));
+    input.insert("runs".into(), Value::from(runs));
     let shard = Shard { k: m.k, n: m.n };
     if m.runs.is_empty() {
         bail!("{name}: shard {shard} is unfinished: no command has run in it yet; run the shard's commands with --shard {shard} --results {name}, then merge again");
     }
     if let Some(r) = m.runs.iter().find(|r| !r.complete) {
-        let str_of = |k: &str| r.input.get(k).and_then(Value::as_str).unwrap_or("?");
-        let run = format!("`{} --model {}`", str_of("command"), str_of("model"));
+        let run = format!("`{} --model {}`", r.input.command, r.input.model);
         match &r.failed {
             Some(why) => bail!(
                 "{name}: shard {shard} is unfinished: {run} failed: {why}\n    \
@@ -240,26 +261,32 @@ pub fn shard_of(name: &str, m: &Marker) -> Result<ShardOf> {
             ),
         }
     }
-    let complete = true;
-    let record = json!({
-        "k": m.k,
-        "n": m.n,
-        "input": input,
-        "complete": complete,
-    });
-    read_record(name, Some(&record))
+    shard.record::<_, ()>(input, true).checked(name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn settings(command: &str) -> RunSettings {
+        RunSettings {
+            command: command.into(),
+            model: "m".into(),
+            ref_model: None,
+            simulator: "s".into(),
+            configs: Vec::new(),
+            turns: 1,
+            fix_quirks: false,
+            samples: None,
+        }
+    }
+
     #[test]
     fn begin_resume_finish_and_refusals() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let ids = vec!["a".to_string(), "b".to_string()];
-        let input = json!({"command": "run"});
+        let input = settings("run");
         let s = Shard { k: 1, n: 2 };
         begin(root, s, "p", &ids, &input).unwrap();
         let e = shard_of("d", &read(root).unwrap().unwrap()).unwrap_err();
@@ -269,7 +296,7 @@ mod tests {
         // Resuming re-opens the entry; another command adds one.
         begin(root, s, "p", &ids, &input).unwrap();
         assert!(!read(root).unwrap().unwrap().runs[0].complete);
-        begin(root, s, "p", &ids, &json!({"command": "bench"})).unwrap();
+        begin(root, s, "p", &ids, &settings("bench")).unwrap();
         assert_eq!(read(root).unwrap().unwrap().runs.len(), 2);
         let e = begin(root, Shard { k: 2, n: 2 }, "p", &ids, &input).unwrap_err();
         assert!(e.to_string().contains("holds shard 1/2, not 2/2"), "{e}");

@@ -11,6 +11,7 @@ pub mod original;
 pub mod report;
 pub mod score;
 pub mod score_dirs;
+pub mod score_file;
 pub mod templates;
 
 pub use data::{Dialogue, ModelOutput, Pair, Session, SessionOutput};

@@ -2,20 +2,15 @@
 //! reference dump (`reference/<model>.json`), as JSON, a table or markdown.
 
 use super::score::{nanmean, DialogueResult, DialogueScores};
+use super::score_file::{scores, DialogueRow, KindRow, Metrics, Score, ScoreFile, Skipped};
 use crate::numpy;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Dialogues with an id up to this are "short history"; later ones "long history".
 pub const SHORT_HISTORY_MAX_ID: u32 = 210;
 
 pub const METRICS: [&str; 4] = ["short history", "long history", "session", "instruction"];
-
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Skipped {
-    pub id: u32,
-    pub reason: String,
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -116,56 +111,57 @@ impl Report {
         }
     }
 
-    /// `{"macro", "per_session", "dialogues", "skipped"}` with NaN as null, as the reference,
-    /// between `"benchmark"` / `"model"` and `"by_kind"` (`{kind: {"mean", "count", "absent"}}`).
-    pub fn to_json(&self, with_warnings: bool) -> Value {
-        let macro_ = METRICS
-            .iter()
-            .map(|m| (m.to_string(), num(self.macro_scores[m])))
-            .collect::<Map<_, _>>();
-        let per = METRICS
-            .iter()
-            .map(|m| {
-                (
-                    m.to_string(),
-                    Value::Array(self.per_session[m].iter().map(|x| num(*x)).collect()),
-                )
-            })
-            .collect::<Map<_, _>>();
-        let dialogues = self
-            .dialogues
-            .iter()
-            .map(|(id, d)| {
-                let arr = |v: &Vec<f64>| Value::Array(v.iter().map(|x| num(*x)).collect());
-                (
-                    id.to_string(),
-                    json!({"history": arr(&d.history), "session": arr(&d.session), "instruction": arr(&d.instruction)}),
-                )
-            })
-            .collect::<Map<_, _>>();
-        let by_kind = self
-            .by_kind
-            .iter()
-            .map(|(k, s)| {
-                let v = json!({"mean": num(s.mean()), "count": s.count, "absent": s.absent});
-                (k.to_string(), v)
-            })
-            .collect::<Map<_, _>>();
-        let mut out = json!({
-            "benchmark": "memorycode",
-            "model": self.model,
-            "macro": macro_,
-            "per_session": per,
-            "max_length": self.max_length,
-            "dialogues": dialogues,
-            "listdir_order": self.row_order.iter().map(u32::to_string).collect::<Vec<_>>(),
-            "skipped": self.skipped,
-        });
-        if with_warnings {
-            out["warnings"] = json!(self.warnings);
+    /// The score file: `{"macro", "per_session", "dialogues", "skipped"}` with NaN as null,
+    /// as the reference, between `"benchmark"` / `"model"` and `"by_kind"`.
+    pub fn to_file(&self, with_warnings: bool) -> ScoreFile {
+        let per = |m: &str| scores(&self.per_session[m]);
+        let mac = |m: &str| Score(self.macro_scores[m]);
+        ScoreFile {
+            benchmark: "memorycode".into(),
+            model: self.model.clone(),
+            macro_scores: Metrics {
+                short_history: mac(METRICS[0]),
+                long_history: mac(METRICS[1]),
+                session: mac(METRICS[2]),
+                instruction: mac(METRICS[3]),
+            },
+            per_session: Metrics {
+                short_history: per(METRICS[0]),
+                long_history: per(METRICS[1]),
+                session: per(METRICS[2]),
+                instruction: per(METRICS[3]),
+            },
+            max_length: self.max_length,
+            dialogues: (self.dialogues.iter())
+                .map(|(id, d)| {
+                    let row = DialogueRow {
+                        history: scores(&d.history),
+                        session: scores(&d.session),
+                        instruction: scores(&d.instruction),
+                    };
+                    (*id, row)
+                })
+                .collect(),
+            listdir_order: self.row_order.iter().map(u32::to_string).collect(),
+            skipped: self.skipped.clone(),
+            warnings: with_warnings.then(|| self.warnings.clone()),
+            by_kind: (self.by_kind.iter())
+                .map(|(k, s)| {
+                    let row = KindRow {
+                        mean: Score(s.mean()),
+                        count: s.count as u64,
+                        absent: s.absent as u64,
+                    };
+                    (k.to_string(), row)
+                })
+                .collect(),
+            shard: None,
         }
-        out["by_kind"] = Value::Object(by_kind);
-        out
+    }
+
+    /// [`Report::to_file`] as a JSON value.
+    pub fn to_json(&self, with_warnings: bool) -> Value {
+        serde_json::to_value(self.to_file(with_warnings)).expect("a score file serializes")
     }
 
     /// A plain-text table of the macro scores (and per-session rows when asked).
@@ -209,14 +205,6 @@ impl Report {
             rows.push(r);
         }
         rows
-    }
-}
-
-fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
     }
 }
 

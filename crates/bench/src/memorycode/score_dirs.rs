@@ -3,7 +3,8 @@
 //! (report.rs). Above both, so that neither knows the other's caller.
 
 use super::data::{dialogue_files, file_id, Dialogue, ModelOutput};
-use super::report::{Report, Skipped};
+use super::report::Report;
+use super::score_file::Skipped;
 use super::score::{score_dialogue_cached, DialogueResult, ParseCache};
 use rayon::prelude::*;
 use std::path::Path;

@@ -1,0 +1,173 @@
+//! The MemoryCode score file: the JSON `score memorycode --format json` prints and a shard
+//! run writes, in the shape of the reference dump (`reference/<model>.json`) with our keys
+//! after it. One type for the writer ([`super::report::Report::to_file`]), the shard merge
+//! ([`super::merge`]) and the HTML report's reader (`pivot-report`), so a renamed field is a
+//! compile error in all three rather than a silent `null`.
+
+use crate::shard::ShardRecord;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
+
+/// A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+/// reference dump writes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Score(pub f64);
+
+impl Serialize for Score {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_finite() {
+            s.serialize_f64(self.0)
+        } else {
+            s.serialize_none()
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Score {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Score(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN)))
+    }
+}
+
+/// Scores as a list, NaN as `null`.
+pub fn scores(xs: &[f64]) -> Vec<Score> {
+    xs.iter().copied().map(Score).collect()
+}
+
+/// Scores back from a list.
+pub fn floats(xs: &[Score]) -> Vec<f64> {
+    xs.iter().map(|s| s.0).collect()
+}
+
+/// One value per metric, in [`super::report::METRICS`]'s order and with its names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics<T> {
+    #[serde(rename = "short history")]
+    pub short_history: T,
+    #[serde(rename = "long history")]
+    pub long_history: T,
+    pub session: T,
+    pub instruction: T,
+}
+
+impl<T> Metrics<T> {
+    /// `(name, value)` in the file's order.
+    pub fn iter(&self) -> [(&'static str, &T); 4] {
+        [
+            ("short history", &self.short_history),
+            ("long history", &self.long_history),
+            ("session", &self.session),
+            ("instruction", &self.instruction),
+        ]
+    }
+}
+
+/// One dialogue's per-session scores.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DialogueRow {
+    pub history: Vec<Score>,
+    pub session: Vec<Score>,
+    pub instruction: Vec<Score>,
+}
+
+/// A dialogue that was not scored, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub id: u32,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// Instruction answers of one object kind (no original evaluator has it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindRow {
+    pub mean: Score,
+    pub count: u64,
+    /// Answers whose pivot's object was absent (no score); absent in older files.
+    #[serde(default)]
+    pub absent: u64,
+}
+
+/// What every shard of one run shares: the dataset's dialogues and the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardInput {
+    pub benchmark: String,
+    pub model: String,
+    pub dialogue_ids: Vec<u32>,
+}
+
+/// The counts the scores do not carry, summed by the merge.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardTotals {
+    pub answers: u64,
+    pub scorings: u64,
+    /// Per object kind, the sum of its scored answers (the mean alone loses it).
+    pub by_kind_sum: BTreeMap<String, f64>,
+}
+
+/// The whole file. Files written before `benchmark`, `model`, `by_kind` or `listdir_order`
+/// existed still read (the report recognises them by `macro` and `per_session`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScoreFile {
+    #[serde(default = "memorycode")]
+    pub benchmark: String,
+    #[serde(default)]
+    pub model: String,
+    #[serde(rename = "macro")]
+    pub macro_scores: Metrics<Score>,
+    pub per_session: Metrics<Vec<Score>>,
+    #[serde(default)]
+    pub max_length: usize,
+    /// By dialogue id (numeric order; the keys are the ids as text).
+    #[serde(default)]
+    pub dialogues: BTreeMap<u32, DialogueRow>,
+    /// The outputs folder's listing order (`os.listdir`), which decides numpy's summation
+    /// order and so the last bit of the per-session means.
+    #[serde(default)]
+    pub listdir_order: Vec<String>,
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+    #[serde(default)]
+    pub by_kind: BTreeMap<String, KindRow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord<ShardInput, ShardTotals>>,
+}
+
+impl ScoreFile {
+    /// A parsed JSON file as a score file; the message names the path of the first wrong key.
+    pub fn deserialize_from(v: &serde_json::Value) -> anyhow::Result<ScoreFile> {
+        serde_path_to_error::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("{}: {}", e.path(), e.inner()))
+    }
+}
+
+fn memorycode() -> String {
+    "memorycode".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_is_null_and_null_is_nan() {
+        let v = serde_json::to_string(&scores(&[0.5, f64::NAN, f64::INFINITY])).unwrap();
+        assert_eq!(v, "[0.5,null,null]");
+        let back: Vec<Score> = serde_json::from_str("[0.25,null]").unwrap();
+        assert_eq!(back[0].0, 0.25);
+        assert!(back[1].0.is_nan());
+    }
+
+    #[test]
+    fn a_missing_metric_is_named() {
+        let e = serde_json::from_str::<ScoreFile>(
+            r#"{"macro": {"short history": 1, "long history": 1, "session": 1},
+                "per_session": {}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("instruction"), "{e}");
+    }
+}
