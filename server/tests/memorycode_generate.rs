@@ -634,7 +634,7 @@ fn plan_params(id: usize) -> pivot_bench::memorycode::templates::TemplateParams 
 /// same seed gives the same files.
 #[test]
 fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
-    use pivot_bench::memorycode::templates::check_constraints;
+    use pivot_bench::memorycode::templates::{check_constraints, Template};
     let Some(shared) = shared(
         "memorycode",
         "templates not checked against the shipped dialogues' constraints",
@@ -646,6 +646,7 @@ fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
         let d: Value =
             serde_json::from_str(&read(&shared.join(format!("dataset/dialogue_{id}.json"))))
                 .unwrap();
+        let d: Template = serde_json::from_value(d).unwrap();
         for p in check_constraints(&d, &plan_params(id)) {
             problems.push(format!("shipped dialogue_{id}: {p}"));
         }
@@ -667,7 +668,8 @@ fn templates_meet_the_constraints_the_shipped_dialogues_meet() {
     for id in 1..=360 {
         let d: Value =
             serde_json::from_str(&read(&out.path().join(format!("dialogue_{id}.json")))).unwrap();
-        for p in check_constraints(&d, &plan_params(id)) {
+        let typed: Template = serde_json::from_value(d.clone()).unwrap();
+        for p in check_constraints(&typed, &plan_params(id)) {
             problems.push(format!("our dialogue_{id}: {p}"));
         }
         fillers += d["sessions"]

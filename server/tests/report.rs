@@ -807,7 +807,11 @@ fn a_convcode_shard_folder_is_scored_and_shown_as_a_shard() {
     // The marker `convcode run --shard 2/3` leaves in its folder.
     let marker = json!({
         "k": 2, "n": 3, "problems": "humaneval", "task_ids": ["HumanEval/0"],
-        "runs": [{"input": {"command": "convcode run"}, "complete": true}],
+        "runs": [{"input": {
+            "command": "convcode run", "model": "fixture/coder", "ref_model": null,
+            "simulator": "gpt-4o", "configs": ["CF"], "turns": 1, "fix_quirks": false,
+            "samples": null,
+        }, "complete": true}],
     });
     std::fs::write(results.join("pivot-shard.json"), marker.to_string()).unwrap();
     let score = |format: &str| {

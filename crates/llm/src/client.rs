@@ -3,7 +3,9 @@
 //! the on-disk cache.
 
 use super::cache::{Cache, CacheKey};
-use super::wire::{CompletionRequest, CompletionResponse, MessagesRequest, RerankRequest, RerankResponse};
+use super::wire::{
+    CompletionRequest, CompletionResponse, MessagesRequest, RerankRequest, RerankResponse,
+};
 use serde_json::Value;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -607,7 +609,10 @@ fn parse(text: &str, kind: EndpointKind) -> Result<String, String> {
             format!("not JSON ({e})")
         }
     })?;
-    let choice = v.choices.first().ok_or_else(|| "no `choices[0]`".to_string())?;
+    let choice = v
+        .choices
+        .first()
+        .ok_or_else(|| "no `choices[0]`".to_string())?;
     let content = match kind {
         EndpointKind::Chat => choice.message.as_ref().and_then(|m| m.content.as_ref()),
         EndpointKind::Completions => choice.text.as_ref(),

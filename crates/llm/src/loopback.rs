@@ -19,13 +19,13 @@
 //! on each stage) or by `POST /turn` with the number as the body (an external driver), so a
 //! rule can answer without `Code:` at one given turn only.
 
+use crate::wire::{
+    CompletionReply, DocumentText, ErrorBody, ErrorReply, RankedDocument, RerankReply,
+};
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use serde::Deserialize;
-use crate::wire::{
-    CompletionReply, DocumentText, ErrorBody, ErrorReply, RankedDocument, RerankReply,
-};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -274,9 +274,8 @@ async fn serve(request: hyper::Request<hyper::body::Incoming>, st: &State) -> Re
     let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes().to_vec(),
         Err(e) => {
-            let e = format!(
-                "the request body could not be read whole (at most {MAX_BODY} bytes): {e}"
-            );
+            let e =
+                format!("the request body could not be read whole (at most {MAX_BODY} bytes): {e}");
             return reply(413, ErrorReply::text(e));
         }
     };
@@ -291,12 +290,12 @@ async fn serve(request: hyper::Request<hyper::body::Incoming>, st: &State) -> Re
                 struct Turn {
                     turn: usize,
                 }
-                reply(200, serde_json::to_string(&Turn { turn: t }).unwrap_or_default())
+                reply(
+                    200,
+                    serde_json::to_string(&Turn { turn: t }).unwrap_or_default(),
+                )
             }
-            None => reply(
-                400,
-                ErrorReply::text("body must be a turn number"),
-            ),
+            None => reply(400, ErrorReply::text("body must be a turn number")),
         };
     }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -493,10 +492,7 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
         return (status, body.clone());
     }
     if status != 200 {
-        return (
-            status,
-            ErrorReply::text(format!("scripted {status}")),
-        );
+        return (status, ErrorReply::text(format!("scripted {status}")));
     }
     let text = completion_text(a);
     let body = CompletionReply::new(endpoint == "chat", &text);

@@ -4,7 +4,6 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// One input as given: its name (shown in the provenance) and its bytes, unchanged.
 #[derive(Clone, Debug)]
@@ -24,32 +23,13 @@ pub struct ScoreFile {
 
 #[derive(Clone, Debug)]
 pub enum Score {
-    Memorycode(Memorycode),
+    /// The file `score memorycode` writes, read with its writer's type.
+    Memorycode(Box<pivot_bench::memorycode::score_file::ScoreFile>),
     Convcode(Convcode),
 }
 
 /// The four MemoryCode scores, as `bench::memorycode::report::METRICS` names them.
-pub const MC_METRICS: [&str; 4] = ["short history", "long history", "session", "instruction"];
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Memorycode {
-    /// Absent in files written before the key existed: the file's name stands in.
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(rename = "macro")]
-    pub macro_scores: BTreeMap<String, Option<f64>>,
-    pub per_session: BTreeMap<String, Vec<Option<f64>>>,
-    #[serde(default)]
-    pub by_kind: BTreeMap<String, KindRow>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct KindRow {
-    pub mean: Option<f64>,
-    pub count: u64,
-    #[serde(default)]
-    pub absent: u64,
-}
+pub const MC_METRICS: [&str; 4] = pivot_bench::memorycode::report::METRICS;
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct Convcode {
@@ -93,7 +73,7 @@ impl ScoreFile {
     /// The model's name: from the file, else the file's name without `.json`.
     pub fn model(&self) -> String {
         match &self.score {
-            Score::Memorycode(m) => m.model.clone().filter(|m| !m.is_empty()),
+            Score::Memorycode(m) => Some(m.model.clone()).filter(|m| !m.is_empty()),
             Score::Convcode(c) => Some(c.model.clone()),
         }
         .unwrap_or_else(|| {
@@ -160,18 +140,8 @@ pub fn parse(input: &Input) -> Result<ScoreFile, String> {
         }
     };
     let score = match benchmark {
-        "memorycode" => {
-            let m: Memorycode = typed(&raw)?;
-            for metric in MC_METRICS {
-                if !m.macro_scores.contains_key(metric) {
-                    return Err(format!("\"macro\" has no \"{metric}\" score"));
-                }
-                if !m.per_session.contains_key(metric) {
-                    return Err(format!("\"per_session\" has no \"{metric}\" list"));
-                }
-            }
-            Score::Memorycode(m)
-        }
+        // A missing metric is named with its path (`macro: missing field ...`).
+        "memorycode" => Score::Memorycode(Box::new(typed(&raw)?)),
         "convcodeworld" | "convcodebench" | "convcode" => {
             let c: Convcode = typed(&raw)?;
             if c.mode != "live" && c.mode != "static" {

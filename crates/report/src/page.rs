@@ -7,6 +7,7 @@ use super::input::{Convcode, Score, ScoreFile, MC_METRICS};
 use pivot_bench::convcode::numeric::py_float;
 use pivot_bench::convcode::table::LEGEND;
 use pivot_bench::memorycode::report::fmt as mc_fmt;
+use pivot_bench::memorycode::score_file::{Score as McScore, ScoreFile as McScoreFile};
 use pivot_python::python::ObjectKind;
 use serde::Serialize;
 use serde_json::Value;
@@ -63,11 +64,11 @@ pub fn render(
     stamp: &Stamp,
 ) -> Result<String, String> {
     let names = model_labels(files);
-    let mc: Vec<(&String, &super::input::Memorycode)> = files
+    let mc: Vec<(&String, &McScoreFile)> = files
         .iter()
         .zip(&names)
         .filter_map(|(f, n)| match &f.score {
-            Score::Memorycode(m) => Some((n, m)),
+            Score::Memorycode(m) => Some((n, &**m)),
             _ => None,
         })
         .collect();
@@ -228,7 +229,7 @@ fn opt(v: Option<f64>) -> f64 {
     v.unwrap_or(f64::NAN)
 }
 
-fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McSection, String> {
+fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, String> {
     let score_axis = Axis {
         label: "score (fraction followed, 0-1)".into(),
         max: 1.0,
@@ -241,39 +242,38 @@ fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McS
             name: name.to_string(),
             values: MC_METRICS
                 .iter()
-                .map(|k| m.macro_scores.get(*k).copied().flatten())
+                .map(|k| m.macro_scores.get(k).and_then(McScore::value))
                 .collect(),
         })
         .collect();
     let title = "MemoryCode: macro scores by model";
-    let macro_scores = Figure {
-        svg: charts::grouped_bars(title, "score", &metrics, &score_axis, &series)?,
-        caption: "The four scores of MemoryCode's evaluator, one bar per model.".into(),
-        table: Table {
-            header: std::iter::once("model".to_string())
-                .chain(metrics.iter().cloned())
-                .collect(),
-            rows: mc
-                .iter()
-                .map(|(name, m)| {
-                    std::iter::once(name.to_string())
-                        .chain(
-                            MC_METRICS
-                                .iter()
-                                .map(|k| mc_fmt(opt(m.macro_scores.get(*k).copied().flatten()))),
-                        )
-                        .collect()
-                })
-                .collect(),
-        },
-        notes: vec![],
-    };
+    let macro_scores =
+        Figure {
+            svg: charts::grouped_bars(title, "score", &metrics, &score_axis, &series)?,
+            caption: "The four scores of MemoryCode's evaluator, one bar per model.".into(),
+            table: Table {
+                header: std::iter::once("model".to_string())
+                    .chain(metrics.iter().cloned())
+                    .collect(),
+                rows: mc
+                    .iter()
+                    .map(|(name, m)| {
+                        std::iter::once(name.to_string())
+                            .chain(MC_METRICS.iter().map(|k| {
+                                mc_fmt(opt(m.macro_scores.get(k).and_then(McScore::value)))
+                            }))
+                            .collect()
+                    })
+                    .collect(),
+            },
+            notes: vec![],
+        };
 
     let mut sessions = Vec::new();
     for (name, m) in mc {
         let len = MC_METRICS
             .iter()
-            .map(|k| m.per_session[*k].len())
+            .map(|k| m.per_session.get(k).map_or(0, Vec::len))
             .max()
             .unwrap_or(0);
         let xs: Vec<u64> = (0..len as u64).collect();
@@ -281,7 +281,9 @@ fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McS
             .iter()
             .map(|k| Series {
                 name: k.to_string(),
-                values: m.per_session[*k].clone(),
+                values: (m.per_session.get(k).into_iter().flatten())
+                    .map(McScore::value)
+                    .collect(),
             })
             .collect();
         let title = format!("MemoryCode per session: {name}");
@@ -299,7 +301,7 @@ fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McS
                     .map(|i| {
                         std::iter::once(i.to_string())
                             .chain(MC_METRICS.iter().map(|k| {
-                                mc_fmt(opt(m.per_session[*k].get(i).copied().flatten()))
+                                mc_fmt(opt(m.per_session.get(k).and_then(|v| v.get(i)).and_then(McScore::value)))
                             }))
                             .collect()
                     })
@@ -332,7 +334,7 @@ fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McS
                 name: name.to_string(),
                 values: names
                     .iter()
-                    .map(|k| m.by_kind.get(k).and_then(|r| r.mean))
+                    .map(|k| m.by_kind.get(k).and_then(|r| r.mean.value()))
                     .collect(),
             })
             .collect();
@@ -349,7 +351,7 @@ fn memorycode_section(mc: &[(&String, &super::input::Memorycode)]) -> Result<McS
                 for (_, m) in &with_kinds {
                     match m.by_kind.get(k) {
                         Some(r) => {
-                            row.push(mc_fmt(opt(r.mean)));
+                            row.push(mc_fmt(opt(r.mean.value())));
                             row.push(r.count.to_string());
                             row.push(r.absent.to_string());
                         }

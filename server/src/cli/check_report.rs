@@ -134,7 +134,12 @@ fn one_line(m: &str) -> String {
 }
 
 /// The JSON shape of `--format json`.
-pub fn json_report(root: &str, session: &Value, pivots: &Value, findings: &[Finding]) -> CheckReport {
+pub fn json_report(
+    root: &str,
+    session: &Value,
+    pivots: &Value,
+    findings: &[Finding],
+) -> CheckReport {
     CheckReport {
         version: VERSION.into(),
         root: root.into(),
@@ -188,9 +193,8 @@ pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<CheckReport> {
     let mut findings = Vec::new();
     for &i in &order {
         let (name, v) = &files[i];
-        let part = CheckReport::deserialize(v).map_err(|e| {
-            anyhow::anyhow!("{name}: not a `check --format json` shard ({e})")
-        })?;
+        let part = CheckReport::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("{name}: not a `check --format json` shard ({e})"))?;
         findings.extend(part.findings.iter().cloned());
         merged.get_or_insert(part);
     }

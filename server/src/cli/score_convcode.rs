@@ -50,34 +50,6 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
     if !args.results.is_dir() {
         anyhow::bail!("results folder {} does not exist", args.results.display());
     }
-    // Name what is missing and which command makes it, before the scorer's own error.
-    let layout = Layout::new(&args.results, &args.simulator);
-    let found = pivot_bench::convcode::conversation::models(&args.results);
-    let mut wanted = vec![("model", &args.model)];
-    if let (true, Some(r)) = (args.static_mode, &args.ref_model) {
-        wanted.push(("reference model", r));
-    }
-    for (role, m) in wanted {
-        let t0 = pivot_bench::convcode::config::eval_path(&layout.turn0_samples(m));
-        if t0.exists() {
-            continue;
-        }
-        let models = if found.is_empty() {
-            "none".to_string()
-        } else {
-            found.join(", ")
-        };
-        let make = if role == "model" && args.static_mode {
-            format!("`pivot-lsp convcode bench --model {m} ...` (or `convcode run --turns 0 --model {m} ...`) makes it")
-        } else {
-            format!("`pivot-lsp convcode run --model {m} ...` makes it")
-        };
-        anyhow::bail!(
-            "no turn-0 evaluation of {role} `{m}` in {} ({} is missing); {make}. Models found there: {models}",
-            args.results.display(),
-            t0.display()
-        );
-    }
     let req = metrics::ScoreRequest {
         layout: Layout::new(&args.results, &args.simulator),
         model: args.model.clone(),

@@ -266,7 +266,9 @@ fn metrics_name_a_missing_turn0_file_and_a_broken_turn_file() {
     };
     let err = score(&req, None).unwrap_err().to_string();
     assert!(
-        err.contains("turn-0 evaluation results not found") && err.contains("org--m--bigcodebench"),
+        err.contains("no turn-0 evaluation of model `org/m`")
+            && err.contains("org--m--bigcodebench")
+            && err.contains("`pivot-lsp convcode run --model org/m ...` makes it"),
         "{err}"
     );
 

@@ -29,7 +29,7 @@ fn transcript(c: &mut Client) -> String {
 #[test]
 fn a_convcode_results_folder_opens_as_a_conversation_of_turns_and_is_scored() {
     let root = convcode_workspace();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (0, 1));
     let info = c
         .command(
@@ -161,7 +161,7 @@ fn a_convcode_results_folder_opens_as_a_conversation_of_turns_and_is_scored() {
     let saved: Value = serde_json::from_str(&state).unwrap();
     assert_eq!(saved["convcode"]["path"], "results");
     assert_eq!(saved["convcode"]["config"], "CF_EF_FULL_SEF");
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (1, 11));
     let info = c.command("pivot.conversation.info", Value::Null).unwrap();
     assert_eq!(
@@ -185,7 +185,7 @@ fn playing_the_model_gives_feedback_of_each_kind_and_submits_turns() {
         LoopbackServer::start(Script::load(&fixture("fixtures/lsp/play/simulator.json")).unwrap())
             .unwrap();
     let root = convcode_workspace();
-    let mut c = Client::start_with_options(
+    let mut c = Client::in_memory_with_options(
         root.path(),
         json!({"pivot": {"python": "python3", "testTimeout": 20,
             "simulator": {"baseUrl": sim.base_url(), "model": "sim-model"}}}),
@@ -406,7 +406,7 @@ fn playing_the_model_gives_feedback_of_each_kind_and_submits_turns() {
 
     // Restarted: the player's conversation, at its last turn.
     c.shutdown();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (2, 3));
     let info = c.command("pivot.conversation.info", Value::Null).unwrap();
     assert_eq!(info["convcode"]["model"], "me");

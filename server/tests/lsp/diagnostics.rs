@@ -64,7 +64,7 @@ fn verdict(src: &str, kind: ObjectKind, rule: Value) -> Verdict {
 #[test]
 fn replay_sessions_diagnostics_hover_and_quick_fixes() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (0, 1), "no conversation yet");
 
     let info = c
@@ -221,7 +221,7 @@ fn replay_sessions_diagnostics_hover_and_quick_fixes() {
 #[test]
 fn incremental_edits_on_lines_with_emoji_and_cjk() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (0, 1));
     c.command(
         "pivot.pivots.add",
@@ -294,7 +294,7 @@ fn workspace_pivots_toml_is_read_and_reloaded_on_save() {
     for f in ["pivots.toml", "inventory.py"] {
         std::fs::copy(ws.join(f), root.path().join(f)).unwrap();
     }
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     // No conversation: the latest session of pivots.toml is current.
     assert_eq!(c.session_changed(), (1, 2));
     let text = std::fs::read_to_string(root.path().join("inventory.py")).unwrap();
@@ -360,7 +360,7 @@ fn a_bracketed_line_indented_less_than_its_block_is_no_syntax_error_in_the_edito
     // `check` and the scorer re-parse such a text with the bracketed lines joined; the
     // editor's document must give the same verdict, on open and after edits.
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (0, 1));
     let text = "def compute():\n    x = (1 +\n  2)\n    return x\n\n\ndef other():\n    return 1\n";
     let mut doc = Doc::open(&mut c, "joined.py", text);
@@ -396,7 +396,7 @@ fn a_bracketed_line_indented_less_than_its_block_is_no_syntax_error_in_the_edito
 #[test]
 fn a_burst_of_edits_publishes_in_order_and_requests_read_the_last_edit() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     c.session_changed();
     c.command("pivot.conversation.open", json!({"path": dialogue_1()}))
         .unwrap();

@@ -113,7 +113,7 @@ fn check_dialogue_against_cli(c: &mut Client, dataset: &Path, outputs: &Path, id
 #[test]
 fn model_outputs_and_evaluation_agree_with_the_cli() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     c.session_changed();
     let dataset = fixture("fixtures/memorycode/dataset");
     let outputs = fixture("fixtures/memorycode/outputs/demo-model");
@@ -180,7 +180,7 @@ fn evaluation_can_be_cancelled_through_its_progress_token() {
         std::fs::write(o.join(format!("output_{id}.json")), heavy.to_string()).unwrap();
     }
 
-    let mut c = Client::start(tmp.path());
+    let mut c = Client::in_memory(tmp.path());
     c.session_changed();
     c.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "workspace/executeCommand", "params": {
         "command": "pivot.evaluate.memorycode", "arguments": [{"dataset": d, "outputs": o}], "workDoneToken": 7}}));
@@ -208,7 +208,7 @@ fn shared_memorycode_dialogues_agree_with_the_cli_scorer() {
     };
     let shared = shared.canonicalize().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     c.session_changed();
     let outputs = shared.join("outputs/gpt-4o");
     // A short-history and a long-history dialogue.
@@ -225,7 +225,7 @@ fn shared_memorycode_dialogues_agree_with_the_cli_scorer() {
 #[test]
 fn headless_answers_are_checked_at_the_current_session() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     let answers = |items: Value| json!({"answers": items});
     let one = json!([{"text": "def f_a():\n    pass\n", "kind": "session", "answer": 0}]);
     let (_, msg) = error_of(c.request("pivot/memorycode/answers", answers(one)));

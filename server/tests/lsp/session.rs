@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 #[test]
 fn state_survives_a_restart_and_a_corrupt_state_file_is_set_aside() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (0, 1));
     c.command("pivot.conversation.open", json!({"path": dialogue_1()}))
         .unwrap();
@@ -27,7 +27,7 @@ fn state_survives_a_restart_and_a_corrupt_state_file_is_set_aside() {
     assert!(state.is_file());
 
     // Restarted: same conversation, session and user pivot.
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (2, 3));
     let info = c.command("pivot.conversation.info", Value::Null).unwrap();
     assert_eq!(info["source"], dialogue_1().as_str());
@@ -48,7 +48,7 @@ fn state_survives_a_restart_and_a_corrupt_state_file_is_set_aside() {
     // A half-written file: reported, moved aside, and the server starts fresh.
     let full = std::fs::read_to_string(&state).unwrap();
     std::fs::write(&state, &full[..full.len() / 2]).unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     let shown = c.expect("window/showMessage");
     let msg = shown["params"]["message"].as_str().unwrap();
     assert!(
@@ -75,7 +75,7 @@ fn state_survives_a_restart_and_a_corrupt_state_file_is_set_aside() {
 #[test]
 fn malformed_input_gives_clear_errors_and_the_server_keeps_serving() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (0, 1));
     c.command("pivot.conversation.open", json!({"path": dialogue_1()}))
         .unwrap();
@@ -149,7 +149,7 @@ fn malformed_input_gives_clear_errors_and_the_server_keeps_serving() {
 #[test]
 fn commands_sent_back_to_back_apply_in_order() {
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     assert_eq!(c.session_changed(), (0, 1));
     let burst = [
         ("pivot.conversation.open", json!([{"path": dialogue_1()}])),

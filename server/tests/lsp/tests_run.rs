@@ -66,7 +66,7 @@ fn tests_run_puts_failures_on_document_lines_and_the_result_on_a_code_lens() {
         return;
     }
     let root = tempfile::tempdir().unwrap();
-    let mut c = Client::start(root.path());
+    let mut c = Client::in_memory(root.path());
     c.session_changed();
     let mut doc = Doc::open(&mut c, "solution.py", TRUNCATE_WRONG);
     assert!(c.diagnostics(&doc.uri).is_empty());

@@ -1,6 +1,9 @@
-//! A strict JSON-RPC client for the language server's end-to-end tests: it starts the real
-//! binary over stdio, queues everything the server sends, and fails when a test ends (or
-//! checks for quiet) with a message it did not consume. With it, an editor's view of a
+//! A strict JSON-RPC client for the language server's tests: it queues everything the server
+//! sends, and fails when a test ends (or checks for quiet) with a message it did not consume.
+//! The server is the real binary over stdio (`Client::start*`: for stdio, framing, hostile
+//! input, memory and anything that needs the server's own environment), or the same server
+//! in this process over a socket pair (`Client::in_memory*`: the protocol tests, which a
+//! debugger can then step into, with no process per test). With it, an editor's view of a
 //! document (`Doc`), kept in step with the server through incremental changes.
 
 use super::cli::{repo, EXE};
@@ -9,15 +12,35 @@ use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// Where the server runs.
+enum Server {
+    Process(Child),
+    /// `pivot_lsp::lsp::serve` on its own runtime, in a thread of this process.
+    InMemory(Option<std::thread::JoinHandle<()>>),
+}
+
+impl Server {
+    /// Whether the server has ended, and how (`Some(true)`: cleanly).
+    fn ended(&mut self) -> Option<bool> {
+        match self {
+            Server::Process(child) => child.try_wait().unwrap().map(|s| s.success()),
+            Server::InMemory(thread) => match thread.take_if(|t| t.is_finished()) {
+                Some(t) => Some(t.join().is_ok()),
+                None => thread.is_none().then_some(true),
+            },
+        }
+    }
+}
+
 pub struct Client {
-    child: Child,
-    stdin: Option<ChildStdin>,
+    server: Server,
+    stdin: Option<Box<dyn Write + Send>>,
     rx: Receiver<Value>,
     queue: VecDeque<Value>,
     next_id: i64,
@@ -96,9 +119,67 @@ impl Client {
             .spawn()
             .expect("start pivot-lsp");
         let rx = reader(child.stdout.take().unwrap());
-        let stdin = child.stdin.take();
+        let stdin = child
+            .stdin
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Write + Send>);
+        Client::initialize(
+            Server::Process(child),
+            stdin,
+            rx,
+            root,
+            capabilities,
+            options,
+        )
+    }
+
+    /// The server in this process (`pivot_lsp::lsp::serve` on a socket pair), initialized
+    /// as `start` does.
+    pub fn in_memory(root: &Path) -> Client {
+        Client::in_memory_full(
+            root,
+            json!({"window": {"workDoneProgress": true}}),
+            Value::Null,
+        )
+    }
+
+    /// `in_memory` with `initializationOptions` (the editor's settings).
+    pub fn in_memory_with_options(root: &Path, options: Value) -> Client {
+        Client::in_memory_full(root, json!({"window": {"workDoneProgress": true}}), options)
+    }
+
+    pub fn in_memory_full(root: &Path, capabilities: Value, options: Value) -> Client {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            rt.block_on(async move {
+                theirs.set_nonblocking(true).unwrap();
+                let stream = tokio::net::UnixStream::from_std(theirs).unwrap();
+                let (input, output) = stream.into_split();
+                pivot_lsp::lsp::serve(input, output).await;
+            });
+            rt.shutdown_timeout(Duration::from_millis(100));
+        });
+        let rx = reader(ours.try_clone().expect("a second handle"));
+        let stdin = Some(Box::new(ours) as Box<dyn Write + Send>);
+        let server = Server::InMemory(Some(thread));
+        Client::initialize(server, stdin, rx, root, capabilities, options)
+    }
+
+    fn initialize(
+        server: Server,
+        stdin: Option<Box<dyn Write + Send>>,
+        rx: Receiver<Value>,
+        root: &Path,
+        capabilities: Value,
+        options: Value,
+    ) -> Client {
         let mut c = Client {
-            child,
+            server,
             stdin,
             rx,
             queue: VecDeque::new(),
@@ -130,8 +211,8 @@ impl Client {
     pub fn send_raw(&mut self, body: &[u8]) {
         if std::env::var_os("LSP_TEST_TRACE").is_some() {
             std::thread::sleep(Duration::from_millis(5));
-            if let Ok(Some(st)) = self.child.try_wait() {
-                panic!("server exited ({st}) before this message");
+            if let Some(clean) = self.server.ended() {
+                panic!("server ended (cleanly: {clean}) before this message");
             }
             eprintln!(">>> {}", String::from_utf8_lossy(body));
         }
@@ -295,11 +376,14 @@ impl Client {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        match &self.server {
+            Server::Process(child) => child.id(),
+            Server::InMemory(_) => panic!("an in-memory server has no process of its own"),
+        }
     }
 
     pub fn is_running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        self.server.ended().is_none()
     }
 
     /// shutdown + exit; asserts nothing unexpected was left and the exit code is 0.
@@ -310,8 +394,8 @@ impl Client {
         self.stdin = None;
         let deadline = Instant::now() + WAIT;
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "exit status {status}");
+            if let Some(clean) = self.server.ended() {
+                assert!(clean, "the server did not end cleanly");
                 break;
             }
             assert!(Instant::now() < deadline, "the server did not exit");
@@ -334,19 +418,28 @@ impl Client {
         self.notify("exit", Value::Null);
         self.stdin = None;
         let deadline = Instant::now() + WAIT;
-        while self.child.try_wait().unwrap().is_none() {
+        let clean = loop {
+            if let Some(clean) = self.server.ended() {
+                break clean;
+            }
             assert!(Instant::now() < deadline, "the server did not exit");
             std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(self.child.try_wait().unwrap().unwrap().success());
+        };
+        assert!(clean, "the server did not end cleanly");
     }
 }
 
 impl Drop for Client {
     fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        match &mut self.server {
+            Server::Process(child) => {
+                if matches!(child.try_wait(), Ok(None)) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            }
+            // Closing our end of the socket ends the server's input, and so the server.
+            Server::InMemory(_) => self.stdin = None,
         }
     }
 }

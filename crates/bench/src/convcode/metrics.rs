@@ -1,7 +1,8 @@
 //! Pass@1 per turn, MRR and Recall exactly as the original's `print_results.py` (spec §3).
 
-use super::config::{eval_path, Config, Layout, MAX_TURNS};
+use super::config::{Config, Layout, MAX_TURNS};
 use super::eval_file::EvalFile;
+use super::locate::{locate, ConfigFiles, Located, TurnFile};
 use super::numeric::percent;
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -81,14 +82,6 @@ impl Scores {
 /// Checks whether code compiles (`compile(code, 'tmp.py', 'exec')`); used for the original's
 /// assertion that all turn-0 code compiles before `w/ CF` repeats turn 0.
 pub type CompileCheck<'a> = &'a dyn Fn(&[&str]) -> Result<Vec<bool>>;
-
-/// Load an eval file that must exist (turn 0); the original would crash without it.
-fn required(path: &std::path::Path, what: &str) -> Result<EvalFile> {
-    if !path.exists() {
-        bail!("{what} not found: {}", path.display());
-    }
-    EvalFile::load(path)
-}
 
 fn mean_percent(values: &[f64], what: &str) -> Result<f64> {
     match percent(values) {
@@ -188,23 +181,21 @@ pub fn score_until(
     opts: ScoreOptions,
     stop: &dyn Fn() -> bool,
 ) -> Result<Scores> {
+    // Every file first (a missing turn 0 is named with the command that makes it), then
+    // each configuration's files loaded and scored in turn.
+    let located = locate(&req.layout, &req.model, req.reference.as_deref())?;
     match &req.reference {
-        None => score_live(req, compiles, opts, stop),
-        Some(r) => score_static(req, r, opts, stop),
+        None => score_live(&located, &req.model, compiles, opts, stop),
+        Some(r) => score_static(&located, &req.model, r, opts, stop),
     }
 }
 
-/// Live turns 1..=10 of one configuration, in order; stops at an unreadable file as the original does.
-fn load_turns(
-    paths: impl Iterator<Item = std::path::PathBuf>,
-    notes: &mut Vec<String>,
-) -> Vec<EvalFile> {
+/// Live turns of one configuration, in order; stops at an unreadable file as the original
+/// does.
+fn load_turns(files: &[TurnFile], notes: &mut Vec<String>) -> Vec<EvalFile> {
     let mut out = Vec::new();
-    for p in paths {
-        if !p.exists() {
-            continue;
-        }
-        match EvalFile::load(&p) {
+    for f in files {
+        match EvalFile::load(&f.eval) {
             Ok(f) => out.push(f),
             Err(e) => {
                 notes.push(format!("{e:#}"));
@@ -268,27 +259,25 @@ fn init_solved(
 }
 
 fn score_live(
-    req: &ScoreRequest,
+    located: &Located,
+    model: &str,
     compiles: Option<CompileCheck>,
     opts: ScoreOptions,
     stop: &dyn Fn() -> bool,
 ) -> Result<Scores> {
-    let layout = &req.layout;
-    let model = &req.model;
-    let (init_samples, which) = layout.turn0_samples_found(model);
-    let init = required(&eval_path(&init_samples), "turn-0 evaluation results")?;
+    let init = EvalFile::load(&located.turn0.eval)?;
     let p0 = pass_at_1(&init, &init)?;
-    let mut notes: Vec<String> = which.into_iter().collect();
+    let mut notes: Vec<String> = located.turn0.note.iter().cloned().collect();
     let excluded = init_solved(&init, model, opts, &mut notes)?;
     let mut columns = Vec::new();
     let mut turn0_checked = false;
 
-    for config in Config::all() {
+    for ConfigFiles { config, turns } in &located.configs {
+        let config = *config;
         if stop() {
             bail!(STOPPED);
         }
-        let paths = (1..=MAX_TURNS).map(|t| eval_path(&layout.live_log(model, config, t)));
-        let turns = load_turns(paths, &mut notes);
+        let turns = load_turns(turns, &mut notes);
         note_extra_tasks(&init, &turns, &mut notes);
         let mut list = vec![&init];
         list.extend(turns.iter());
@@ -332,7 +321,7 @@ fn score_live(
     }
     Ok(Scores {
         mode: Mode::Live,
-        model: model.clone(),
+        model: model.to_string(),
         reference: None,
         turns: (0..=MAX_TURNS).collect(),
         columns,
@@ -414,27 +403,24 @@ fn live_column(list: &[&EvalFile], init: &EvalFile, excluded: &Excluded) -> Resu
 }
 
 fn score_static(
-    req: &ScoreRequest,
+    located: &Located,
+    model: &str,
     reference: &str,
     opts: ScoreOptions,
     stop: &dyn Fn() -> bool,
 ) -> Result<Scores> {
-    let layout = &req.layout;
-    let model = &req.model;
-    let (init_samples, which) = layout.turn0_samples_found(model);
-    let init = required(
-        &eval_path(&init_samples),
-        "turn-0 evaluation results of the target",
-    )?;
-    let (ref_samples, ref_which) = layout.turn0_samples_found(reference);
-    let ref_init = required(
-        &eval_path(&ref_samples),
-        "turn-0 evaluation results of the reference model",
-    )?;
-    let mut notes: Vec<String> = which.into_iter().chain(ref_which).collect();
+    let init = EvalFile::load(&located.turn0.eval)?;
+    let ref_turn0 =
+        (located.reference_turn0.as_ref()).expect("a static score locates the reference's turn 0");
+    let ref_init = EvalFile::load(&ref_turn0.eval)?;
+    let mut notes: Vec<String> = (located.turn0.note.iter())
+        .chain(&ref_turn0.note)
+        .cloned()
+        .collect();
     let excluded = init_solved(&init, model, opts, &mut notes)?;
     let mut columns = Vec::new();
-    for config in Config::static_reported() {
+    for ConfigFiles { config, turns } in &located.configs {
+        let config = *config;
         if stop() {
             bail!(STOPPED);
         }
@@ -444,23 +430,30 @@ fn score_static(
         let mut refs = vec![&ref_init];
         let mut owned_t = Vec::new();
         let mut owned_r = Vec::new();
-        for t in 1..=MAX_TURNS {
-            let tp = eval_path(&layout.static_log(reference, model, config, t));
-            if !tp.exists() {
-                continue;
-            }
-            match EvalFile::load(&tp) {
+        for TurnFile {
+            turn,
+            eval,
+            reference,
+        } in turns
+        {
+            match EvalFile::load(eval) {
                 Ok(f) => owned_t.push(f),
                 Err(e) => {
                     notes.push(format!("{e:#}"));
                     break;
                 }
             }
-            let rp = eval_path(&layout.live_log(reference, config, t));
-            match EvalFile::load(&rp) {
+            let rp = reference
+                .as_ref()
+                .expect("a static turn names the reference's");
+            match EvalFile::load(rp) {
                 Ok(f) => owned_r.push(f),
                 Err(e) => {
-                    let needed = if t == MAX_TURNS { " (not needed)" } else { "" };
+                    let needed = if *turn == MAX_TURNS {
+                        " (not needed)"
+                    } else {
+                        ""
+                    };
                     notes.push(format!("{config}: {e:#}{needed}"));
                     break;
                 }
@@ -490,7 +483,7 @@ fn score_static(
     }
     Ok(Scores {
         mode: Mode::Static,
-        model: model.clone(),
+        model: model.to_string(),
         reference: Some(reference.to_string()),
         turns: (1..=MAX_TURNS).collect(),
         columns,

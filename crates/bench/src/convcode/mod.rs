@@ -10,6 +10,7 @@ pub mod eval_file;
 pub mod evaluate;
 pub mod executor;
 pub mod live;
+pub mod locate;
 pub mod merge;
 pub mod metrics;
 pub mod numeric;

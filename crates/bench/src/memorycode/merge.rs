@@ -66,7 +66,11 @@ fn add_shard(report: &mut Report, f: &ScoreFile) -> Result<()> {
     // The outputs folder's listing order decides numpy's per-session summation order; every
     // shard read the same folder, so the first one's listing serves for all.
     if report.row_order.is_empty() {
-        report.row_order = f.listdir_order.iter().filter_map(|s| s.parse().ok()).collect();
+        report.row_order = f
+            .listdir_order
+            .iter()
+            .filter_map(|s| s.parse().ok())
+            .collect();
     }
     report.max_length = report.max_length.max(f.max_length);
     report.answers += totals.answers as usize;

@@ -4,8 +4,8 @@
 
 use super::data::{dialogue_files, file_id, Dialogue, ModelOutput};
 use super::report::Report;
-use super::score_file::Skipped;
 use super::score::{score_dialogue_cached, DialogueResult, ParseCache};
+use super::score_file::Skipped;
 use rayon::prelude::*;
 use std::path::Path;
 

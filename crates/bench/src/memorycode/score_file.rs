@@ -23,9 +23,36 @@ impl Serialize for Score {
     }
 }
 
+/// A number or `null`; unlike an `Option`, a missing key is an error, not a silent NaN.
 impl<'de> Deserialize<'de> for Score {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Score(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN)))
+        struct Number;
+        impl<'de> serde::de::Visitor<'de> for Number {
+            type Value = Score;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number or null")
+            }
+            fn visit_f64<E>(self, x: f64) -> Result<Score, E> {
+                Ok(Score(x))
+            }
+            fn visit_i64<E>(self, x: i64) -> Result<Score, E> {
+                Ok(Score(x as f64))
+            }
+            fn visit_u64<E>(self, x: u64) -> Result<Score, E> {
+                Ok(Score(x as f64))
+            }
+            fn visit_unit<E>(self) -> Result<Score, E> {
+                Ok(Score(f64::NAN))
+            }
+        }
+        d.deserialize_any(Number)
+    }
+}
+
+impl Score {
+    /// The score, or `None` where the file has `null`.
+    pub fn value(&self) -> Option<f64> {
+        self.0.is_finite().then_some(self.0)
     }
 }
 
@@ -51,6 +78,14 @@ pub struct Metrics<T> {
 }
 
 impl<T> Metrics<T> {
+    /// The value of the metric named `name` (`"short history"`, ...).
+    pub fn get(&self, name: &str) -> Option<&T> {
+        self.iter()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
     /// `(name, value)` in the file's order.
     pub fn iter(&self) -> [(&'static str, &T); 4] {
         [

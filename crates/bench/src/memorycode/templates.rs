@@ -11,7 +11,8 @@
 
 use crate::pyrandom::PyRandom;
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The original's command-line parameters.
@@ -95,8 +96,73 @@ fn topics_part<'a>(topics: &'a Value, key: &str) -> Result<&'a Vec<Value>> {
         .with_context(|| format!("topics: no `{key}` list"))
 }
 
-/// One template (`dialogue_N.json` without `text`), as `generate_template` builds it.
-pub fn generate_template(topics: &Value, p: &TemplateParams, rng: &mut PyRandom) -> Result<Value> {
+/// A dialogue's structure: what a template (`dialogue_{id}.json` before its text is
+/// generated) holds, and what [`check_constraints`] reads of a shipped dialogue (whose other
+/// keys, such as a session's `text`, are left aside). Keys in the original's order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Template {
+    /// The topics' context, with the mentor's and mentee's personas.
+    #[serde(default)]
+    pub context: Map<String, Value>,
+    /// Per session, the instructions given in it.
+    #[serde(default)]
+    pub instructions: Vec<InstructionSlot>,
+    /// Per session, its filler's id, or -1 for an instruction-only session.
+    #[serde(default)]
+    pub fillers: Vec<i64>,
+    #[serde(default)]
+    pub sessions: Vec<TemplateSession>,
+}
+
+/// A session's entry in `instructions`: `[-1]` when it gives none, else its
+/// `[instruction id, update index]` pairs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InstructionSlot {
+    None([i64; 1]),
+    Given(Vec<(i64, usize)>),
+}
+
+impl InstructionSlot {
+    const NONE: InstructionSlot = InstructionSlot::None([-1]);
+
+    fn count(&self) -> usize {
+        match self {
+            InstructionSlot::None(_) => 0,
+            InstructionSlot::Given(ids) => ids.len(),
+        }
+    }
+}
+
+/// One session of a template.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TemplateSession {
+    /// `filler-add`, `instruction-update`, ...: one per topic.
+    #[serde(rename = "type", default)]
+    pub types: Vec<String>,
+    #[serde(default)]
+    pub topic: Vec<String>,
+    /// The checkable rules of the instructions given in the session, as the topics file
+    /// writes them (`[object, regex]` or `[object, [name, flag]]`).
+    #[serde(default)]
+    pub session_regex: Vec<Value>,
+    /// The latest rule of every instruction given so far.
+    #[serde(default)]
+    pub history_regex: Vec<Value>,
+    #[serde(default)]
+    pub session_eval_query: Vec<String>,
+    #[serde(default)]
+    pub history_eval_query: Vec<String>,
+    /// `short`, `medium` or `long`.
+    #[serde(default)]
+    pub session_length: Value,
+}
+
+pub fn generate_template(
+    topics: &Value,
+    p: &TemplateParams,
+    rng: &mut PyRandom,
+) -> Result<Template> {
     if p.proportion_with_instruction_min <= 0.0 || p.proportion_with_instruction_max > 1.0 {
         bail!("the proportion of sessions with instructions must be in (0, 1]");
     }
@@ -151,24 +217,24 @@ pub fn generate_template(topics: &Value, p: &TemplateParams, rng: &mut PyRandom)
     let mut sessions = Vec::new();
     for (s, length) in lengths.iter().enumerate() {
         let mut types = Vec::new();
-        let mut texts = Vec::new();
+        let mut topic = Vec::new();
         if let Some((t, text)) = &fill.sessions[s] {
-            types.push(json!(t));
-            texts.push(json!(text));
+            types.push(t.clone());
+            topic.push(text.clone());
         }
         if positions.contains(&s) {
-            types.extend(inst.types[s].iter().map(|t| json!(t)));
-            texts.extend(inst.texts[s].iter().map(|t| json!(t)));
+            types.extend(inst.types[s].iter().cloned());
+            topic.extend(inst.texts[s].iter().cloned());
         }
-        sessions.push(json!({
-            "type": types,
-            "topic": texts,
-            "session_regex": inst.regex[s],
-            "history_regex": inst.history_regex[s],
-            "session_eval_query": inst.eval[s],
-            "history_eval_query": inst.history_eval[s],
-            "session_length": length,
-        }));
+        sessions.push(TemplateSession {
+            types,
+            topic,
+            session_regex: inst.regex[s].clone(),
+            history_regex: inst.history_regex[s].clone(),
+            session_eval_query: inst.eval[s].clone(),
+            history_eval_query: inst.history_eval[s].clone(),
+            session_length: Value::from(**length),
+        });
     }
     let contexts = topics_part(topics, "contexts")?;
     let mut context = rng
@@ -187,16 +253,16 @@ pub fn generate_template(topics: &Value, p: &TemplateParams, rng: &mut PyRandom)
             .with_context(|| format!("topics: `personas.{role}` is empty"))?;
         context.insert(format!("{role}_persona"), persona.clone());
     }
-    Ok(json!({
-        "context": context,
-        "instructions": inst.template,
-        "fillers": fill.template,
-        "sessions": sessions,
-    }))
+    Ok(Template {
+        context,
+        instructions: inst.template,
+        fillers: fill.template,
+        sessions,
+    })
 }
 
 struct Sampled {
-    template: Vec<Value>,
+    template: Vec<InstructionSlot>,
     types: Vec<Vec<String>>,
     texts: Vec<Vec<String>>,
     regex: Vec<Vec<Value>>,
@@ -279,7 +345,7 @@ fn sample_instructions(
     let mut updatable: BTreeSet<i64> = BTreeSet::new();
     for s in 0..n {
         if !positions.contains(&s) {
-            out.template.push(json!([-1]));
+            out.template.push(InstructionSlot::NONE);
             out.types.push(Vec::new());
             out.texts.push(Vec::new());
             out.regex.push(Vec::new());
@@ -354,7 +420,7 @@ fn sample_instructions(
                 0
             };
             let (u, text, regex) = ins.text_regex.remove(at);
-            ids.push(json!([id, u]));
+            ids.push((id, u));
             texts.push(text);
             types.push(kind.to_string());
             regexes.insert(id.to_string(), regex);
@@ -372,7 +438,7 @@ fn sample_instructions(
                 history_eval.push(e.clone());
             }
         }
-        out.template.push(Value::Array(ids));
+        out.template.push(InstructionSlot::Given(ids));
         out.types.push(types);
         out.texts.push(texts);
         out.regex.push(regexes.values().cloned().collect());
@@ -384,7 +450,7 @@ fn sample_instructions(
 }
 
 struct Fillers {
-    template: Vec<Value>,
+    template: Vec<i64>,
     /// Per session: (type, topic), or None for an instruction-only session.
     sessions: Vec<Option<(String, String)>>,
 }
@@ -445,7 +511,7 @@ fn sample_fillers(
     };
     for s in 0..n {
         if only.contains(&s) {
-            out.template.push(json!(-1));
+            out.template.push(-1);
             out.sessions.push(None);
             continue;
         }
@@ -462,7 +528,7 @@ fn sample_fillers(
             } else {
                 "filler-update"
             };
-            out.template.push(json!(id));
+            out.template.push(id);
             out.sessions.push(Some((kind.into(), text_of[&id].clone())));
             continue;
         }
@@ -486,7 +552,7 @@ fn sample_fillers(
             fi.remove(&id);
             updatable.remove(&id);
         }
-        out.template.push(json!(id));
+        out.template.push(id);
         out.sessions.push(Some((kind.into(), text)));
     }
     Ok(out)
@@ -494,11 +560,9 @@ fn sample_fillers(
 
 /// The constraints `params` impose on a dialogue's structure (a template or a shipped
 /// dialogue): one message per violation.
-pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
+pub fn check_constraints(d: &Template, p: &TemplateParams) -> Vec<String> {
     let mut bad = Vec::new();
-    let sessions = d["sessions"].as_array().cloned().unwrap_or_default();
-    let instructions = d["instructions"].as_array().cloned().unwrap_or_default();
-    let fillers = d["fillers"].as_array().cloned().unwrap_or_default();
+    let (sessions, instructions, fillers) = (&d.sessions, &d.instructions, &d.fillers);
     let n = sessions.len();
     if n < p.n_session_min || n > p.n_session_max {
         bad.push(format!(
@@ -510,7 +574,9 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
         bad.push("`instructions` / `fillers` not one per session".into());
         return bad;
     }
-    let with: Vec<usize> = (0..n).filter(|&i| instructions[i] != json!([-1])).collect();
+    let with: Vec<usize> = (0..n)
+        .filter(|&i| instructions[i] != InstructionSlot::NONE)
+        .collect();
     let lo = (n as f64 * p.proportion_with_instruction_min) as usize;
     let hi = (n as f64 * p.proportion_with_instruction_max) as usize;
     if with.len() < lo || with.len() > hi {
@@ -519,7 +585,7 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
             with.len()
         ));
     }
-    let only: Vec<usize> = (0..n).filter(|&i| fillers[i] == json!(-1)).collect();
+    let only: Vec<usize> = (0..n).filter(|&i| fillers[i] == -1).collect();
     if only.len() > p.instruction_only_max || only.len() < p.instruction_only_min.min(with.len()) {
         bad.push(format!(
             "{} instruction-only sessions, not in {}..={}",
@@ -530,10 +596,7 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
     }
     let mut filler_uses: BTreeMap<String, usize> = BTreeMap::new();
     for (i, s) in sessions.iter().enumerate() {
-        let types: Vec<&str> = s["type"]
-            .as_array()
-            .map(|t| t.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let types: Vec<&str> = s.types.iter().map(String::as_str).collect();
         let n_inst = types
             .iter()
             .filter(|t| t.starts_with("instruction-"))
@@ -542,8 +605,8 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
             if n_inst < p.instructions_per_session_min || n_inst > p.instructions_per_session_max {
                 bad.push(format!("session {i}: {n_inst} instructions"));
             }
-            let ids = instructions[i].as_array().map_or(0, Vec::len);
-            if ids != n_inst || s["session_eval_query"].as_array().map_or(0, Vec::len) != n_inst {
+            let ids = instructions[i].count();
+            if ids != n_inst || s.session_eval_query.len() != n_inst {
                 bad.push(format!(
                     "session {i}: instructions, types and eval queries disagree"
                 ));
@@ -560,10 +623,7 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
         } else if types.first().is_none_or(|t| !t.starts_with("filler-")) {
             bad.push(format!("session {i}: no filler first"));
         }
-        let topics: Vec<&str> = s["topic"]
-            .as_array()
-            .map(|t| t.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let topics: Vec<&str> = s.topic.iter().map(String::as_str).collect();
         for (t, topic) in types.iter().zip(&topics) {
             match *t {
                 "filler-add" | "filler-update" => {
@@ -580,11 +640,8 @@ pub fn check_constraints(d: &Value, p: &TemplateParams) -> Vec<String> {
                 other => bad.push(format!("session {i}: unknown type {other:?}")),
             }
         }
-        if !["short", "medium", "long"].contains(&s["session_length"].as_str().unwrap_or("")) {
-            bad.push(format!(
-                "session {i}: session_length {}",
-                s["session_length"]
-            ));
+        if !["short", "medium", "long"].contains(&s.session_length.as_str().unwrap_or("")) {
+            bad.push(format!("session {i}: session_length {}", s.session_length));
         }
     }
     for (topic, c) in filler_uses {
@@ -625,6 +682,7 @@ pub fn write_templates(
         let mut rng = PyRandom::new(template_seed(seed, *id).into());
         let t = generate_template(topics, p, &mut rng).with_context(|| format!("template {id}"))?;
         let path = out.join(format!("dialogue_{id}.json"));
+        let t = serde_json::to_value(&t)?;
         std::fs::write(&path, super::generate::python_json_indent(&t, 1))
             .with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);

