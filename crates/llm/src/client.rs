@@ -4,7 +4,8 @@
 
 use super::cache::{Cache, CacheKey};
 use super::wire::{
-    CompletionRequest, CompletionResponse, MessagesRequest, RerankRequest, RerankResponse,
+    ChatMessage, CompletionRequest, CompletionResponse, MessagesRequest, RerankRequest,
+    RerankResponse,
 };
 use serde_json::Value;
 use std::sync::{Condvar, Mutex};
@@ -160,22 +161,6 @@ impl LlmError {
                 ..
             }
         )
-    }
-}
-
-/// One message of a chat request.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
-
-impl ChatMessage {
-    pub fn new(role: &str, content: &str) -> Self {
-        ChatMessage {
-            role: role.into(),
-            content: content.into(),
-        }
     }
 }
 

@@ -12,4 +12,5 @@ pub mod prompts;
 pub mod wire;
 
 pub use cache::{Cache, CacheKey};
-pub use client::{ChatMessage, Client, ClientConfig, Completion, EndpointKind, LlmError, Sampling};
+pub use client::{Client, ClientConfig, Completion, EndpointKind, LlmError, Sampling};
+pub use wire::ChatMessage;

@@ -2,8 +2,23 @@
 //! originals' clients send, since the request bytes are compared with theirs) and the parts
 //! of the answers we read.
 
-use super::client::ChatMessage;
 use serde::{Deserialize, Serialize};
+
+/// One message of a chat request.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: &str, content: &str) -> Self {
+        ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        }
+    }
+}
 
 /// `POST /chat/completions` or `/completions` with the parameters the originals' clients
 /// send (`dspy.OpenAI` and `dspy.HFClientVLLM` alike: `top_p` 1, both penalties 0, `n` 1).

@@ -1,6 +1,6 @@
 //! What only the tests use, kept out of the shipped binary: random edits of Python text for
 //! the incremental-analysis tests (`edit_fuzz`) and visible skips (`test_skip`). Crates that
-//! use them take it as a dev-dependency only (`server/tests/layering.rs` checks).
+//! use them take it as a dev-dependency only (`server/tests/fast/layering.rs` checks).
 
 pub mod edit_fuzz;
 pub mod test_skip;

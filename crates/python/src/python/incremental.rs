@@ -446,7 +446,7 @@ mod tests {
 
     /// The editor's diagnostics put a syntax error where CPython does: an open bracket at
     /// its own line, an empty block at the next statement (CPython's lines, checked case by
-    /// case in server/tests/memorycode.rs).
+    /// case in server/tests/fast/memorycode.rs).
     #[test]
     fn syntax_errors_on_cpython_s_lines() {
         let cases = [

@@ -7,8 +7,7 @@
 //! dropped transfer, checked against the checksums, offline from the cache; and local JSONL,
 //! gzip and Parquet files.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -2,8 +2,7 @@
 //! `../shared/memorycode` (skipped with a printed reason when it is absent), the CLI on
 //! the bundled fixtures, and bad input.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use pivot_bench::memorycode::score::{AnswerKind, DialogueResult};
 use pivot_bench::memorycode::score_dirs::{score_dirs, Detail};
@@ -782,7 +781,7 @@ print(json.dumps(out))
 }
 
 /// The score tables `score memorycode` prints for the bundled demo, as snapshots
-/// (`server/tests/snapshots/`): the table, markdown and per-session forms, whose layout
+/// (`server/tests/fast/snapshots/`): the table, markdown and per-session forms, whose layout
 /// and numbers a change must not move unseen.
 #[test]
 fn score_tables_match_their_snapshots() {

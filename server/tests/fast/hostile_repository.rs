@@ -6,8 +6,7 @@
 //! opens nothing there: inotify watches the outside folder), and no line of its output,
 //! stdout or stderr, is a workflow command it did not mean.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;

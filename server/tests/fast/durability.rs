@@ -5,8 +5,7 @@
 //! and a run through an endpoint that answers 429 with Retry-After, 503, drops connections,
 //! cuts bodies, stalls and sends non-JSON 200s ends with the fault-free run's tree.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use rand_mt::Mt64;
 use std::os::unix::process::ExitStatusExt;

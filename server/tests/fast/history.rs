@@ -3,8 +3,7 @@
 //! pivot's id), the others only code. Each commit's findings must equal what `check` finds
 //! in a checkout of that commit.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -3,8 +3,7 @@
 //! (fixtures/memorycode/golden, recorded by record_original.py there), resume after a failure,
 //! `--offline`, and bad input.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use pivot_llm::loopback::{LoopbackServer, Script};
 use serde_json::{json, Value};

@@ -2,8 +2,7 @@
 //! server, flags that belong together, argument validation with the valid values listed,
 //! help texts, what the commands say on stderr, and readable tables.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -3,8 +3,7 @@
 //! its version and commit, and prints shell completions and manual pages.
 //! (tests/packaging/test.sh runs the same from the installed wheel.)
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};

@@ -3,8 +3,7 @@
 //! cannot carry reliably (a git-ignored folder, a virtualenv, CRLF line endings). Every
 //! format's findings are compared with what the server publishes to a plain LSP client.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -914,7 +913,7 @@ fn normalized(text: &str, root: &Path) -> String {
         .replace(env!("CARGO_PKG_VERSION"), "<VERSION>")
 }
 
-/// `check`'s JSON and SARIF on the fixture workspace, as snapshots (`server/tests/snapshots/`):
+/// `check`'s JSON and SARIF on the fixture workspace, as snapshots (`server/tests/fast/snapshots/`):
 /// a change in any field shows as a diff to review (`INSTA_UPDATE=always` rewrites them
 /// after a deliberate change; CI never does).
 #[test]

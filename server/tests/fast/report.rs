@@ -3,8 +3,7 @@
 //! output's numbers; bad inputs are refused by name; headless Chromium renders it without
 //! any network request and the screenshot is not blank.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

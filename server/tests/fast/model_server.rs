@@ -2,8 +2,7 @@
 //! loopback, answers both endpoints from its rules, logs each request, and refuses a bad
 //! script with a message naming the file.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use std::process::Command;
 use support::cli::{repo, EXE};

@@ -2,8 +2,7 @@
 //! server's command line; the server must start with it, as `pivot-lsp serve --stdio` and as
 //! `pivot-lsp --stdio`, and speak LSP over stdio exactly as without it.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::cli::EXE;

@@ -2,8 +2,7 @@
 //! outputs, merged, must equal the unsharded run (MemoryCode on the bundled fixtures and on
 //! ../shared when present, HumanEval canonical); each merge refusal on its own.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

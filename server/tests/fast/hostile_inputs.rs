@@ -5,8 +5,7 @@
 //! state file, its lock, `pivots.toml`), the run ends within 10 s and 500 MB with an error
 //! (or, for a file among others, a warning) that names the input. Figures: `--nocapture`.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -7,8 +7,7 @@
 //! answer of the dialogue, each imported rule gives the verdict the dataset's own rule for
 //! that instruction gives; the recall is printed.
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
+use crate::support;
 
 use pivot_bench::memorycode::data::{dialogue_files, Dialogue, ModelOutput, Pair};
 use pivot_bench::memorycode::score::ParseCache;
