@@ -42,7 +42,12 @@ const CRATES: &[(&str, &str, u8, Option<&str>)] = &[
     ("crates/bench", "pivot-bench", 3, Some("bench")),
     ("crates/report", "pivot-report", 4, Some("report")),
     ("server", "pivot-lsp", 5, None),
-    ("crates/test-support", "pivot-test-support", 6, Some("test_support")),
+    (
+        "crates/test-support",
+        "pivot-test-support",
+        6,
+        Some("test_support"),
+    ),
 ];
 
 /// External crates a layer may name, by the lowest rank that may (or the one layer).
@@ -482,7 +487,11 @@ fn every_crate_is_ranked_and_depends_only_on_lower_ones() {
             }
         }
     }
-    assert!(bad.is_empty(), "crates out of their layers:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "crates out of their layers:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
