@@ -5,7 +5,7 @@
 //! then a stale schema, not a silent change the TypeScript and Lua clients find later.
 //!
 //! Field order is the order on the wire, and an `Option` without `skip_serializing_if` is
-//! a `null` that is always there: the editors read these replies as the `json!` objects
+//! a `null` that is always there: the editors read these replies as the hand-built objects
 //! they replaced wrote them.
 //!
 //! Values the core crates build as JSON of their own (a rule, a score table, a turn's

@@ -12,15 +12,38 @@ use super::replies::{AnswerVerdicts, HeadlessSetup};
 use super::{shapes, TABLE};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
-use serde_json::{json, Map, Value};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 /// Where the schema is checked in, from the repository root.
 pub const SCHEMA_FILE: &str = "editors/schema/commands.schema.json";
 
 /// One command's arguments and reply.
+#[derive(Serialize)]
 pub struct Shapes {
     arguments: Value,
     reply: Value,
+}
+
+/// The file: per command (in the table's order) and per headless request, by name.
+#[derive(Serialize)]
+struct SchemaFile {
+    #[serde(rename = "$comment")]
+    comment: String,
+    /// The JSON Schema dialect of every schema in the file.
+    dialect: &'static str,
+    #[serde(serialize_with = "in_order")]
+    commands: Vec<(&'static str, Shapes)>,
+    #[serde(serialize_with = "in_order")]
+    requests: Vec<(&'static str, Shapes)>,
+}
+
+/// Named entries as a JSON object, in the order given.
+fn in_order<S: Serializer>(
+    list: &[(&'static str, Shapes)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_map(list.iter().map(|(k, v)| (k, v)))
 }
 
 /// A generator for arguments and one for replies (the two contracts).
@@ -68,32 +91,27 @@ fn close_objects(v: &mut Value) {
     }
 }
 
-fn entry(s: Shapes) -> Value {
-    json!({"arguments": s.arguments, "reply": s.reply})
-}
-
-/// The whole schema file: per command (in the table's order) and per headless request,
-/// the schema of its argument object and of its reply.
-pub fn document() -> Value {
+/// The whole schema file.
+fn document() -> SchemaFile {
     let mut g = Generators::new();
-    let commands: Map<String, Value> = TABLE
+    let commands = TABLE
         .iter()
-        .map(|spec| (spec.name.to_string(), entry(shapes(spec.cmd, &mut g))))
+        .map(|spec| (spec.name, shapes(spec.cmd, &mut g)))
         .collect();
-    let requests = json!({
-        SETUP: entry(g.shapes::<SetupArgs, HeadlessSetup>()),
-        ANSWERS: entry(g.shapes::<AnswersArgs, AnswerVerdicts>()),
-    });
-    json!({
-        "$comment": format!(
+    let requests = vec![
+        (SETUP, g.shapes::<SetupArgs, HeadlessSetup>()),
+        (ANSWERS, g.shapes::<AnswersArgs, AnswerVerdicts>()),
+    ];
+    SchemaFile {
+        comment: format!(
             "{SCHEMA_FILE}: generated from the server's types (server/src/lsp/replies.rs, \
              commands/schema.rs); do not edit. Regenerate: PIVOT_UPDATE_SCHEMA=1 cargo test \
              -p pivot-lsp --lib schema_file"
         ),
-        "dialect": "https://json-schema.org/draft/2020-12/schema",
-        "commands": commands,
-        "requests": requests,
-    })
+        dialect: "https://json-schema.org/draft/2020-12/schema",
+        commands,
+        requests,
+    }
 }
 
 /// The file's text: pretty JSON and a final newline.
@@ -140,7 +158,7 @@ mod tests {
     /// Every command of the table is in the schema, with both halves.
     #[test]
     fn every_command_has_arguments_and_a_reply() {
-        let doc = document();
+        let doc = serde_json::to_value(document()).unwrap();
         for spec in TABLE {
             let c = &doc["commands"][spec.name];
             assert!(c["arguments"].is_object(), "{}", spec.name);
