@@ -160,6 +160,8 @@ run_nvim() {
   local rc=$?
   set -e
   cat "$log"
+  # The log may end without a newline (a message echoed last).
+  [ -z "$(tail -c1 "$log")" ] || echo
   if node "$here/schema/validate.js" "$replies"; then
     passed=$((passed + 1))
   else

@@ -1,6 +1,7 @@
 //! `workspace/executeCommand`: argument parsing shared by all commands, and dispatch to one
-//! file per command family. Every command returns JSON; bad arguments are JSON-RPC
-//! InvalidParams errors that name the command, the argument and the expected shape.
+//! file per command family. Every command answers with its own reply type (replies.rs),
+//! whose schema the editors' tests check replies against (schema.rs); bad arguments are
+//! JSON-RPC InvalidParams errors that name the command, the argument and the expected shape.
 
 mod args;
 mod convcode;
@@ -300,19 +301,23 @@ handlers!(|b, raw, a, token| {
     SessionNext(NoArgs) -> replies::Moved => session::step(b, raw, session::next(a)).await,
     SessionPrevious(NoArgs) -> replies::Moved => session::step(b, raw, session::previous(a)).await,
     SessionGoto(session::GotoArgs) -> replies::Moved => session::step(b, raw, a.into()).await,
-    SessionTranscript(session::TranscriptArgs) -> replies::Transcript => session::transcript(b, raw, a).await,
+    SessionTranscript(session::TranscriptArgs) -> replies::Transcript =>
+        session::transcript(b, raw, a).await,
     SessionTimeline(NoArgs) -> Timeline => session::timeline(b, a),
     PivotsActive(NoArgs) -> replies::ActivePivots => pivots::active(b, a),
     PivotsAdd(pivots::AddArgs) -> replies::ActivePivots => pivots::add(b, raw, a).await,
     PivotsRemove(pivots::RemoveArgs) -> replies::ActivePivots => pivots::remove(b, raw, a).await,
     PivotsReload(NoArgs) -> replies::Reloaded => pivots::reload(b, a).await,
     OutputsCheck(outputs::CheckArgs) -> replies::OutputsChecked => outputs::check(b, raw, a).await,
-    EvaluateMemorycode(evaluate::MemorycodeArgs) -> replies::MemoryCodeScores => evaluate::memorycode(b, a, token).await,
+    EvaluateMemorycode(evaluate::MemorycodeArgs) -> replies::MemoryCodeScores =>
+        evaluate::memorycode(b, a, token).await,
     DocumentInspect(document::InspectArgs) -> replies::Inspected => document::inspect(b, raw, a),
     TestsRun(tests::RunArgs) -> replies::TestRun => tests::run(b, raw, a, token).await,
     TurnFeedback(turn::FeedbackArgs) -> replies::FeedbackGiven => turn::feedback(b, raw, a).await,
     TurnSubmit(turn::SubmitArgs) -> replies::Submitted => turn::submit(b, raw, a, token).await,
-    MemorycodeGenerate(memorycode_generate::GenerateArgs) -> replies::Generated => memorycode_generate::generate_for_conversation(b, raw, a, token).await,
-    EvaluateConvcode(convcode::EvaluateArgs) -> replies::ConvCodeEvaluation => convcode::evaluate(b, raw, a, token).await,
+    MemorycodeGenerate(memorycode_generate::GenerateArgs) -> replies::Generated =>
+        memorycode_generate::generate_for_conversation(b, raw, a, token).await,
+    EvaluateConvcode(convcode::EvaluateArgs) -> replies::ConvCodeEvaluation =>
+        convcode::evaluate(b, raw, a, token).await,
     ReportOpen(report::OpenArgs) -> replies::ReportOpened => report::open(b, raw, a).await,
 });
