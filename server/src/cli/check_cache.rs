@@ -14,6 +14,7 @@
 use super::check_drive::Checked;
 use super::check_report::sha256_hex;
 use super::check_walk::SourceFile;
+use crate::lsp::replies::HeadlessSetup;
 use anyhow::Result;
 use pivot_base::cache_dir::CacheDir;
 use serde::{Deserialize, Serialize};
@@ -68,7 +69,7 @@ struct Table {
     context: String,
     /// What the set-up returned, and the messages the server showed: a run whose every
     /// file is in the table starts no server.
-    setup: Value,
+    setup: HeadlessSetup,
     messages: Vec<String>,
     files: HashMap<String, Entry>,
 }
@@ -89,7 +90,7 @@ pub struct CheckCache {
     /// The table read at the start (empty when there was none or it was unusable).
     old: HashMap<String, Entry>,
     /// The set-up and messages of the table, when one was read.
-    pub setup: Option<(Value, Vec<String>)>,
+    pub setup: Option<(HeadlessSetup, Vec<String>)>,
 }
 
 impl CheckCache {
@@ -164,7 +165,7 @@ impl CheckCache {
         mut self,
         files: &[SourceFile],
         results: &[Checked],
-        setup: &Value,
+        setup: &HeadlessSetup,
         messages: &[String],
     ) -> Result<()> {
         let mut entries: HashMap<String, Entry> = HashMap::with_capacity(files.len());

@@ -9,6 +9,7 @@ use super::check_report::{self as report, Finding, Inputs};
 use super::check_walk::{named, relative, sort_problems, walk, Problem, SourceFile};
 use super::log_safe;
 use super::Progress;
+use crate::lsp::replies::HeadlessSetup;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use pivot_base::cache_dir::CacheDir;
@@ -276,8 +277,8 @@ pub fn check_tree(
         Err(e) => return Err(e),
     };
     let setup_errors = say_setup(&driven.setup, &driven.messages);
-    let pivots = driven.setup["pivots"].clone();
-    let session = driven.setup["index"].clone();
+    let pivots = serde_json::to_value(&driven.setup.active.pivots)?;
+    let session = Value::from(driven.setup.active.index);
 
     // The findings, sorted, and what could not be checked.
     let (mut findings, problems, checked) = gather(&walked.files, driven.results, walked.problems);
@@ -491,13 +492,8 @@ fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String
 
 /// Prints what the servers' set-up said (errors, then messages and warnings not already
 /// said), escaped for the log (log_safe.rs); returns the errors.
-fn say_setup(setup: &Value, messages: &[String]) -> Vec<String> {
-    let errors: Vec<String> = setup["errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.as_str().map(str::to_string))
-        .collect();
+fn say_setup(setup: &HeadlessSetup, messages: &[String]) -> Vec<String> {
+    let errors = setup.errors.clone();
     for e in &errors {
         eprintln!("error: {}", log_safe::text(e));
     }
@@ -507,11 +503,8 @@ fn say_setup(setup: &Value, messages: &[String]) -> Vec<String> {
             eprintln!("warning: {}", log_safe::text(m));
         }
     }
-    for w in setup["warnings"].as_array().into_iter().flatten() {
-        eprintln!(
-            "warning: {}",
-            log_safe::text(w.as_str().unwrap_or_default())
-        );
+    for w in &setup.warnings {
+        eprintln!("warning: {}", log_safe::text(w));
     }
     errors
 }

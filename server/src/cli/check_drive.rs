@@ -5,6 +5,7 @@
 
 use super::check_client::{uri_of, LspClient};
 use super::check_walk::{read_source, SourceFile};
+use crate::lsp::replies::HeadlessSetup;
 use anyhow::{anyhow, Result};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -17,7 +18,7 @@ const WINDOW: usize = 32;
 
 pub struct Driven {
     /// What `pivot/headless/setup` returned (active pivots, errors, warnings).
-    pub setup: Value,
+    pub setup: HeadlessSetup,
     /// Per file (in the order given): what the server published for it, or why it was
     /// not checked (it could not be read).
     pub results: Vec<Checked>,
@@ -66,11 +67,13 @@ pub fn drive(
             .collect()
     });
     let mut per_file = vec![Checked::NotChecked(String::new()); files.len()];
-    let mut setup_out = Value::Null;
+    let mut setup_out = None;
     let mut messages = Vec::new();
     for r in results {
         let (s, done, m) = r?;
-        setup_out = s;
+        if s.is_some() {
+            setup_out = s;
+        }
         for (i, d) in done {
             per_file[i] = d;
         }
@@ -80,13 +83,17 @@ pub fn drive(
             }
         }
     }
-    if setup_out.is_null() {
-        // No file to check: the setup still tells the active pivots and any error.
-        let mut c = LspClient::start(root)?;
-        setup_out = c.request(crate::lsp::HEADLESS_SETUP, setup.clone())?;
-        messages.append(&mut c.messages);
-        c.finish()?;
-    }
+    let setup_out = match setup_out {
+        Some(s) => s,
+        None => {
+            // No file to check: the setup still tells the active pivots and any error.
+            let mut c = LspClient::start(root)?;
+            let s = c.request_as(crate::lsp::HEADLESS_SETUP, setup.clone(), &mut |_| {})?;
+            messages.append(&mut c.messages);
+            c.finish()?;
+            s
+        }
+    };
     Ok(Driven {
         setup: setup_out,
         results: per_file,
@@ -94,7 +101,8 @@ pub fn drive(
     })
 }
 
-type ServerResult = (Value, Vec<(usize, Checked)>, Vec<String>);
+/// One server's set-up (None: it had no file to check), results and messages.
+type ServerResult = (Option<HeadlessSetup>, Vec<(usize, Checked)>, Vec<String>);
 
 /// `textDocument/publishDiagnostics`' parameters, as this client needs them (the URI kept as
 /// the text it was sent as).
@@ -113,10 +121,11 @@ fn one_server(
     on_file: &(dyn Fn() + Sync),
 ) -> Result<ServerResult> {
     if share.is_empty() {
-        return Ok((Value::Null, Vec::new(), Vec::new()));
+        return Ok((None, Vec::new(), Vec::new()));
     }
     let mut c = LspClient::start(root)?;
-    let setup_out = c.request(crate::lsp::HEADLESS_SETUP, setup.clone())?;
+    let setup_out: HeadlessSetup =
+        c.request_as(crate::lsp::HEADLESS_SETUP, setup.clone(), &mut |_| {})?;
     // Per open document: its index and the SHA-256 of the text sent.
     let mut pending: HashMap<String, (usize, String)> = HashMap::new();
     let mut out = Vec::with_capacity(share.len());
@@ -171,5 +180,5 @@ fn one_server(
     }
     let messages = std::mem::take(&mut c.messages);
     c.finish()?;
-    Ok((setup_out, out, messages))
+    Ok((Some(setup_out), out, messages))
 }

@@ -7,6 +7,7 @@
 //! benchmark.
 
 use super::check_client::LspClient;
+use crate::lsp::replies::{AnswerVerdicts, HeadlessSetup, Moved};
 use anyhow::{Context, Result};
 use pivot_bench::memorycode::score::{
     answers_asked, score_dialogue_with, AnswerAt, AnswerResult, DialogueResult,
@@ -56,19 +57,6 @@ pub fn score_via_lsp(
     Ok(report)
 }
 
-/// `pivot/memorycode/answers`'s result, read straight into the scorer's types.
-#[derive(serde::Deserialize)]
-struct AnswersReply {
-    session: usize,
-    results: Vec<AnswerReply>,
-}
-
-#[derive(serde::Deserialize)]
-struct AnswerReply {
-    /// (pair index, verdict) per checked pair.
-    verdicts: Vec<(usize, Verdict)>,
-}
-
 /// The requests of one session's answers: the move to it (when the server is elsewhere) and
 /// the answers, with the answers they were sent for.
 struct SessionSent<'a> {
@@ -87,7 +75,7 @@ fn one_dialogue(
     let abs = path
         .canonicalize()
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    c.request_with(
+    c.request_as::<HeadlessSetup>(
         crate::lsp::HEADLESS_SETUP,
         json!({"conversation": abs, "session": 0}),
         &mut |_| {},
@@ -132,10 +120,10 @@ fn one_dialogue(
     for s in &sent {
         let session = s.run[0].0.session;
         if let Some(id) = s.goto {
-            c.response_as::<Value>(id, "pivot.session.goto", &mut |_| {})
+            c.response_as::<Moved>(id, "pivot.session.goto", &mut |_| {})
                 .map_err(err)?;
         }
-        let v: AnswersReply = c
+        let v: AnswerVerdicts = c
             .response_as(s.answers, crate::lsp::MEMORYCODE_ANSWERS, &mut |_| {})
             .map_err(err)?;
         if v.session != session || v.results.len() != s.run.len() {
@@ -147,7 +135,9 @@ fn one_dialogue(
             ));
         }
         for ((at, _), r) in s.run.iter().zip(v.results) {
-            replies.push((*at, r.verdicts));
+            let verdicts: Vec<(usize, Verdict)> =
+                r.verdicts.into_iter().map(|(i, v)| (i, v.into())).collect();
+            replies.push((*at, verdicts));
         }
     }
     let mut replies = replies.into_iter();

@@ -115,6 +115,10 @@ pub enum Command {
     Completions(completions_cmd::CompletionsArgs),
     /// Print the manual page (roff), or write one page per command with --out DIR.
     Man(man_cmd::ManArgs),
+    /// Print the JSON schema of the `pivot.*` commands' arguments and replies (the
+    /// checked-in editors/schema/commands.schema.json), for editor and client authors.
+    #[command(hide = true)]
+    Schema,
 }
 
 /// What to tell someone who started a command that reads stdin from a terminal, where it
@@ -162,6 +166,10 @@ pub fn main() -> i32 {
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),
         Some(Command::Completions(a)) => completions_cmd::run(a),
         Some(Command::Man(a)) => man_cmd::run(a),
+        Some(Command::Schema) => {
+            print!("{}", crate::lsp::command_schema());
+            Ok(0)
+        }
     };
     match result {
         Ok(code) => code,

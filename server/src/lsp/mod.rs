@@ -11,6 +11,7 @@ mod convert;
 mod hover;
 pub mod log;
 mod publish;
+pub mod replies;
 mod server;
 pub mod session;
 mod sync;
@@ -18,6 +19,7 @@ pub mod transport;
 pub mod workspace;
 
 pub use commands::headless::{ANSWERS as MEMORYCODE_ANSWERS, SETUP as HEADLESS_SETUP};
+pub use commands::schema::text as command_schema;
 pub use server::Backend;
 use tower_lsp_server::{LspService, Server};
 

@@ -2,6 +2,7 @@
 //! receives the `Session` (session.rs). Handlers lock the workspace only for synchronous
 //! work, never across an `.await`, so edits are applied in the order they arrive.
 
+use super::replies::{AnswerVerdicts, HeadlessSetup};
 use super::session::Session;
 use super::workspace::state_file;
 use super::workspace::Workspace;
@@ -34,12 +35,12 @@ impl Backend {
     }
 
     /// `pivot/headless/setup` (commands/headless.rs).
-    pub async fn headless_setup(&self, params: Value) -> Result<Value> {
+    pub async fn headless_setup(&self, params: Value) -> Result<HeadlessSetup> {
         self.0.headless_setup(params).await
     }
 
     /// `pivot/memorycode/answers` (commands/headless.rs).
-    pub async fn memorycode_answers(&self, params: Value) -> Result<Value> {
+    pub async fn memorycode_answers(&self, params: Value) -> Result<AnswerVerdicts> {
         self.0.memorycode_answers(params).await
     }
 }

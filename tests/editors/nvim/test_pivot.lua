@@ -12,6 +12,34 @@ local TIMEOUT = 20000
 local passed, failed = 0, 0
 local has_011 = vim.fn.has('nvim-0.11') == 1
 
+-- Every command reply as the server sent it, for editors/test.sh to check against
+-- editors/schema/commands.schema.json ($PIVOT_REPLIES_LOG: a JSON-lines file of
+-- {"command", "response"}). Taken from the raw message, before Lua decodes it: decoded, a
+-- null field is gone and an empty object is an empty list, which the schema tells apart.
+-- The RPC layer calls vim.json.encode / decode by name, so wrapping them sees each
+-- executeCommand request (its id and command) and each response.
+local replies_log = os.getenv('PIVOT_REPLIES_LOG')
+if replies_log and replies_log ~= '' then
+  local f = assert(io.open(replies_log, 'a'))
+  local asked = {} -- request id -> command, until its response
+  local encode, decode = vim.json.encode, vim.json.decode
+  vim.json.encode = function(v, ...)
+    if type(v) == 'table' and v.method == 'workspace/executeCommand' and v.id ~= nil and type(v.params) == 'table' then
+      asked[v.id] = v.params.command
+    end
+    return encode(v, ...)
+  end
+  vim.json.decode = function(s, ...)
+    local v = decode(s, ...)
+    if type(v) == 'table' and v.method == nil and v.id ~= nil and asked[v.id] then
+      f:write('{"command":', encode(asked[v.id]), ',"response":', s, '}\n')
+      f:flush()
+      asked[v.id] = nil
+    end
+    return v
+  end
+end
+
 -- Client listing and stopping across versions (0.11 deprecates the older names).
 local function clients(filter)
   if vim.lsp.get_clients then

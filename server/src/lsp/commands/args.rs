@@ -3,9 +3,11 @@
 //! InvalidParams error that names the command, the argument and the command's usage line.
 
 use super::super::convert::invalid_params;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use tower_lsp_server::jsonrpc::Result;
 
 /// The raw arguments of one request, kept for error messages after they were read.
@@ -60,7 +62,7 @@ impl<'a> Args<'a> {
 }
 
 /// The arguments of a command that takes none: an unexpected one is an error, not ignored.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
@@ -68,6 +70,22 @@ pub struct NoArgs {}
 #[derive(Clone, Debug, Deserialize)]
 #[serde(try_from = "String")]
 pub struct Text(pub String);
+
+/// Written by hand: the derive would describe the `String` it is read from, without the
+/// rule that it is not empty.
+impl JsonSchema for Text {
+    fn schema_name() -> Cow<'static, str> {
+        "Text".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "minLength": 1})
+    }
+}
 
 impl TryFrom<String> for Text {
     type Error = &'static str;

@@ -7,6 +7,7 @@ use super::conversation::OpenArgs;
 use super::progress::Progress;
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::{ConvCodeEvaluation, Opened};
 use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::convcode_conv::ConvCodeConversation;
 use crate::lsp::workspace::replay::Source;
@@ -14,8 +15,8 @@ use pivot_bench::convcode::config::DEFAULT_SIMULATOR;
 use pivot_bench::convcode::conversation::OpenRequest;
 use pivot_bench::convcode::{metrics, table, Config, Layout};
 use pivot_exec::feedback::{compilation_many, NO_SYNTAX_ERRORS};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
@@ -37,7 +38,7 @@ fn config_arg(args: &Args<'_>, code: Option<&str>) -> Result<Option<Config>> {
 /// Open task `task` of a results folder at its turn 0. Its problem is loaded too (for the
 /// transcript's task text and the code lens); when that fails the open still succeeds, with
 /// a warning.
-pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
+pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Opened> {
     let (root, settings, res) = {
         let ws = b.ws();
         (
@@ -70,13 +71,12 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     let (conv, warnings) = opened.map_err(|e| request_failed(format!("{e:#}")))?;
     b.ws().replay.open_source(Source::ConvCode(Box::new(conv)));
     b.after_change(Notify::Always).await;
-    let mut info = b.ws().info();
-    info["warnings"] = json!(warnings);
-    Ok(info)
+    let info = b.ws().info();
+    Ok(Opened { info, warnings })
 }
 
 /// `pivot.evaluate.convcode`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct EvaluateArgs {
     results: Text,
@@ -94,7 +94,7 @@ pub async fn evaluate(
     args: &Args<'_>,
     a: EvaluateArgs,
     token: Option<ProgressToken>,
-) -> Result<Value> {
+) -> Result<ConvCodeEvaluation> {
     let (results, python) = {
         let ws = b.ws();
         (ws.resolve(&a.results), ws.settings.python.clone())
@@ -185,12 +185,12 @@ pub async fn evaluate(
     let scores_json = scores
         .to_json()
         .map_err(|e| request_failed(format!("{e:#}")))?;
-    Ok(json!({
-        "text": table::render_text(&scores),
-        "markdown": table::render_markdown(&scores),
-        "json": scores_json,
-        "notes": scores.notes,
-    }))
+    Ok(ConvCodeEvaluation {
+        text: table::render_text(&scores),
+        markdown: table::render_markdown(&scores),
+        json: scores_json,
+        notes: scores.notes,
+    })
 }
 
 /// Sets its flag when dropped: a cancelled request's future is dropped, not resumed.

@@ -2,14 +2,15 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::{Info, Opened};
 use crate::lsp::session::{Notify, Session};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 
 /// `pivot.conversation.open`'s arguments: a dialogue's path, or a ConvCodeWorld results
 /// folder and the task in it (with the run's configuration, model, player and simulator).
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenArgs {
     pub path: Text,
@@ -34,7 +35,7 @@ impl OpenArgs {
 /// Open a MemoryCode dialogue at its first session (ConvCodeWorld results folders are
 /// convcode.rs's). A missing or malformed file is an error naming the file and the problem;
 /// the conversation open before stays open.
-pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
+pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Opened> {
     let path = b.ws().resolve(&a.path);
     if path.is_dir() {
         return Err(args.error(&format!(
@@ -53,12 +54,15 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     let (conv, warnings) = loaded.map_err(|e| request_failed(format!("{e:#}")))?;
     b.ws().replay.open(conv);
     b.after_change(Notify::Always).await;
-    let mut info = b.ws().info();
-    info["warnings"] = json!(warnings);
-    Ok(info)
+    let info = b.ws().info();
+    Ok(Opened { info, warnings })
 }
 
-pub async fn close(b: &Session, _: NoArgs) -> Result<Value> {
+pub fn info(b: &Session, _: NoArgs) -> Result<Info> {
+    Ok(b.ws().info())
+}
+
+pub async fn close(b: &Session, _: NoArgs) -> Result<Info> {
     b.ws().replay.close();
     b.after_change(Notify::Always).await;
     Ok(b.ws().info())

@@ -2,30 +2,31 @@
 //! left it, version, syntax verdict), for clients and tests to check synchronisation.
 
 use super::{Args, Text};
+use crate::lsp::replies::Inspected;
 use crate::lsp::session::Session;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 
 /// `pivot.document.inspect`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InspectArgs {
     uri: Text,
 }
 
-pub fn inspect(b: &Session, args: &Args<'_>, a: InspectArgs) -> Result<Value> {
+pub fn inspect(b: &Session, args: &Args<'_>, a: InspectArgs) -> Result<Inspected> {
     let uri = &*a.uri;
     let ws = b.ws();
     let doc = ws
         .docs
         .get(uri)
         .ok_or_else(|| args.error(&format!("`{uri}` is not an open Python document")))?;
-    Ok(json!({
-        "uri": uri,
-        "version": doc.version,
-        "text": doc.client_text(),
-        "lines": doc.line_count(),
-        "syntax_error": doc.module().syntax_error.as_ref().map(|e| e.to_string()),
-    }))
+    Ok(Inspected {
+        uri: uri.to_string(),
+        version: doc.version,
+        text: doc.client_text().to_string(),
+        lines: doc.line_count(),
+        syntax_error: doc.module().syntax_error.as_ref().map(|e| e.to_string()),
+    })
 }

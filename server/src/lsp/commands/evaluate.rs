@@ -4,11 +4,12 @@
 
 use super::Text;
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::MemoryCodeScores;
 use crate::lsp::session::{token_key, Session};
 use pivot_bench::memorycode::data::dialogue_files;
 use pivot_bench::memorycode::score_dirs::{score_dirs, Detail};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::ProgressToken;
 
 /// `pivot.evaluate.memorycode`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemorycodeArgs {
     dataset: Text,
@@ -27,7 +28,7 @@ pub async fn memorycode(
     b: &Session,
     a: MemorycodeArgs,
     token: Option<ProgressToken>,
-) -> Result<Value> {
+) -> Result<MemoryCodeScores> {
     let (dataset, outputs) = {
         let ws = b.ws();
         (ws.resolve(&a.dataset), ws.resolve(&a.outputs))
@@ -115,7 +116,7 @@ pub async fn memorycode(
                 report.skipped.len()
             ))
             .await;
-            Ok(report.to_json(true))
+            Ok(MemoryCodeScores(report.to_json(true)))
         }
     }
 }

@@ -17,6 +17,7 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::{AnswerChecked, AnswerVerdicts, HeadlessSetup};
 use crate::lsp::session::Session;
 use crate::lsp::workspace::conversation::Conversation;
 use crate::lsp::workspace::replay::Move;
@@ -24,8 +25,9 @@ use crate::lsp::workspace::{Workspace, PIVOTS_TOML};
 use anyhow::Context;
 use pivot_bench::memorycode::score::{pairs_for, AnswerKind};
 use pivot_python::pivots::{check, Ledger};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::Path;
 use tower_lsp_server::jsonrpc::Result;
 
@@ -33,25 +35,25 @@ pub const SETUP: &str = "pivot/headless/setup";
 pub const ANSWERS: &str = "pivot/memorycode/answers";
 
 /// `pivot/headless/setup`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SetupArgs {
+pub struct SetupArgs {
     pivots: Option<Text>,
     conversation: Option<Text>,
     session: Option<usize>,
 }
 
 /// `pivot/memorycode/answers`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AnswersArgs {
+pub struct AnswersArgs {
     answers: Vec<AnswerArgs>,
 }
 
 /// One answer of `pivot/memorycode/answers`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AnswerArgs {
+pub struct AnswerArgs {
     /// The answer's code (may be empty: a reply without code).
     text: String,
     /// `session`, `instruction` or `history`.
@@ -61,7 +63,7 @@ struct AnswerArgs {
 
 impl Session {
     /// `pivot/headless/setup`.
-    pub async fn headless_setup(&self, params: Value) -> Result<Value> {
+    pub async fn headless_setup(&self, params: Value) -> Result<HeadlessSetup> {
         let args = Args::new(SETUP, std::slice::from_ref(&params))?;
         let a: SetupArgs = args.parse()?;
         let pivots = a.pivots.as_deref();
@@ -110,14 +112,15 @@ impl Session {
                     None => request_failed(format!("{e} (no conversation was given)")),
                 })?;
         }
-        let mut out = super::pivots::active(self, NoArgs {})?;
-        out["errors"] = json!(errors);
-        out["warnings"] = json!(warnings);
-        Ok(out)
+        Ok(HeadlessSetup {
+            active: super::pivots::active(self, NoArgs {})?,
+            errors,
+            warnings,
+        })
     }
 
     /// `pivot/memorycode/answers`.
-    pub async fn memorycode_answers(&self, params: Value) -> Result<Value> {
+    pub async fn memorycode_answers(&self, params: Value) -> Result<AnswerVerdicts> {
         // Ordered after every session move sent before it (`pivot.session.goto` holds the same
         // lock), so that a client need not await a move before the answers that follow it.
         let _in_order = self.command_lock.lock().await;
@@ -149,21 +152,27 @@ impl Session {
             )
         })?;
         let session = &conv.dialogue.sessions[replay.index()];
-        let results: Vec<Value> = asked
+        let results = asked
             .into_iter()
             .map(|(text, kind, answer)| {
                 let doc = closed.open(text, 0);
                 let module = doc.module();
-                let verdicts: Vec<Value> = pairs_for(session, kind, answer)
+                let verdicts = pairs_for(session, kind, answer)
                     .into_iter()
-                    .map(|(i, p)| json!([i, check(module, doc.text(), p.kind, &p.rule).verdict]))
+                    .map(|(i, p)| (i, check(module, doc.text(), p.kind, &p.rule).verdict.into()))
                     .collect();
                 let syntax_error = module.syntax_error.as_ref().map(|e| e.to_string());
                 closed.close(doc);
-                json!({"syntax_error": syntax_error, "verdicts": verdicts})
+                AnswerChecked {
+                    syntax_error,
+                    verdicts,
+                }
             })
             .collect();
-        Ok(json!({"session": replay.index(), "results": results}))
+        Ok(AnswerVerdicts {
+            session: replay.index(),
+            results,
+        })
     }
 }
 

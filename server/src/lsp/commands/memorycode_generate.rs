@@ -5,20 +5,21 @@
 use super::progress::Progress;
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::Generated;
 use crate::lsp::session::Session;
 use pivot_bench::memorycode::generate::{
     generate, load_topics, model_dir_name, GenDialogue, GenerateOptions, Mode, DEFAULT_RERANK_MODEL,
 };
 use pivot_llm::loopback::{LoopbackServer, Script};
 use pivot_llm::{Cache, Client, ClientConfig, Sampling};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::path::PathBuf;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::ProgressToken;
 
 /// `pivot.memorycode.generate`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct GenerateArgs {
     model: Text,
@@ -62,7 +63,7 @@ pub async fn generate_for_conversation(
     args: &Args<'_>,
     a: GenerateArgs,
     token: Option<ProgressToken>,
-) -> Result<Value> {
+) -> Result<Generated> {
     let req = {
         let ws = b.ws();
         let dialogue = ws
@@ -112,14 +113,14 @@ pub async fn generate_for_conversation(
         .await
         .map_err(|e| request_failed(format!("generation failed: {e}")));
     let end = match &result {
-        Ok(Ok(v)) => format!("{} requests, {} from the cache", v["requests"], v["cached"]),
+        Ok(Ok(g)) => format!("{} requests, {} from the cache", g.requests, g.cached),
         _ => "failed".to_string(),
     };
     progress.end(end).await;
     result?.map_err(|e| request_failed(format!("{e:#}")))
 }
 
-fn run(req: Request) -> anyhow::Result<Value> {
+fn run(req: Request) -> anyhow::Result<Generated> {
     let dialogue = GenDialogue::load(&req.dialogue)?;
     let topics = if req.modes.contains(&Mode::Instruction) {
         Some(load_topics(&req.topics)?)
@@ -179,11 +180,11 @@ fn run(req: Request) -> anyhow::Result<Value> {
         .out
         .join(&model_name)
         .join(format!("output_{}.json", dialogue.id));
-    Ok(json!({
-        "output": output,
-        "requests": report.requests,
-        "cached": report.cached,
-        "written": report.written,
-        "failures": report.failures,
-    }))
+    Ok(Generated {
+        output,
+        requests: report.requests,
+        cached: report.cached,
+        written: report.written,
+        failures: report.failures,
+    })
 }

@@ -1,6 +1,7 @@
 //! `workspace/executeCommand`: argument parsing shared by all commands, and dispatch to one
-//! file per command family. Every command returns JSON; bad arguments are JSON-RPC
-//! InvalidParams errors that name the command, the argument and the expected shape.
+//! file per command family. Every command answers with its own reply type (replies.rs),
+//! whose schema the editors' tests check replies against (schema.rs); bad arguments are
+//! JSON-RPC InvalidParams errors that name the command, the argument and the expected shape.
 
 mod args;
 mod convcode;
@@ -13,16 +14,20 @@ mod outputs;
 mod pivots;
 mod progress;
 mod report;
+pub mod schema;
 mod session;
 mod tests;
 mod turn;
 
-use super::convert::invalid_params;
+use super::convert::{invalid_params, request_failed};
+use super::replies;
 use super::session::Session;
+use super::workspace::timeline::Timeline;
 pub use args::{Args, NoArgs, Text};
+use serde::Serialize;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::ls_types::ExecuteCommandParams;
+use tower_lsp_server::ls_types::{ExecuteCommandParams, ProgressToken};
 
 /// Which handler a command runs: the dispatch `match` over it is exhaustive, so a command in
 /// [`TABLE`] without a handler does not compile.
@@ -239,41 +244,80 @@ pub async fn execute(b: &Session, p: ExecuteCommandParams) -> Result<Value> {
         InSession => Some(b.command_lock.lock().await),
         Independent => None,
     };
-    // Each handler's argument type is read here (`Args::parse`), so what a command takes
-    // is the type in its handler's signature.
-    let a = &args;
-    match spec.cmd {
-        Cmd::ConversationOpen => {
-            let o: conversation::OpenArgs = a.parse()?;
-            if o.is_convcode() {
-                convcode::open(b, a, o).await
-            } else {
-                conversation::open(b, a, o).await
+    run(spec, b, &args, token).await
+}
+
+/// A reply as JSON, at the dispatch boundary (tower-lsp's `executeCommand` returns a
+/// `Value`).
+fn to_json<R: Serialize>(spec: &Spec, reply: &R) -> Result<Value> {
+    serde_json::to_value(reply).map_err(|e| {
+        request_failed(format!(
+            "{}: the reply could not be written as JSON: {e}",
+            spec.name
+        ))
+    })
+}
+
+/// Each command's argument type, reply type and handler, written once: `run` reads the
+/// arguments as the first type and holds the handler to returning the second, and `shapes`
+/// describes the command from the same two types, so the schema the editors check replies
+/// against is the type the handler returns. The `match`es are exhaustive over [`Cmd`].
+macro_rules! handlers {
+    (|$b:ident, $raw:ident, $a:ident, $token:ident| {
+        $($cmd:ident($args:ty) -> $reply:ty => $body:expr,)*
+    }) => {
+        async fn run(
+            spec: &Spec,
+            $b: &Session,
+            $raw: &Args<'_>,
+            $token: Option<ProgressToken>,
+        ) -> Result<Value> {
+            match spec.cmd {
+                $(Cmd::$cmd => {
+                    let $a: $args = $raw.parse()?;
+                    let reply: $reply = $body?;
+                    to_json(spec, &reply)
+                })*
             }
         }
-        Cmd::ConversationClose => conversation::close(b, a.parse()?).await,
-        Cmd::ConversationInfo => a.parse::<NoArgs>().map(|_| b.ws().info()),
-        Cmd::SessionNext => session::step(b, a, a.parse::<NoArgs>().map(session::next)?).await,
-        Cmd::SessionPrevious => {
-            session::step(b, a, a.parse::<NoArgs>().map(session::previous)?).await
+
+        /// The schemas of `cmd`'s arguments and reply.
+        fn shapes(cmd: Cmd, g: &mut schema::Generators) -> schema::Shapes {
+            match cmd {
+                $(Cmd::$cmd => g.shapes::<$args, $reply>(),)*
+            }
         }
-        Cmd::SessionGoto => session::step(b, a, a.parse::<session::GotoArgs>()?.into()).await,
-        Cmd::SessionTranscript => session::transcript(b, a, a.parse()?).await,
-        Cmd::SessionTimeline => session::timeline(b, a.parse()?),
-        Cmd::PivotsActive => pivots::active(b, a.parse()?),
-        Cmd::PivotsAdd => pivots::add(b, a, a.parse()?).await,
-        Cmd::PivotsRemove => pivots::remove(b, a, a.parse()?).await,
-        Cmd::PivotsReload => pivots::reload(b, a.parse()?).await,
-        Cmd::OutputsCheck => outputs::check(b, a, a.parse()?).await,
-        Cmd::EvaluateMemorycode => evaluate::memorycode(b, a.parse()?, token).await,
-        Cmd::DocumentInspect => document::inspect(b, a, a.parse()?),
-        Cmd::TestsRun => tests::run(b, a, a.parse()?, token).await,
-        Cmd::TurnFeedback => turn::feedback(b, a, a.parse()?).await,
-        Cmd::TurnSubmit => turn::submit(b, a, a.parse()?, token).await,
-        Cmd::EvaluateConvcode => convcode::evaluate(b, a, a.parse()?, token).await,
-        Cmd::ReportOpen => report::open(b, a, a.parse()?).await,
-        Cmd::MemorycodeGenerate => {
-            memorycode_generate::generate_for_conversation(b, a, a.parse()?, token).await
-        }
-    }
+    };
 }
+
+handlers!(|b, raw, a, token| {
+    ConversationOpen(conversation::OpenArgs) -> replies::Opened => if a.is_convcode() {
+        convcode::open(b, raw, a).await
+    } else {
+        conversation::open(b, raw, a).await
+    },
+    ConversationClose(NoArgs) -> replies::Info => conversation::close(b, a).await,
+    ConversationInfo(NoArgs) -> replies::Info => conversation::info(b, a),
+    SessionNext(NoArgs) -> replies::Moved => session::step(b, raw, session::next(a)).await,
+    SessionPrevious(NoArgs) -> replies::Moved => session::step(b, raw, session::previous(a)).await,
+    SessionGoto(session::GotoArgs) -> replies::Moved => session::step(b, raw, a.into()).await,
+    SessionTranscript(session::TranscriptArgs) -> replies::Transcript =>
+        session::transcript(b, raw, a).await,
+    SessionTimeline(NoArgs) -> Timeline => session::timeline(b, a),
+    PivotsActive(NoArgs) -> replies::ActivePivots => pivots::active(b, a),
+    PivotsAdd(pivots::AddArgs) -> replies::ActivePivots => pivots::add(b, raw, a).await,
+    PivotsRemove(pivots::RemoveArgs) -> replies::ActivePivots => pivots::remove(b, raw, a).await,
+    PivotsReload(NoArgs) -> replies::Reloaded => pivots::reload(b, a).await,
+    OutputsCheck(outputs::CheckArgs) -> replies::OutputsChecked => outputs::check(b, raw, a).await,
+    EvaluateMemorycode(evaluate::MemorycodeArgs) -> replies::MemoryCodeScores =>
+        evaluate::memorycode(b, a, token).await,
+    DocumentInspect(document::InspectArgs) -> replies::Inspected => document::inspect(b, raw, a),
+    TestsRun(tests::RunArgs) -> replies::TestRun => tests::run(b, raw, a, token).await,
+    TurnFeedback(turn::FeedbackArgs) -> replies::FeedbackGiven => turn::feedback(b, raw, a).await,
+    TurnSubmit(turn::SubmitArgs) -> replies::Submitted => turn::submit(b, raw, a, token).await,
+    MemorycodeGenerate(memorycode_generate::GenerateArgs) -> replies::Generated =>
+        memorycode_generate::generate_for_conversation(b, raw, a, token).await,
+    EvaluateConvcode(convcode::EvaluateArgs) -> replies::ConvCodeEvaluation =>
+        convcode::evaluate(b, raw, a, token).await,
+    ReportOpen(report::OpenArgs) -> replies::ReportOpened => report::open(b, raw, a).await,
+});

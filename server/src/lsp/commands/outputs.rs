@@ -3,20 +3,21 @@
 
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::OutputsChecked;
 use crate::lsp::session::Session;
 use crate::lsp::workspace::outputs_check::check_outputs;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
 
 /// `pivot.outputs.check`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckArgs {
     path: Text,
 }
 
-pub async fn check(b: &Session, args: &Args<'_>, a: CheckArgs) -> Result<Value> {
+pub async fn check(b: &Session, args: &Args<'_>, a: CheckArgs) -> Result<OutputsChecked> {
     // In order with the session commands for the conversation it checks against; the
     // output file is read and scored after the lock is released, blocking no command.
     let (path, conv) = {

@@ -2,39 +2,43 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::{ActivePivot, ActivePivots, Reloaded};
 use crate::lsp::session::{Notify, Session};
 use crate::lsp::sync::reload_toml;
 use pivot_python::pivots::Rule;
 use pivot_python::python::ObjectKind;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
 
 /// The active pivots: id, source, version, instruction text, object kind, rule, session.
-pub fn active(b: &Session, _: NoArgs) -> Result<Value> {
+pub fn active(b: &Session, _: NoArgs) -> Result<ActivePivots> {
     let ws = b.ws();
     let r = &ws.replay;
-    let list: Vec<Value> = r
+    let pivots = r
         .active()
         .iter()
-        .map(|a| {
-            json!({
-                "id": a.pivot.id,
-                "origin": a.pivot.origin,
-                "version": a.version.version,
-                "text": a.version.text,
-                "kind": a.version.kind.name(),
-                "rule": a.version.rule.to_json(),
-                "description": a.version.rule.describe(),
-                "session": a.version.session,
-            })
+        .map(|a| ActivePivot {
+            id: a.pivot.id.clone(),
+            origin: a.pivot.origin.clone(),
+            version: a.version.version,
+            text: a.version.text.clone(),
+            kind: a.version.kind.name().to_string(),
+            rule: a.version.rule.to_json(),
+            description: a.version.rule.describe(),
+            session: a.version.session,
         })
         .collect();
-    Ok(json!({"index": r.index(), "count": r.count(), "pivots": list}))
+    Ok(ActivePivots {
+        index: r.index(),
+        count: r.count(),
+        pivots,
+    })
 }
 
 /// `pivot.pivots.add`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddArgs {
     id: Text,
@@ -47,7 +51,7 @@ pub struct AddArgs {
 
 /// Add a version of a user pivot (saved in `.pivot/state.json`), given at `session`
 /// (default: the current session).
-pub async fn add(b: &Session, args: &Args<'_>, a: AddArgs) -> Result<Value> {
+pub async fn add(b: &Session, args: &Args<'_>, a: AddArgs) -> Result<ActivePivots> {
     let id = &*a.id;
     bounded(args, "id", id.len(), MAX_ID)?;
     let text = a.text.unwrap_or_default();
@@ -109,13 +113,13 @@ fn bounded(args: &Args<'_>, key: &str, len: usize, max: usize) -> Result<()> {
 }
 
 /// `pivot.pivots.remove`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveArgs {
     id: Text,
 }
 
-pub async fn remove(b: &Session, args: &Args<'_>, a: RemoveArgs) -> Result<Value> {
+pub async fn remove(b: &Session, args: &Args<'_>, a: RemoveArgs) -> Result<ActivePivots> {
     let id = &*a.id;
     let before = b.session_key();
     if !b.ws().replay.remove_user(id) {
@@ -126,9 +130,11 @@ pub async fn remove(b: &Session, args: &Args<'_>, a: RemoveArgs) -> Result<Value
 }
 
 /// Re-read `pivots.toml`.
-pub async fn reload(b: &Session, _: NoArgs) -> Result<Value> {
+pub async fn reload(b: &Session, _: NoArgs) -> Result<Reloaded> {
     let n = reload_toml(b).await.map_err(request_failed)?;
-    let mut info = b.ws().info();
-    info["workspace_pivots"] = json!(n);
-    Ok(info)
+    let info = b.ws().info();
+    Ok(Reloaded {
+        info,
+        workspace_pivots: n,
+    })
 }

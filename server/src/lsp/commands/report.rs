@@ -3,14 +3,15 @@
 
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::ReportOpened;
 use crate::lsp::session::Session;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::path::PathBuf;
 use tower_lsp_server::jsonrpc::Result;
 
 /// `pivot.report.open`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenArgs {
     /// Score files (`score ... --format json`).
@@ -18,7 +19,7 @@ pub struct OpenArgs {
     title: Option<Text>,
 }
 
-pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
+pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<ReportOpened> {
     if a.inputs.is_empty() {
         return Err(args.error("`inputs` must be a non-empty list of score file paths"));
     }
@@ -41,5 +42,8 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Value> {
     .await
     .map_err(|e| request_failed(format!("building the report failed: {e}")))?
     .map_err(|e| request_failed(format!("{e:#}")))?;
-    Ok(json!({"path": out.display().to_string(), "inputs": n}))
+    Ok(ReportOpened {
+        path: out.display().to_string(),
+        inputs: n,
+    })
 }

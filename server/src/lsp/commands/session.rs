@@ -1,15 +1,17 @@
 //! `pivot.session.next` / `previous` / `goto` and `pivot.session.transcript`.
 
 use super::{Args, NoArgs};
+use crate::lsp::replies::{Moved, Transcript};
 use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::replay::Move;
 use crate::lsp::workspace::timeline::transcript as markdown;
+use crate::lsp::workspace::timeline::Timeline;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 
 /// `pivot.session.goto`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GotoArgs {
     /// 0-based.
@@ -31,7 +33,7 @@ pub fn previous(_: NoArgs) -> Move {
 }
 
 /// `pivot.session.transcript`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TranscriptArgs {
     /// 0-based; the current session when absent.
@@ -40,18 +42,17 @@ pub struct TranscriptArgs {
 
 /// Move and return the conversation info (`moved`: whether the session changed). A change
 /// is notified and every open document republished; a step past either end is a no-op.
-pub async fn step(b: &Session, args: &Args<'_>, m: Move) -> Result<Value> {
+pub async fn step(b: &Session, args: &Args<'_>, m: Move) -> Result<Moved> {
     let before = b.session_key();
     let moved = b.ws().replay.step(m).map_err(|e| args.error(&e))?;
     if moved {
         b.after_change(Notify::IfMoved(before)).await;
     }
-    let mut info = b.ws().info();
-    info["moved"] = json!(moved);
-    Ok(info)
+    let info = b.ws().info();
+    Ok(Moved { info, moved })
 }
 
-pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Result<Value> {
+pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Result<Transcript> {
     let (k, count, convcode) = {
         let ws = b.ws();
         let r = &ws.replay;
@@ -96,15 +97,14 @@ pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Resu
             )
         }
     };
-    Ok(json!({
-        "index": k,
-        "count": count,
-        "markdown": markdown,
-    }))
+    Ok(Transcript {
+        index: k,
+        count,
+        markdown,
+    })
 }
 
 /// Every session with its commit (sessions from history) and pivot changes.
-pub fn timeline(b: &Session, _: NoArgs) -> Result<Value> {
-    let t = crate::lsp::workspace::timeline::timeline(&b.ws().replay);
-    serde_json::to_value(t).map_err(|e| crate::lsp::convert::request_failed(e.to_string()))
+pub fn timeline(b: &Session, _: NoArgs) -> Result<Timeline> {
+    Ok(crate::lsp::workspace::timeline::timeline(&b.ws().replay))
 }

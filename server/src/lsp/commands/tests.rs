@@ -6,12 +6,13 @@ use super::progress::Progress;
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
 use crate::lsp::publish;
+use crate::lsp::replies::TestRun;
 use crate::lsp::session::Session;
 use crate::lsp::workspace::test_runs::LastRun;
 use crate::lsp::workspace::Workspace;
 use pivot_exec::doc_tests::{run_document, DocRun};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::ProgressToken;
 
@@ -42,7 +43,7 @@ pub fn text_of(ws: &Workspace, args: &Args<'_>, uri: &str) -> Result<String> {
 }
 
 /// `pivot.tests.run`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
     uri: Text,
@@ -54,7 +55,7 @@ pub async fn run(
     args: &Args<'_>,
     a: RunArgs,
     token: Option<ProgressToken>,
-) -> Result<Value> {
+) -> Result<TestRun> {
     let uri = a.uri.0;
     let (text, task, settings, res) = {
         let ws = b.ws();
@@ -90,7 +91,7 @@ pub async fn run(
     })
     .await;
     b.refresh_code_lenses();
-    Ok(result_json(&uri, &task, &run))
+    Ok(TestRun::new(&uri, &task, &run))
 }
 
 /// Tells the user once (`window/showMessage`) that tests cannot run here, e.g. because the
@@ -127,17 +128,4 @@ pub fn remember(
         },
     );
     true
-}
-
-pub fn result_json(uri: &str, task: &str, run: &DocRun) -> Value {
-    json!({
-        "uri": uri,
-        "task": task,
-        "status": run.status,
-        "summary": run.summary,
-        "passed": run.passed,
-        "total": run.total,
-        "entry_line": run.entry_line,
-        "failures": run.findings,
-    })
 }

@@ -4,9 +4,10 @@
 //! since the last submission), tests it, updates the turn's eval file and rescores.
 
 use super::progress::Progress;
-use super::tests::{remember, result_json, show_refusal, task_for, text_of};
+use super::tests::{remember, show_refusal, task_for, text_of};
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
+use crate::lsp::replies::{FeedbackGiven, Submitted, TestRun};
 use crate::lsp::session::{Notify, Session};
 use crate::lsp::workspace::settings::Settings;
 use anyhow::Context;
@@ -14,8 +15,8 @@ use pivot_bench::convcode::play::{self, FeedbackKind, PlayEnv};
 use pivot_bench::convcode::table;
 use pivot_bench::convcode::turn::Lm;
 use pivot_llm::{Client, ClientConfig};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::time::Duration;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::ProgressToken;
@@ -37,7 +38,7 @@ fn simulator(settings: &Settings) -> anyhow::Result<Option<Client>> {
 }
 
 /// `pivot.turn.feedback`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeedbackArgs {
     uri: Text,
@@ -46,7 +47,7 @@ pub struct FeedbackArgs {
     task: Option<Text>,
 }
 
-pub async fn feedback(b: &Session, args: &Args<'_>, a: FeedbackArgs) -> Result<Value> {
+pub async fn feedback(b: &Session, args: &Args<'_>, a: FeedbackArgs) -> Result<FeedbackGiven> {
     let uri = a.uri.0;
     let name = &*a.kind;
     let kind = FeedbackKind::parse(name).ok_or_else(|| {
@@ -101,20 +102,14 @@ pub async fn feedback(b: &Session, args: &Args<'_>, a: FeedbackArgs) -> Result<V
         let conv = ws.replay.convcode_mut().filter(|c| c.run.task == task);
         conv.map(|c| {
             c.record_feedback(&given);
-            json!(c.pending)
+            (&c.pending).into()
         })
     };
-    Ok(json!({
-        "kind": given.kind,
-        "task": task,
-        "text": given.text,
-        "simulator_call": given.simulator_call,
-        "pending": pending,
-    }))
+    Ok(FeedbackGiven::new(&given, task, pending))
 }
 
 /// `pivot.turn.submit`'s arguments.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitArgs {
     uri: Text,
@@ -125,7 +120,7 @@ pub async fn submit(
     args: &Args<'_>,
     a: SubmitArgs,
     token: Option<ProgressToken>,
-) -> Result<Value> {
+) -> Result<Submitted> {
     let uri = a.uri.0;
     let (text, mut run, pending, settings, res) = {
         let ws = b.ws();
@@ -201,13 +196,19 @@ pub async fn submit(
     // Publishes the document's new `tests` diagnostics with everything else.
     b.after_change(Notify::IfMoved(before)).await;
     b.refresh_code_lenses();
-    Ok(json!({
-        "turn": submitted.turn,
-        "record": submitted.record,
-        "log": submitted.log,
-        "eval_file": submitted.eval_file,
-        "tests": result_json(&uri, &task, &submitted.tests),
-        "scores": submitted.scores,
-        "table": table::render_text(&submitted.scores),
-    }))
+    // The record and the tables are the core's formats, kept as the JSON they write.
+    let record = serde_json::to_value(&submitted.record);
+    let scores = serde_json::to_value(&submitted.scores);
+    let (record, scores) = record
+        .and_then(|r| Ok((r, scores?)))
+        .map_err(|e| request_failed(e.to_string()))?;
+    Ok(Submitted {
+        turn: submitted.turn,
+        record,
+        log: submitted.log,
+        eval_file: submitted.eval_file,
+        tests: TestRun::new(&uri, &task, &submitted.tests),
+        scores,
+        table: table::render_text(&submitted.scores),
+    })
 }

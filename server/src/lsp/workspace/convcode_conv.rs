@@ -2,13 +2,13 @@
 //! each recorded turn a session, and the feedback a person playing the model has asked for
 //! since their last submission (what the next turn's record says was fed in).
 
+use crate::lsp::replies::ConvCodeInfo;
 use anyhow::Result;
 use pivot_bench::convcode::conversation::{models, ConvRun, OpenRequest};
 use pivot_bench::convcode::play::{Given, Pending};
 use pivot_bench::convcode::Config;
 use pivot_exec::Problem;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 pub struct ConvCodeConversation {
@@ -107,19 +107,19 @@ impl ConvCodeConversation {
 
     /// What `pivot.conversation.info` adds for this kind of conversation; `index` is the
     /// current session.
-    pub fn info(&self, index: usize) -> Value {
+    pub fn info(&self, index: usize) -> ConvCodeInfo {
         let r = &self.run;
-        json!({
-            "task": r.task,
-            "config": r.config.code(),
-            "label": r.config.label(),
-            "model": r.model,
-            "simulator": r.layout.simulator,
-            "turns": r.turns.iter().map(|t| t.turn).collect::<Vec<_>>(),
-            "turn": r.turns.get(index).map(|t| t.turn),
-            "next_turn": r.next_turn(),
-            "notes": r.notes,
-            "pending": self.pending,
-        })
+        ConvCodeInfo {
+            task: r.task.clone(),
+            config: r.config.code(),
+            label: r.config.label(),
+            model: r.model.clone(),
+            simulator: r.layout.simulator.clone(),
+            turns: r.turns.iter().map(|t| t.turn).collect(),
+            turn: r.turns.get(index).map(|t| t.turn),
+            next_turn: r.next_turn(),
+            notes: r.notes.clone(),
+            pending: (&self.pending).into(),
+        }
     }
 }

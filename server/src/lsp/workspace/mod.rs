@@ -17,13 +17,13 @@ pub mod state_file;
 pub mod test_runs;
 pub mod timeline;
 
+use crate::lsp::replies::{Info, SourceKind};
 use anyhow::{Context, Result};
 use convcode_conv::ConvCodeConversation;
 use conversation::Conversation;
 use document::Document;
 use pivot_python::pivots::Ledger;
 use replay::{Replay, Source};
-use serde_json::{json, Value};
 use settings::Settings;
 use state_file::{Loaded, SavedState};
 use std::collections::HashMap;
@@ -205,29 +205,24 @@ impl Workspace {
         problems
     }
 
-    /// `{"source", "kind", "count", "index", "active"}`: what `pivot.conversation.info` and
-    /// every session command return.
-    pub fn info(&self) -> Value {
+    /// What `pivot.conversation.info` and every session command return.
+    pub fn info(&self) -> Info {
         let r = &self.replay;
         let (source, kind) = match r.source() {
-            Some(Source::MemoryCode(c)) => (json!(c.path), "memorycode"),
-            Some(Source::ConvCode(c)) => (json!(c.request.root), "convcode"),
-            None if !r.ledger().pivots.is_empty() => (Value::Null, "workspace pivots"),
-            None => (Value::Null, "none"),
+            Some(Source::MemoryCode(c)) => (Some(c.path.clone()), SourceKind::MemoryCode),
+            Some(Source::ConvCode(c)) => (Some(c.request.root.clone()), SourceKind::ConvCode),
+            None if !r.ledger().pivots.is_empty() => (None, SourceKind::WorkspacePivots),
+            None => (None, SourceKind::None),
         };
-        let mut info = json!({
-            "source": source,
-            "kind": kind,
-            "count": r.count(),
-            "index": r.index(),
-            "active": r.active().len(),
-            "pivots": r.ledger().pivots.len(),
-            // The sessions are pivots.toml's commits (the history setting).
-            "history": r.history().is_some(),
-        });
-        if let Some(c) = r.convcode() {
-            info["convcode"] = c.info(r.index());
+        Info {
+            source,
+            kind,
+            count: r.count(),
+            index: r.index(),
+            active: r.active().len(),
+            pivots: r.ledger().pivots.len(),
+            history: r.history().is_some(),
+            convcode: r.convcode().map(|c| c.info(r.index())),
         }
-        info
     }
 }

@@ -1,12 +1,12 @@
 //! `pivot.outputs.check`: a model's answers for the open conversation, scored by the core's
 //! MemoryCode scorer, as JSON: per session and answer, each pair's verdict and score.
 
+use crate::lsp::replies::{AnswerScored, OutputsChecked, PairScored, SessionScores};
 use anyhow::{Context, Result};
 use pivot_bench::memorycode::data::{file_id, Pair};
 use pivot_bench::memorycode::score::{nanmean, score_dialogue, AnswerKind};
 use pivot_bench::memorycode::{Dialogue, ModelOutput};
 use pivot_python::pivots::Ledger;
-use serde_json::{json, Value};
 use std::path::Path;
 
 /// Score `output` against `dialogue` (whose pivots are `ledger`).
@@ -15,7 +15,7 @@ pub fn check_outputs(
     dialogue_path: &Path,
     ledger: &Ledger,
     output: &Path,
-) -> Result<Value> {
+) -> Result<OutputsChecked> {
     if let (Some(o), Some(d)) = (
         file_id(output, "output_"),
         file_id(dialogue_path, "dialogue_"),
@@ -32,7 +32,7 @@ pub fn check_outputs(
     let result = score_dialogue(dialogue, &out)
         .map_err(|e| anyhow::anyhow!(e))
         .with_context(|| format!("cannot score {}", output.display()))?;
-    let answers: Vec<Value> = result
+    let answers = result
         .answers
         .iter()
         .map(|a| {
@@ -41,7 +41,7 @@ pub fn check_outputs(
                 AnswerKind::History => &session.history_regex,
                 _ => &session.session_regex,
             };
-            let verdicts: Vec<Value> = a
+            let verdicts = a
                 .verdicts
                 .iter()
                 .map(|(i, v)| {
@@ -52,14 +52,14 @@ pub fn check_outputs(
                         .into_iter()
                         .find(|x| x.version.kind == pair.kind && x.version.rule == pair.rule)
                         .map(|x| x.pivot.id.clone());
-                    json!({
-                        "pair": i,
-                        "pivot": pivot,
-                        "kind": pair.kind.name(),
-                        "rule": pair.rule.to_json(),
-                        "verdict": v,
-                        "score": v.score(),
-                    })
+                    PairScored {
+                        pair: *i,
+                        pivot,
+                        kind: pair.kind.name().to_string(),
+                        rule: pair.rule.to_json(),
+                        verdict: (*v).into(),
+                        score: v.score(),
+                    }
                 })
                 .collect();
             let score = nanmean(
@@ -67,41 +67,39 @@ pub fn check_outputs(
                     .iter()
                     .map(|(_, v)| v.score().unwrap_or(f64::NAN)),
             );
-            json!({
-                "session": a.session,
-                "kind": a.kind.name(),
-                "answer": a.answer,
-                "syntax_error": a.syntax_error.as_ref().map(|e| e.to_string()),
-                "score": num(score),
-                "verdicts": verdicts,
-            })
+            AnswerScored {
+                session: a.session,
+                kind: a.kind.name().to_string(),
+                answer: a.answer,
+                syntax_error: a.syntax_error.as_ref().map(|e| e.to_string()),
+                score: finite(score),
+                verdicts,
+            }
         })
         .collect();
-    let arr = |v: &[f64]| Value::Array(v.iter().map(|x| num(*x)).collect());
-    Ok(json!({
-        "dialogue": dialogue_path,
-        "output": output,
-        "scores": {
-            "session": arr(&result.scores.session),
-            "instruction": arr(&result.scores.instruction),
-            "history": arr(&result.scores.history),
+    let list = |v: &[f64]| v.iter().copied().map(finite).collect();
+    Ok(OutputsChecked {
+        dialogue: dialogue_path.to_path_buf(),
+        output: output.to_path_buf(),
+        scores: SessionScores {
+            session: list(&result.scores.session),
+            instruction: list(&result.scores.instruction),
+            history: list(&result.scores.history),
         },
-        "answers": answers,
-        "warnings": out.warnings,
-    }))
+        answers,
+        warnings: out.warnings,
+    })
 }
 
-fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
+/// A mean over no pair is NaN, which JSON cannot hold: it is written as null.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lsp::replies::VerdictName;
     use crate::lsp::workspace::conversation::Conversation;
     use std::path::PathBuf;
 
@@ -113,13 +111,13 @@ mod tests {
         let out = root.join("outputs/demo-model/output_1.json");
         let v = check_outputs(&c.dialogue, &dpath, &c.ledger, &out).unwrap();
         // make_fixtures.py: session 0's first session answer passes both pairs.
-        let first = &v["answers"][0];
-        assert_eq!(first["kind"], "session");
-        assert_eq!(first["verdicts"][0]["verdict"], "pass");
-        assert_eq!(first["verdicts"][0]["pivot"], "mc-100");
-        assert_eq!(first["verdicts"][1]["pivot"], "mc-101");
-        assert_eq!(v["scores"]["session"][0], 0.5);
-        assert_eq!(v["scores"]["session"][1], Value::Null);
+        let first = &v.answers[0];
+        assert_eq!(first.kind, "session");
+        assert_eq!(first.verdicts[0].verdict, VerdictName::Pass);
+        assert_eq!(first.verdicts[0].pivot.as_deref(), Some("mc-100"));
+        assert_eq!(first.verdicts[1].pivot.as_deref(), Some("mc-101"));
+        assert_eq!(v.scores.session[0], Some(0.5));
+        assert_eq!(v.scores.session[1], None);
         let wrong = root.join("outputs/demo-model/output_2.json");
         let e = check_outputs(&c.dialogue, &dpath, &c.ledger, &wrong).unwrap_err();
         assert!(format!("{e:#}").contains("is for dialogue 2"), "{e:#}");

@@ -6,31 +6,70 @@ use super::conversation::Conversation;
 use super::replay::{Replay, Source};
 use pivot_history::Commit;
 use pivot_python::pivots::{Active, Ledger};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// `pivot.session.timeline`'s reply.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Timeline {
     /// The current session.
     pub index: usize,
     pub count: usize,
-    /// "memorycode", "convcode", "history" (pivots.toml's commits) or "workspace pivots".
-    pub source: &'static str,
+    pub source: TimelineSource,
     pub sessions: Vec<SessionEntry>,
 }
 
-#[derive(Debug, Serialize)]
+/// Where the sessions come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TimelineSource {
+    #[serde(rename = "memorycode")]
+    MemoryCode,
+    #[serde(rename = "convcode")]
+    ConvCode,
+    /// pivots.toml's commits (the history setting).
+    #[serde(rename = "history")]
+    History,
+    #[serde(rename = "workspace pivots")]
+    WorkspacePivots,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SessionEntry {
     pub index: usize,
     /// The commit this session is (history only; null for the uncommitted working file and
     /// every other source).
-    pub commit: Option<Commit>,
+    pub commit: Option<CommitRef>,
     /// True for the working tree's `pivots.toml`, changed since the last commit.
     pub uncommitted: bool,
     pub changes: Vec<Change>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// A commit as the editors show it (the history crate's `Commit`, which knows nothing of
+/// the editors' schema).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommitRef {
+    /// The full hex id.
+    pub id: String,
+    /// The first 12 hex digits.
+    pub short: String,
+    /// The first line of its message.
+    pub summary: String,
+    /// Committer time, seconds since the epoch.
+    pub time: i64,
+}
+
+impl From<&Commit> for CommitRef {
+    fn from(c: &Commit) -> CommitRef {
+        CommitRef {
+            id: c.id.clone(),
+            short: c.short.clone(),
+            summary: c.summary.clone(),
+            time: c.time,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChangeKind {
     Added,
@@ -49,7 +88,7 @@ impl ChangeKind {
 }
 
 /// One pivot's change at a session.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Change {
     pub change: ChangeKind,
     pub id: String,
@@ -96,10 +135,10 @@ pub fn changes_at(ledger: &Ledger, k: usize) -> Vec<Change> {
 
 pub fn timeline(r: &Replay) -> Timeline {
     let source = match r.source() {
-        Some(Source::MemoryCode(_)) => "memorycode",
-        Some(Source::ConvCode(_)) => "convcode",
-        None if r.history().is_some() => "history",
-        None => "workspace pivots",
+        Some(Source::MemoryCode(_)) => TimelineSource::MemoryCode,
+        Some(Source::ConvCode(_)) => TimelineSource::ConvCode,
+        None if r.history().is_some() => TimelineSource::History,
+        None => TimelineSource::WorkspacePivots,
     };
     let history = r.history();
     let count = r.count();
@@ -119,7 +158,7 @@ pub fn timeline(r: &Replay) -> Timeline {
         .enumerate()
         .map(|(k, changes)| SessionEntry {
             index: k,
-            commit: r.session_commit(k).cloned(),
+            commit: r.session_commit(k).map(CommitRef::from),
             uncommitted: history.is_some_and(|h| matches!(h.commits.get(k), Some(None))),
             changes,
         })
