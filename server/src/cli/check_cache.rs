@@ -15,11 +15,11 @@ use super::check_drive::Checked;
 use super::check_report::sha256_hex;
 use super::check_walk::SourceFile;
 use crate::lsp::replies::HeadlessSetup;
+use crate::lsp::SetupArgs;
 use anyhow::Result;
 use pivot_base::cache_dir::CacheDir;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -36,7 +36,7 @@ pub struct Context<'a> {
     pub secret: &'a [u8],
     pub root: &'a Path,
     /// What the servers are set up with (`pivot/headless/setup`'s parameters).
-    pub setup: &'a Value,
+    pub setup: &'a SetupArgs,
     pub pivots: Option<&'a [u8]>,
     pub conversation: Option<&'a [u8]>,
 }
@@ -51,7 +51,7 @@ impl Context<'_> {
             sha256_hex(self.secret),
             super::VERSION.to_string(),
             self.root.display().to_string(),
-            self.setup.to_string(),
+            serde_json::to_string(self.setup).unwrap_or_default(),
             hash(self.pivots),
             hash(self.conversation),
         ] {

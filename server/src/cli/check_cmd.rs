@@ -10,10 +10,11 @@ use super::check_walk::{named, relative, sort_problems, walk, Problem, SourceFil
 use super::log_safe;
 use super::Progress;
 use crate::lsp::replies::HeadlessSetup;
+use crate::lsp::{SetupArgs, Text};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use pivot_base::cache_dir::CacheDir;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -224,22 +225,21 @@ pub fn check_tree(
     };
 
     // The servers: set up as asked, then each file opened, published and closed.
-    let mut setup = json!({});
+    let mut setup = SetupArgs::default();
     // The same set-up with the paths as the tree names them, for the cache's key: the
     // findings of a commit's files written out anywhere are the same.
-    let mut key_setup = json!({});
+    let mut key_setup = SetupArgs::default();
+    let text = |p: &Path| Text(p.display().to_string());
     if let Some((p, _)) = &named.pivots_file {
-        setup["pivots"] = json!(p);
-        key_setup["pivots"] = json!(relative(root, p));
+        setup.pivots = Some(text(p));
+        key_setup.pivots = Some(Text(relative(root, p)));
     }
     if let Some((p, _)) = &named.conversation {
-        setup["conversation"] = json!(p);
-        key_setup["conversation"] = json!(relative(root, p));
+        setup.conversation = Some(text(p));
+        key_setup.conversation = Some(Text(relative(root, p)));
     }
-    if let Some(k) = a.session {
-        setup["session"] = json!(k);
-        key_setup["session"] = json!(k);
-    }
+    setup.session = a.session;
+    key_setup.session = a.session;
     let jobs = a.jobs.unwrap_or_else(default_jobs);
     let max_bytes = (a.max_file_size * 1e6) as u64;
     // Without the user's cache secret nothing is cached (see check_cache.rs).
@@ -381,7 +381,7 @@ fn cache_dir(root: &Path, given: Option<&Path>) -> PathBuf {
 /// Also returns how many came from the cache.
 fn check_with_cache(
     root: &Path,
-    setup: &Value,
+    setup: &SetupArgs,
     files: &[SourceFile],
     jobs: usize,
     max_bytes: u64,

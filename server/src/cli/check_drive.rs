@@ -6,8 +6,9 @@
 use super::check_client::{uri_of, LspClient};
 use super::check_walk::{read_source, SourceFile};
 use crate::lsp::replies::HeadlessSetup;
+use crate::lsp::SetupArgs;
 use anyhow::{anyhow, Result};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use std::path::Path;
 use tower_lsp_server::ls_types::Diagnostic;
@@ -42,7 +43,7 @@ pub enum Checked {
 /// opened, so no more than the open window of texts is held at once.
 pub fn drive(
     root: &Path,
-    setup: &Value,
+    setup: &SetupArgs,
     files: &[SourceFile],
     jobs: usize,
     max_bytes: u64,
@@ -88,7 +89,11 @@ pub fn drive(
         None => {
             // No file to check: the setup still tells the active pivots and any error.
             let mut c = LspClient::start(root)?;
-            let s = c.request_as(crate::lsp::HEADLESS_SETUP, setup.clone(), &mut |_| {})?;
+            let s = c.request_as(
+                crate::lsp::HEADLESS_SETUP,
+                serde_json::to_value(setup)?,
+                &mut |_| {},
+            )?;
             messages.append(&mut c.messages);
             c.finish()?;
             s
@@ -114,7 +119,7 @@ struct Published {
 
 fn one_server(
     root: &Path,
-    setup: &Value,
+    setup: &SetupArgs,
     files: &[SourceFile],
     share: &[usize],
     max_bytes: u64,
@@ -124,8 +129,11 @@ fn one_server(
         return Ok((None, Vec::new(), Vec::new()));
     }
     let mut c = LspClient::start(root)?;
-    let setup_out: HeadlessSetup =
-        c.request_as(crate::lsp::HEADLESS_SETUP, setup.clone(), &mut |_| {})?;
+    let setup_out: HeadlessSetup = c.request_as(
+        crate::lsp::HEADLESS_SETUP,
+        serde_json::to_value(setup)?,
+        &mut |_| {},
+    )?;
     // Per open document: its index and the SHA-256 of the text sent.
     let mut pending: HashMap<String, (usize, String)> = HashMap::new();
     let mut out = Vec::with_capacity(share.len());

@@ -8,6 +8,7 @@
 
 use super::check_client::LspClient;
 use crate::lsp::replies::{AnswerVerdicts, HeadlessSetup, Moved};
+use crate::lsp::{AnswerArgs, AnswersArgs, SetupArgs, Text};
 use anyhow::{Context, Result};
 use pivot_bench::memorycode::score::{
     answers_asked, score_dialogue_with, AnswerAt, AnswerResult, DialogueResult,
@@ -77,7 +78,12 @@ fn one_dialogue(
         .map_err(|e| format!("{}: {e}", path.display()))?;
     c.request_as::<HeadlessSetup>(
         crate::lsp::HEADLESS_SETUP,
-        json!({"conversation": abs, "session": 0}),
+        serde_json::to_value(SetupArgs {
+            conversation: Some(Text(abs.display().to_string())),
+            session: Some(0),
+            ..SetupArgs::default()
+        })
+        .map_err(|e| e.to_string())?,
         &mut |_| {},
     )
     .map_err(err)?;
@@ -106,12 +112,18 @@ fn one_dialogue(
         } else {
             None
         };
-        let items: Vec<Value> = run
-            .iter()
-            .map(|(at, code)| json!({"text": code, "kind": at.kind.name(), "answer": at.answer}))
-            .collect();
+        let answers = AnswersArgs {
+            answers: (run.iter())
+                .map(|(at, code)| AnswerArgs {
+                    text: code.to_string(),
+                    kind: Text(at.kind.name().into()),
+                    answer: at.answer,
+                })
+                .collect(),
+        };
+        let answers = serde_json::to_value(answers).map_err(|e| e.to_string())?;
         let answers = c
-            .send_request(crate::lsp::MEMORYCODE_ANSWERS, json!({"answers": items}))
+            .send_request(crate::lsp::MEMORYCODE_ANSWERS, answers)
             .map_err(err)?;
         sent.push(SessionSent { run, goto, answers });
     }

@@ -18,8 +18,11 @@ mod sync;
 pub mod transport;
 pub mod workspace;
 
-pub use commands::headless::{ANSWERS as MEMORYCODE_ANSWERS, SETUP as HEADLESS_SETUP};
+pub use commands::headless::{
+    AnswerArgs, AnswersArgs, SetupArgs, ANSWERS as MEMORYCODE_ANSWERS, SETUP as HEADLESS_SETUP,
+};
 pub use commands::schema::text as command_schema;
+pub use commands::Text;
 pub use server::Backend;
 use tower_lsp_server::{LspService, Server};
 

@@ -5,7 +5,7 @@
 use super::super::convert::invalid_params;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use tower_lsp_server::jsonrpc::Result;
@@ -67,7 +67,7 @@ impl<'a> Args<'a> {
 pub struct NoArgs {}
 
 /// A non-empty string argument (a path, a URI, a name: empty is always a mistake).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(try_from = "String")]
 pub struct Text(pub String);
 

@@ -26,7 +26,7 @@ use anyhow::Context;
 use pivot_bench::memorycode::score::{pairs_for, AnswerKind};
 use pivot_python::pivots::{check, Ledger};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 use tower_lsp_server::jsonrpc::Result;
@@ -34,31 +34,34 @@ use tower_lsp_server::jsonrpc::Result;
 pub const SETUP: &str = "pivot/headless/setup";
 pub const ANSWERS: &str = "pivot/memorycode/answers";
 
-/// `pivot/headless/setup`'s arguments.
-#[derive(Deserialize, JsonSchema)]
+/// `pivot/headless/setup`'s arguments, as the headless clients send them too.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetupArgs {
-    pivots: Option<Text>,
-    conversation: Option<Text>,
-    session: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pivots: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<Text>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<usize>,
 }
 
 /// `pivot/memorycode/answers`'s arguments.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnswersArgs {
-    answers: Vec<AnswerArgs>,
+    pub answers: Vec<AnswerArgs>,
 }
 
 /// One answer of `pivot/memorycode/answers`.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnswerArgs {
     /// The answer's code (may be empty: a reply without code).
-    text: String,
+    pub text: String,
     /// `session`, `instruction` or `history`.
-    kind: Text,
-    answer: usize,
+    pub kind: Text,
+    pub answer: usize,
 }
 
 impl Session {
