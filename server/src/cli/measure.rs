@@ -107,7 +107,10 @@ mod tests {
             .find_map(|l| l.strip_prefix("VmHWM:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .unwrap();
-        assert!(small < (32 * 1024).max(ours + 1024), "{small} KiB (ours {ours} KiB)");
+        assert!(
+            small < (32 * 1024).max(ours + 1024),
+            "{small} KiB (ours {ours} KiB)"
+        );
         let err = run_child(&mut Command::new("false"), "false").unwrap_err();
         assert!(err.to_string().contains("false failed"), "{err}");
     }

@@ -181,18 +181,18 @@ impl LanguageServer for Backend {
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
-        let ws = self.ws();
-        // Under the lock, so that the test also sees a poisoned lock taken again.
+        let ws = self.ws_read();
+        // Under the lock, so that the test also sees the lock taken again after a panic.
         super::catch::test_panic("textDocument/hover");
         Ok(hover::hover(&ws, params))
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        Ok(code_action::code_actions(&self.ws(), params))
+        Ok(code_action::code_actions(&self.ws_read(), params))
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
-        Ok(code_lens::code_lenses(&self.ws(), params))
+        Ok(code_lens::code_lenses(&self.ws_read(), params))
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

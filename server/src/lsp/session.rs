@@ -9,11 +9,15 @@
 //! 1. `command_lock` (tokio): a whole session command, so commands apply in the order sent;
 //! 2. `publish_turn` (tokio): from computing diagnostics to sending them;
 //! 3. `save_lock` (tokio): a state-file write;
-//! 4. `ws` (std): the workspace, for synchronous work only;
+//! 4. `ws` (std `RwLock`): the workspace, for synchronous work only. Changes take it to
+//!    write; the read-only work (diagnostics, hovers, code actions, lenses) takes it to read
+//!    (`ws_read`), so those run beside one another rather than one at a time;
 //! 5. `saved_base`, `cancels`, `startup_problems` (std): short, leaf locks.
 //!
 //! Every std lock is taken with `unwrap_or_else(PoisonError::into_inner)`: a handler that
-//! panicked (catch.rs answers for it) leaves them usable.
+//! panicked (catch.rs answers for it) leaves them usable. The workspace's own lazy state
+//! (a document's analysis, made on first use after an edit) is behind `OnceLock`s and
+//! mutexes of its own, so two readers analyse a document once.
 
 use super::publish::{self, DocDiagnostics};
 use super::workspace::state_file::{self, SavedState};
@@ -21,7 +25,7 @@ use super::workspace::Workspace;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::Client;
@@ -29,7 +33,7 @@ use tower_lsp_server::Client;
 pub struct Session {
     pub client: Client,
     /// Shared with the background analyses of edits (`publish_later`).
-    pub(crate) ws: Arc<Mutex<Workspace>>,
+    pub(crate) ws: Arc<RwLock<Workspace>>,
     /// Held from computing diagnostics to sending them, so that what reaches the client
     /// last is computed last: an edit's background publish, an open, a close, a change of
     /// session or a test run.
@@ -85,7 +89,7 @@ impl Session {
     pub fn new(client: Client) -> Session {
         Session {
             client,
-            ws: Arc::new(Mutex::new(Workspace::default())),
+            ws: Arc::new(RwLock::new(Workspace::default())),
             publish_turn: Arc::new(tokio::sync::Mutex::new(())),
             save_lock: tokio::sync::Mutex::new(()),
             saved_base: Mutex::new(SavedState::default()),
@@ -110,9 +114,14 @@ impl Session {
         }
     }
 
-    /// The workspace, locked. A handler that panicked cannot leave it unusable.
-    pub fn ws(&self) -> MutexGuard<'_, Workspace> {
-        lock(&self.ws)
+    /// The workspace, locked to change it. A handler that panicked cannot leave it unusable.
+    pub fn ws(&self) -> RwLockWriteGuard<'_, Workspace> {
+        write(&self.ws)
+    }
+
+    /// The workspace, locked to read it: other readers run beside this one.
+    pub fn ws_read(&self) -> RwLockReadGuard<'_, Workspace> {
+        read(&self.ws)
     }
 
     /// The turn to publish diagnostics (see `publish_turn`).
@@ -124,6 +133,13 @@ impl Session {
     pub async fn publish_with(&self, compute: impl FnOnce(&mut Workspace) -> Vec<DocDiagnostics>) {
         let _turn = self.publish_turn().await;
         let items = compute(&mut self.ws());
+        publish::send(&self.client, items).await;
+    }
+
+    /// `publish_with` for a computation that only reads the workspace.
+    pub async fn publish_read(&self, compute: impl FnOnce(&Workspace) -> Vec<DocDiagnostics>) {
+        let _turn = self.publish_turn().await;
+        let items = compute(&self.ws_read());
         publish::send(&self.client, items).await;
     }
 
@@ -143,7 +159,7 @@ impl Session {
             // analysis made `check` a fifth slower (a thread hand-off per document, and trees
             // allocated on one thread and freed on another).
             let diags = {
-                let ws = lock(&ws);
+                let ws = read(&ws);
                 let current = ws.docs.get(&key).is_some_and(|d| d.version == version);
                 current.then(|| publish::for_doc(&ws, &key)).flatten()
             };
@@ -153,7 +169,7 @@ impl Session {
 
     /// (session index, session count): compared before and after a command.
     pub fn session_key(&self) -> (usize, usize) {
-        let ws = self.ws();
+        let ws = self.ws_read();
         (ws.replay.index(), ws.replay.count())
     }
 
@@ -168,7 +184,7 @@ impl Session {
         if changed {
             self.notify_session(after).await;
         }
-        self.publish_with(|ws| publish::for_all(ws)).await;
+        self.publish_read(publish::for_all).await;
         self.persist().await;
     }
 
@@ -185,7 +201,7 @@ impl Session {
         }
         let _guard = self.save_lock.lock().await;
         let (root, state) = {
-            let ws = self.ws();
+            let ws = self.ws_read();
             (ws.root.clone(), ws.saved_state())
         };
         let Some(root) = root else { return };
@@ -225,8 +241,12 @@ impl Session {
 }
 
 /// `ws` locked, also after a panic while it was held (see `Session::ws`).
-fn lock(ws: &Mutex<Workspace>) -> MutexGuard<'_, Workspace> {
-    ws.lock().unwrap_or_else(|e| e.into_inner())
+fn write(ws: &RwLock<Workspace>) -> RwLockWriteGuard<'_, Workspace> {
+    ws.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn read(ws: &RwLock<Workspace>) -> RwLockReadGuard<'_, Workspace> {
+    ws.read().unwrap_or_else(|e| e.into_inner())
 }
 
 pub fn token_key(t: &ProgressToken) -> String {

@@ -40,7 +40,7 @@ fn config_arg(args: &Args<'_>, code: Option<&str>) -> Result<Option<Config>> {
 /// a warning.
 pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Opened> {
     let (root, settings, res) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         (
             ws.resolve(&a.path),
             ws.settings.clone(),
@@ -71,7 +71,7 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Opened> {
     let (conv, warnings) = opened.map_err(|e| request_failed(format!("{e:#}")))?;
     b.ws().replay.open_source(Source::ConvCode(Box::new(conv)));
     b.after_change(Notify::Always).await;
-    let info = b.ws().info();
+    let info = b.ws_read().info();
     Ok(Opened { info, warnings })
 }
 
@@ -96,7 +96,7 @@ pub async fn evaluate(
     token: Option<ProgressToken>,
 ) -> Result<ConvCodeEvaluation> {
     let (results, python) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         (ws.resolve(&a.results), ws.settings.python.clone())
     };
     let model = a.model.0;

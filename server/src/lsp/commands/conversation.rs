@@ -36,7 +36,7 @@ impl OpenArgs {
 /// convcode.rs's). A missing or malformed file is an error naming the file and the problem;
 /// the conversation open before stays open.
 pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Opened> {
-    let path = b.ws().resolve(&a.path);
+    let path = b.ws_read().resolve(&a.path);
     if path.is_dir() {
         return Err(args.error(&format!(
             "{} is a folder: a ConvCodeWorld results folder also needs \"task\" (e.g. \"HumanEval/0\")",
@@ -54,16 +54,16 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Opened> {
     let (conv, warnings) = loaded.map_err(|e| request_failed(format!("{e:#}")))?;
     b.ws().replay.open(conv);
     b.after_change(Notify::Always).await;
-    let info = b.ws().info();
+    let info = b.ws_read().info();
     Ok(Opened { info, warnings })
 }
 
 pub fn info(b: &Session, _: NoArgs) -> Result<Info> {
-    Ok(b.ws().info())
+    Ok(b.ws_read().info())
 }
 
 pub async fn close(b: &Session, _: NoArgs) -> Result<Info> {
     b.ws().replay.close();
     b.after_change(Notify::Always).await;
-    Ok(b.ws().info())
+    Ok(b.ws_read().info())
 }

@@ -17,7 +17,7 @@ pub struct InspectArgs {
 
 pub fn inspect(b: &Session, args: &Args<'_>, a: InspectArgs) -> Result<Inspected> {
     let uri = &*a.uri;
-    let ws = b.ws();
+    let ws = b.ws_read();
     let doc = ws
         .docs
         .get(uri)

@@ -30,7 +30,7 @@ pub async fn memorycode(
     token: Option<ProgressToken>,
 ) -> Result<MemoryCodeScores> {
     let (dataset, outputs) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         (ws.resolve(&a.dataset), ws.resolve(&a.outputs))
     };
     if !outputs.is_dir() {

@@ -76,7 +76,7 @@ impl Session {
         let mut warnings = Vec::new();
         let conv = match conversation {
             Some(p) => {
-                let path = self.ws().resolve(p);
+                let path = self.ws_read().resolve(p);
                 let r = tokio::task::spawn_blocking(move || Conversation::open(&path))
                     .await
                     .map_err(|e| request_failed(format!("{SETUP}: {e}")))?;

@@ -65,7 +65,7 @@ pub async fn generate_for_conversation(
     token: Option<ProgressToken>,
 ) -> Result<Generated> {
     let req = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         let dialogue = ws
             .replay
             .conversation()

@@ -22,7 +22,7 @@ pub async fn check(b: &Session, args: &Args<'_>, a: CheckArgs) -> Result<Outputs
     // output file is read and scored after the lock is released, blocking no command.
     let (path, conv) = {
         let _in_order = b.command_lock.lock().await;
-        let ws = b.ws();
+        let ws = b.ws_read();
         let path = ws.resolve(&a.path);
         let conv = ws
             .replay

@@ -14,7 +14,7 @@ use tower_lsp_server::jsonrpc::Result;
 
 /// The active pivots: id, source, version, instruction text, object kind, rule, session.
 pub fn active(b: &Session, _: NoArgs) -> Result<ActivePivots> {
-    let ws = b.ws();
+    let ws = b.ws_read();
     let r = &ws.replay;
     let pivots = r
         .active()
@@ -132,7 +132,7 @@ pub async fn remove(b: &Session, args: &Args<'_>, a: RemoveArgs) -> Result<Activ
 /// Re-read `pivots.toml`.
 pub async fn reload(b: &Session, _: NoArgs) -> Result<Reloaded> {
     let n = reload_toml(b).await.map_err(request_failed)?;
-    let info = b.ws().info();
+    let info = b.ws_read().info();
     Ok(Reloaded {
         info,
         workspace_pivots: n,

@@ -25,7 +25,7 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<ReportOpe
     }
     let title = a.title.map(|t| t.0);
     let (paths, out) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         let root = ws.root.clone().ok_or_else(|| {
             args.error("no workspace folder is open: the report goes to its .pivot/report.html")
         })?;

@@ -48,13 +48,13 @@ pub async fn step(b: &Session, args: &Args<'_>, m: Move) -> Result<Moved> {
     if moved {
         b.after_change(Notify::IfMoved(before)).await;
     }
-    let info = b.ws().info();
+    let info = b.ws_read().info();
     Ok(Moved { info, moved })
 }
 
 pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Result<Transcript> {
     let (k, count, convcode) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         let r = &ws.replay;
         let k = a.index.unwrap_or(r.index());
         if k >= r.count() {
@@ -80,14 +80,14 @@ pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Resu
                 .await
                 .ok()
                 .flatten();
-            let ws = b.ws();
+            let ws = b.ws_read();
             ws.replay
                 .convcode()
                 .and_then(|c| c.transcript(k, problem.as_ref()))
                 .ok_or_else(|| args.error("the conversation changed; ask again"))?
         }
         None => {
-            let ws = b.ws();
+            let ws = b.ws_read();
             let r = &ws.replay;
             markdown(
                 r.conversation(),
@@ -106,5 +106,7 @@ pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Resu
 
 /// Every session with its commit (sessions from history) and pivot changes.
 pub fn timeline(b: &Session, _: NoArgs) -> Result<Timeline> {
-    Ok(crate::lsp::workspace::timeline::timeline(&b.ws().replay))
+    Ok(crate::lsp::workspace::timeline::timeline(
+        &b.ws_read().replay,
+    ))
 }

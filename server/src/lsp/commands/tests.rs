@@ -58,7 +58,7 @@ pub async fn run(
 ) -> Result<TestRun> {
     let uri = a.uri.0;
     let (text, task, settings, res) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         let text = text_of(&ws, args, &uri)?;
         let task = task_for(&ws, args, a.task.as_deref(), &uri)?;
         (text, task, ws.settings.clone(), ws.resources.clone())

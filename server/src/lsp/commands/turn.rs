@@ -57,7 +57,7 @@ pub async fn feedback(b: &Session, args: &Args<'_>, a: FeedbackArgs) -> Result<F
         ))
     })?;
     let (text, task, config, settings, res) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         let text = text_of(&ws, args, &uri)?;
         let task = task_for(&ws, args, a.task.as_deref(), &uri)?;
         // Verbal feedback sees what the open configuration's simulator would.
@@ -123,7 +123,7 @@ pub async fn submit(
 ) -> Result<Submitted> {
     let uri = a.uri.0;
     let (text, mut run, pending, settings, res) = {
-        let ws = b.ws();
+        let ws = b.ws_read();
         let text = text_of(&ws, args, &uri)?;
         let conv = ws.replay.convcode().ok_or_else(|| {
             args.error(
