@@ -14,10 +14,10 @@
 use super::check_drive::Checked;
 use super::check_report::sha256_hex;
 use super::check_walk::SourceFile;
-use crate::lsp::replies::HeadlessSetup;
 use crate::lsp::SetupArgs;
 use anyhow::Result;
 use pivot_base::cache_dir::CacheDir;
+use pivot_workspace::replies::HeadlessSetup;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;

@@ -5,9 +5,9 @@
 
 use super::check_client::{uri_of, LspClient};
 use super::check_walk::{read_source, SourceFile};
-use crate::lsp::replies::HeadlessSetup;
 use crate::lsp::SetupArgs;
 use anyhow::{anyhow, Result};
+use pivot_workspace::replies::HeadlessSetup;
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::Path;

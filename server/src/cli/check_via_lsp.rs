@@ -7,7 +7,6 @@
 //! benchmark.
 
 use super::check_client::LspClient;
-use crate::lsp::replies::{AnswerVerdicts, HeadlessSetup, Moved};
 use crate::lsp::{AnswerArgs, AnswersArgs, SetupArgs, Text};
 use anyhow::{Context, Result};
 use pivot_bench::memorycode::score::{
@@ -17,6 +16,7 @@ use pivot_bench::memorycode::score_dirs::{score_dirs_part, Detail};
 use pivot_bench::memorycode::{Dialogue, ModelOutput, Report};
 use pivot_python::pivots::Verdict;
 use pivot_python::python::code_block;
+use pivot_workspace::replies::{AnswerVerdicts, HeadlessSetup, Moved};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Mutex;

@@ -12,11 +12,12 @@
 //! checked on the whole module; no cache).
 
 use super::publish;
-use super::workspace::document::{Change, Document, Reparse, Utf16Pos};
-use super::workspace::Workspace;
 use anyhow::Result;
 use pivot_python::pivots::Rule;
 use pivot_python::python::ObjectKind;
+use pivot_workspace::document::{Change, Document, Reparse, Utf16Pos};
+use pivot_workspace::sample::{sample_module, PIVOTS};
+use pivot_workspace::Workspace;
 use std::time::Instant;
 
 /// What to time.
@@ -94,40 +95,6 @@ pub struct BenchReport {
     /// Of the server path's edits, how many were analysed without the whole tree.
     pub fast_edits: usize,
     pub timings: Vec<Timing>,
-}
-
-/// The ten pivots of the benchmark, one per common rule shape.
-pub(crate) const PIVOTS: [(&str, &str, &str); 10] = [
-    ("fn", "function", r#""^f_""#),
-    ("method", "method", r#"".*_m$""#),
-    ("class", "class", r#""^[A-Z][a-zA-Z0-9]*$""#),
-    ("var", "variable", r#"".*chx.*""#),
-    ("arg", "function argument", r#""^a_""#),
-    ("attr", "attribute", r#""^at_""#),
-    ("doc", "function docstring", "true"),
-    ("timer", "method decorator", r#"["timer", true]"#),
-    ("import", "import", r#"["hashlib", true]"#),
-    ("comment", "comment", "true"),
-];
-
-/// A Python module of about `lines` lines: classes with methods and functions, some
-/// breaking the pivots, so diagnostics are realistic in number.
-pub fn sample_module(lines: usize) -> String {
-    let mut s = String::from("\"\"\"Generated module for the latency benchmark.\"\"\"\nimport os\nfrom pedantic import timer\n\n");
-    let mut i = 0;
-    while s.lines().count() < lines {
-        if i % 4 == 0 {
-            s.push_str(&format!(
-                "class Store{i}:\n    def __init__(self, size):\n        self.at_size = size\n        self.items = []\n\n    @timer\n    def add_m(self, item):\n        self.items.append(item)\n        return len(self.items)\n\n    def get(self, k):\n        return self.items[k]\n\n\n"
-            ));
-        } else {
-            s.push_str(&format!(
-                "def f_total{i}(a_x, y):\n    \"\"\"Sum two values.\"\"\"\n    total_chx = a_x + y  # add\n    return total_chx\n\n\ndef helper{i}(x):\n    value = x * 2\n    return value\n\n\n"
-            ));
-        }
-        i += 1;
-    }
-    s
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -293,9 +260,9 @@ mod tests {
 #[cfg(test)]
 mod phases {
     use super::*;
-    use crate::lsp::workspace::findings::findings;
     use pivot_python::python::module::parse_tree;
     use pivot_python::python::Module;
+    use pivot_workspace::findings::findings;
 
     /// Where the time goes: `cargo test --release --lib lsp::bench::phases -- --ignored --nocapture`.
     #[test]

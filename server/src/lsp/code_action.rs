@@ -2,9 +2,9 @@
 //! recomputed from the document as it is now (fixes in workspace/fixes.rs).
 
 use super::convert;
-use super::workspace::findings::findings;
-use super::workspace::fixes::fixes;
-use super::workspace::Workspace;
+use pivot_workspace::findings::findings;
+use pivot_workspace::fixes::fixes;
+use pivot_workspace::Workspace;
 use std::collections::HashMap;
 use tower_lsp_server::ls_types::*;
 

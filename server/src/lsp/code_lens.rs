@@ -1,7 +1,7 @@
 //! `textDocument/codeLens`: "Run tests" on the entry point, and the last result ("3/7
 //! passed") beside it; both run `pivot.tests.run` on the document.
 
-use super::workspace::Workspace;
+use pivot_workspace::Workspace;
 use serde_json::json;
 use tower_lsp_server::ls_types::*;
 

@@ -1,12 +1,12 @@
 //! Translations between the workspace's types and LSP's: positions, ranges, diagnostics,
 //! edits, and JSON-RPC errors.
 
-use super::workspace::document::{Document, Utf16Pos};
-use super::workspace::findings::Finding;
-use super::workspace::fixes::Edit;
-use super::workspace::test_runs::TestRuns;
 use pivot_exec::doc_tests::Finding as TestFailure;
 use pivot_python::python::Span;
+use pivot_workspace::document::{Document, Utf16Pos};
+use pivot_workspace::findings::Finding;
+use pivot_workspace::fixes::Edit;
+use pivot_workspace::test_runs::TestRuns;
 use serde_json::json;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 use tower_lsp_server::ls_types::{

@@ -1,8 +1,8 @@
 //! `textDocument/hover` on a name: the pivots governing it (text in workspace/hover_text.rs).
 
 use super::convert;
-use super::workspace::hover_text;
-use super::workspace::Workspace;
+use pivot_workspace::hover_text;
+use pivot_workspace::Workspace;
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 pub fn hover(ws: &Workspace, p: HoverParams) -> Option<Hover> {

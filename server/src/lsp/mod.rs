@@ -11,12 +11,10 @@ mod convert;
 mod hover;
 pub mod log;
 mod publish;
-pub mod replies;
 mod server;
 pub mod session;
 mod sync;
 pub mod transport;
-pub mod workspace;
 
 pub use commands::headless::{
     AnswerArgs, AnswersArgs, SetupArgs, ANSWERS as MEMORYCODE_ANSWERS, SETUP as HEADLESS_SETUP,

@@ -1,8 +1,8 @@
 //! Diagnostics of open documents, computed from the workspace and sent to the client.
 
 use super::convert;
-use super::workspace::findings::findings;
-use super::workspace::Workspace;
+use pivot_workspace::findings::findings;
+use pivot_workspace::Workspace;
 use std::str::FromStr;
 use std::sync::atomic::Ordering;
 use tower_lsp_server::ls_types::{Diagnostic, Uri};

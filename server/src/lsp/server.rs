@@ -2,11 +2,11 @@
 //! receives the `Session` (session.rs). Handlers lock the workspace only for synchronous
 //! work, never across an `.await`, so edits are applied in the order they arrive.
 
-use super::replies::{AnswerVerdicts, HeadlessSetup};
 use super::session::Session;
-use super::workspace::state_file;
-use super::workspace::Workspace;
 use super::{code_action, code_lens, commands, hover, sync};
+use pivot_workspace::replies::{AnswerVerdicts, HeadlessSetup};
+use pivot_workspace::state_file;
+use pivot_workspace::Workspace;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;

@@ -20,8 +20,8 @@
 //! mutexes of its own, so two readers analyse a document once.
 
 use super::publish::{self, DocDiagnostics};
-use super::workspace::state_file::{self, SavedState};
-use super::workspace::Workspace;
+use pivot_workspace::state_file::{self, SavedState};
+use pivot_workspace::Workspace;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

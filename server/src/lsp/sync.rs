@@ -3,7 +3,7 @@
 
 use super::convert;
 use super::session::{Notify, Session};
-use super::workspace::document::{Change, Reparse};
+use pivot_workspace::document::{Change, Reparse};
 use tower_lsp_server::ls_types::*;
 
 fn is_python(uri: &Uri, language_id: &str) -> bool {

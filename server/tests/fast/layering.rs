@@ -3,7 +3,7 @@
 //!
 //! Between crates: a crate depends only on crates of a lower rank (`pivot-base` <
 //! `pivot-python` < `pivot-exec` / `pivot-llm` / `pivot-history` < `pivot-bench` <
-//! `pivot-report` < `pivot-lsp`, the faces), and `pivot-test-support` only as a
+//! `pivot-report` / `pivot-workspace` < `pivot-lsp`, the faces), and `pivot-test-support` only as a
 //! dev-dependency. Cargo already refuses a cycle; the ranks also keep a crate from reaching
 //! sideways or up.
 //!
@@ -41,6 +41,7 @@ const CRATES: &[(&str, &str, u8, Option<&str>)] = &[
     ("crates/history", "pivot-history", 2, Some("history")),
     ("crates/bench", "pivot-bench", 3, Some("bench")),
     ("crates/report", "pivot-report", 4, Some("report")),
+    ("crates/workspace", "pivot-workspace", 4, Some("workspace")),
     ("server", "pivot-lsp", 5, None),
     (
         "crates/test-support",

@@ -2,8 +2,8 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::replies::{Info, Opened};
 use crate::lsp::session::{Notify, Session};
+use pivot_workspace::replies::{Info, Opened};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tower_lsp_server::jsonrpc::Result;
@@ -45,11 +45,9 @@ pub async fn open(b: &Session, args: &Args<'_>, a: OpenArgs) -> Result<Opened> {
     }
     let loaded = {
         let p = path.clone();
-        tokio::task::spawn_blocking(move || {
-            crate::lsp::workspace::conversation::Conversation::open(&p)
-        })
-        .await
-        .map_err(|e| request_failed(format!("opening {} failed: {e}", path.display())))?
+        tokio::task::spawn_blocking(move || pivot_workspace::conversation::Conversation::open(&p))
+            .await
+            .map_err(|e| request_failed(format!("opening {} failed: {e}", path.display())))?
     };
     let (conv, warnings) = loaded.map_err(|e| request_failed(format!("{e:#}")))?;
     b.ws().replay.open(conv);

@@ -2,8 +2,8 @@
 //! left it, version, syntax verdict), for clients and tests to check synchronisation.
 
 use super::{Args, Text};
-use crate::lsp::replies::Inspected;
 use crate::lsp::session::Session;
+use pivot_workspace::replies::Inspected;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tower_lsp_server::jsonrpc::Result;

@@ -4,10 +4,10 @@
 
 use super::Text;
 use crate::lsp::convert::request_failed;
-use crate::lsp::replies::MemoryCodeScores;
 use crate::lsp::session::{token_key, Session};
 use pivot_bench::memorycode::data::dialogue_files;
 use pivot_bench::memorycode::score_dirs::{score_dirs, Detail};
+use pivot_workspace::replies::MemoryCodeScores;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -17,14 +17,14 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::replies::{AnswerChecked, AnswerVerdicts, HeadlessSetup};
 use crate::lsp::session::Session;
-use crate::lsp::workspace::conversation::Conversation;
-use crate::lsp::workspace::replay::Move;
-use crate::lsp::workspace::{Workspace, PIVOTS_TOML};
 use anyhow::Context;
 use pivot_bench::memorycode::score::{pairs_for, AnswerKind};
 use pivot_python::pivots::{check, Ledger};
+use pivot_workspace::conversation::Conversation;
+use pivot_workspace::replay::Move;
+use pivot_workspace::replies::{AnswerChecked, AnswerVerdicts, HeadlessSetup};
+use pivot_workspace::{Workspace, PIVOTS_TOML};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -5,13 +5,13 @@
 use super::progress::Progress;
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::replies::Generated;
 use crate::lsp::session::Session;
 use pivot_bench::memorycode::generate::{
     generate, load_topics, model_dir_name, GenDialogue, GenerateOptions, Mode, DEFAULT_RERANK_MODEL,
 };
 use pivot_llm::loopback::{LoopbackServer, Script};
 use pivot_llm::{Cache, Client, ClientConfig, Sampling};
+use pivot_workspace::replies::Generated;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::PathBuf;

@@ -20,10 +20,10 @@ mod tests;
 mod turn;
 
 use super::convert::{invalid_params, request_failed};
-use super::replies;
 use super::session::Session;
-use super::workspace::timeline::Timeline;
 pub use args::{Args, NoArgs, Text};
+use pivot_workspace::replies;
+use pivot_workspace::timeline::Timeline;
 use serde::Serialize;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;

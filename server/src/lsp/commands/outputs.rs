@@ -3,9 +3,9 @@
 
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::replies::OutputsChecked;
 use crate::lsp::session::Session;
-use crate::lsp::workspace::outputs_check::check_outputs;
+use pivot_workspace::outputs_check::check_outputs;
+use pivot_workspace::replies::OutputsChecked;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tower_lsp_server::jsonrpc::Result;

@@ -2,11 +2,11 @@
 
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::replies::{ActivePivot, ActivePivots, Reloaded};
 use crate::lsp::session::{Notify, Session};
 use crate::lsp::sync::reload_toml;
 use pivot_python::pivots::Rule;
 use pivot_python::python::ObjectKind;
+use pivot_workspace::replies::{ActivePivot, ActivePivots, Reloaded};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;

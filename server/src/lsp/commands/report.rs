@@ -3,8 +3,8 @@
 
 use super::{Args, Text};
 use crate::lsp::convert::request_failed;
-use crate::lsp::replies::ReportOpened;
 use crate::lsp::session::Session;
+use pivot_workspace::replies::ReportOpened;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::PathBuf;

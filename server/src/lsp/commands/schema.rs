@@ -8,8 +8,8 @@
 //! so a renamed field fails validation even where the old name was optional.
 
 use super::headless::{AnswersArgs, SetupArgs, ANSWERS, SETUP};
-use super::replies::{AnswerVerdicts, HeadlessSetup};
 use super::{shapes, TABLE};
+use pivot_workspace::replies::{AnswerVerdicts, HeadlessSetup};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::{Serialize, Serializer};

@@ -1,11 +1,11 @@
 //! `pivot.session.next` / `previous` / `goto` and `pivot.session.transcript`.
 
 use super::{Args, NoArgs};
-use crate::lsp::replies::{Moved, Transcript};
 use crate::lsp::session::{Notify, Session};
-use crate::lsp::workspace::replay::Move;
-use crate::lsp::workspace::timeline::transcript as markdown;
-use crate::lsp::workspace::timeline::Timeline;
+use pivot_workspace::replay::Move;
+use pivot_workspace::replies::{Moved, Transcript};
+use pivot_workspace::timeline::transcript as markdown;
+use pivot_workspace::timeline::Timeline;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tower_lsp_server::jsonrpc::Result;
@@ -106,7 +106,5 @@ pub async fn transcript(b: &Session, args: &Args<'_>, a: TranscriptArgs) -> Resu
 
 /// Every session with its commit (sessions from history) and pivot changes.
 pub fn timeline(b: &Session, _: NoArgs) -> Result<Timeline> {
-    Ok(crate::lsp::workspace::timeline::timeline(
-        &b.ws_read().replay,
-    ))
+    Ok(pivot_workspace::timeline::timeline(&b.ws_read().replay))
 }

@@ -12,12 +12,14 @@ pub mod hover_text;
 pub mod names;
 pub mod outputs_check;
 pub mod replay;
+pub mod replies;
+pub mod sample;
 pub mod settings;
 pub mod state_file;
 pub mod test_runs;
 pub mod timeline;
 
-use crate::lsp::replies::{Info, SourceKind};
+use crate::replies::{Info, SourceKind};
 use anyhow::{Context, Result};
 use convcode_conv::ConvCodeConversation;
 use conversation::Conversation;

@@ -1,7 +1,7 @@
 //! `pivot.outputs.check`: a model's answers for the open conversation, scored by the core's
 //! MemoryCode scorer, as JSON: per session and answer, each pair's verdict and score.
 
-use crate::lsp::replies::{AnswerScored, OutputsChecked, PairScored, SessionScores};
+use crate::replies::{AnswerScored, OutputsChecked, PairScored, SessionScores};
 use anyhow::{Context, Result};
 use pivot_bench::memorycode::data::{file_id, Pair};
 use pivot_bench::memorycode::score::{nanmean, score_dialogue, AnswerKind};
@@ -99,13 +99,13 @@ fn finite(x: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lsp::replies::VerdictName;
-    use crate::lsp::workspace::conversation::Conversation;
+    use crate::conversation::Conversation;
+    use crate::replies::VerdictName;
     use std::path::PathBuf;
 
     #[test]
     fn fixture_outputs_have_hand_checked_verdicts() {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/memorycode");
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/memorycode");
         let dpath = root.join("dataset/dialogue_1.json");
         let (c, _) = Conversation::open(&dpath).unwrap();
         let out = root.join("outputs/demo-model/output_1.json");

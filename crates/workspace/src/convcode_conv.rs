@@ -2,7 +2,7 @@
 //! each recorded turn a session, and the feedback a person playing the model has asked for
 //! since their last submission (what the next turn's record says was fed in).
 
-use crate::lsp::replies::ConvCodeInfo;
+use crate::replies::ConvCodeInfo;
 use anyhow::Result;
 use pivot_bench::convcode::conversation::{models, ConvRun, OpenRequest};
 use pivot_bench::convcode::play::{Given, Pending};

@@ -63,11 +63,11 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lsp::workspace::timeline::transcript;
+    use crate::timeline::transcript;
 
     fn fixture(rel: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
+            .join("../..")
             .join(rel)
     }
 

@@ -99,9 +99,10 @@ impl ClosedDocs {
 
 #[cfg(test)]
 mod tests {
-    use crate::lsp::workspace::document::{Change, Reparse, Utf16Pos};
-    use crate::lsp::workspace::Workspace;
-    use crate::lsp::{bench, publish};
+    use crate::document::{Change, Reparse, Utf16Pos};
+    use crate::findings::{findings, Finding};
+    use crate::sample as bench;
+    use crate::Workspace;
     use pivot_python::pivots::Rule;
     use pivot_python::python::ObjectKind;
 
@@ -116,7 +117,12 @@ mod tests {
                 .unwrap();
         }
         let text = bench::sample_module(60);
-        let diags = |ws: &Workspace, key: &str| publish::for_doc(ws, key).unwrap().diagnostics;
+        let diags = |ws: &Workspace, key: &str| -> Vec<Finding> {
+            // As the server's publish does: the document's diagnostics were shown.
+            let doc = &ws.docs[key];
+            doc.shown.store(true, std::sync::atomic::Ordering::Relaxed);
+            findings(doc.text(), doc.module(), &ws.replay.active())
+        };
         ws.open("file:///a.py".into(), text.clone(), 1);
         assert!(
             ws.docs["file:///a.py"].is_pending(),

@@ -751,14 +751,14 @@ mod tests {
         }
     }
 
-    /// After every random edit, the diagnostics the server publishes (incremental analysis,
+    /// After every random edit, the findings the server publishes (incremental analysis,
     /// findings cached per statement) equal those computed from scratch on a fresh parse of
     /// the same text, with pivots that reach every aggregate case of `check`.
     #[test]
     fn random_edits_publish_the_diagnostics_of_a_fresh_computation() {
-        use crate::lsp::workspace::findings::findings;
-        use crate::lsp::workspace::Workspace;
-        use crate::lsp::{bench, convert, publish};
+        use crate::findings::findings;
+        use crate::sample as bench;
+        use crate::Workspace;
         use pivot_python::pivots::Rule;
         use pivot_python::python::ObjectKind;
         use pivot_test_support::edit_fuzz as inc;
@@ -876,7 +876,13 @@ mod tests {
                     pending += 1;
                     continue;
                 }
-                let got = publish::for_doc(&ws, &key).unwrap().diagnostics;
+                // What the server publishes: the document's findings (its analysis, findings
+                // cached per statement), which lsp/convert.rs turns into diagnostics.
+                let got = findings(
+                    ws.docs[&key].text(),
+                    ws.docs[&key].module(),
+                    &ws.replay.active(),
+                );
                 // From scratch: the whole walk of the document's tree, every pivot checked
                 // on the whole module (what the server computed before the cache).
                 let doc = &ws.docs[&key];
@@ -886,10 +892,7 @@ mod tests {
                     assert_eq!(a.to_sexp(), b.to_sexp(), "step {step}");
                     assert_eq!(a.end_byte(), b.end_byte());
                 }
-                let want: Vec<_> = findings(&model, &scratch, &ws.replay.active())
-                    .iter()
-                    .map(|x| convert::diagnostic(&model, x))
-                    .collect();
+                let want = findings(&model, &scratch, &ws.replay.active());
                 let what = format!("file {f} step {step} {:?}\n{model}", (s, e, &ins));
                 assert_eq!(got, want, "{what}");
                 // What hover and code actions read: the whole module.
@@ -906,7 +909,7 @@ mod tests {
             fast += ws.docs[&key].fast_edits();
         }
         eprintln!(
-            "{edits} edits, {with_findings} with pivot findings, {total} diagnostics compared; a fresh parse gave another syntax error after {fresh_differs}"
+            "{edits} edits, {with_findings} with pivot findings, {total} findings compared; a fresh parse gave another syntax error after {fresh_differs}"
         );
         eprintln!("{fast} edits analysed from the edited statement alone; {pending} edits left to the next analysis");
         assert!(pending > edits / 5, "{pending}/{edits}");
