@@ -3,7 +3,7 @@
 //! The `"date"` of a merge is the latest shard's (when the last part finished): the one
 //! field that differs from an unsharded run's file, as it differs between two such runs.
 
-use crate::shard::{check_set, read_record, Shard, ShardRecord};
+use crate::shard::{merge_order, Shard, ShardRecord};
 use anyhow::{bail, Context, Result};
 use pivot_exec::{result::task_sort_key, EvalResults};
 use serde::{Deserialize, Serialize};
@@ -68,11 +68,7 @@ pub fn is_exec(v: &Value) -> bool {
 
 /// Merges exec shard files (name, parsed JSON) into one results file.
 pub fn merge(files: &[(String, Value)]) -> Result<EvalResults> {
-    let records = files
-        .iter()
-        .map(|(name, v)| read_record(name, v.get("shard")))
-        .collect::<Result<Vec<_>>>()?;
-    let order = check_set(&records)?;
+    let order = merge_order(files)?;
     let mut out = EvalResults::default();
     let mut sandbox: Option<(String, &str)> = None;
     let mut subset_of = None;

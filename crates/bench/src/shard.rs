@@ -116,6 +116,16 @@ pub struct ShardOf {
     pub input: Value,
 }
 
+/// The order in which to merge shard outputs (name, parsed JSON): each file's `"shard"`
+/// record read, and the set checked (`check_set`).
+pub fn merge_order(files: &[(String, Value)]) -> Result<Vec<usize>> {
+    let records = files
+        .iter()
+        .map(|(name, v)| read_record(name, v.get("shard")))
+        .collect::<Result<Vec<_>>>()?;
+    check_set(&records)
+}
+
 /// Reads the `"shard"` record of an output; errors name `name` and what is wrong.
 pub fn read_record(name: &str, record: Option<&Value>) -> Result<ShardOf> {
     let Some(r) = record else {

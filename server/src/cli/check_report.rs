@@ -183,12 +183,7 @@ pub fn is_check(v: &Value) -> bool {
 /// so the shards' findings, each shard's in its order, stably sorted by path are the
 /// unsharded order.
 pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<CheckReport> {
-    use pivot_bench::shard::{check_set, read_record};
-    let records = files
-        .iter()
-        .map(|(name, v)| read_record(name, v.get("shard")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let order = check_set(&records)?;
+    let order = pivot_bench::shard::merge_order(files)?;
     let mut merged: Option<CheckReport> = None;
     let mut findings = Vec::new();
     for &i in &order {

@@ -7,7 +7,7 @@
 use super::report::Report;
 use super::score::DialogueScores;
 use super::score_file::{floats, ScoreFile, ShardInput, ShardTotals};
-use crate::shard::{check_set, read_record, Shard};
+use crate::shard::{merge_order, Shard};
 use anyhow::{anyhow, Context, Result};
 use serde_json::Value;
 
@@ -42,11 +42,7 @@ pub fn is_memorycode(v: &Value) -> bool {
 
 /// Merges shard files (name, parsed JSON) into the report of the unsharded run.
 pub fn merge(files: &[(String, Value)]) -> Result<Report> {
-    let records = files
-        .iter()
-        .map(|(name, v)| read_record(name, v.get("shard")))
-        .collect::<Result<Vec<_>>>()?;
-    let order = check_set(&records)?;
+    let order = merge_order(files)?;
     let mut report = Report::default();
     for i in order {
         let (name, v) = &files[i];
