@@ -129,17 +129,17 @@ rm -rf "${home:?}"/*
 bash_words=$(in_home bash --norc --noprofile -c '
   source <(pivot-lsp completions bash)
   fn=$(complete -p pivot-lsp | sed -n "s/.* -F \([^ ]*\) .*/\1/p")
-  COMP_WORDS=(pivot-lsp sc); COMP_CWORD=1; COMP_LINE="pivot-lsp sc"; COMP_POINT=${#COMP_LINE}
-  "$fn" pivot-lsp sc pivot-lsp
+  COMP_WORDS=(pivot-lsp sco); COMP_CWORD=1; COMP_LINE="pivot-lsp sco"; COMP_POINT=${#COMP_LINE}
+  "$fn" pivot-lsp sco pivot-lsp
   echo "${COMPREPLY[*]}"')
-[ "$bash_words" = score ] || fail "bash completion of 'pivot-lsp sc': '$bash_words'"
+[ "$bash_words" = score ] || fail "bash completion of 'pivot-lsp sco': '$bash_words'"
 zsh_script=$(in_home pivot-lsp completions zsh)
 has "$(head -1 <<<"$zsh_script")" "#compdef pivot-lsp" "zsh completions"
 fish_script=$(in_home pivot-lsp completions fish)
 has "$fish_script" "complete -c pivot-lsp" "fish completions"
 if command -v zsh >/dev/null 2>&1; then zsh -n <<<"$zsh_script" || fail "zsh -n"; fi
 if command -v fish >/dev/null 2>&1; then fish -n <<<"$fish_script" || fail "fish -n"; fi
-ok "completions: bash completes 'pivot-lsp sc' to 'score'; zsh and fish scripts"
+ok "completions: bash completes 'pivot-lsp sco' to 'score'; zsh and fish scripts"
 
 man_page=$(in_home pivot-lsp man)
 has "$man_page" ".TH pivot-lsp 1" "the man page"

@@ -117,7 +117,6 @@ pub enum Command {
     Man(man_cmd::ManArgs),
     /// Print the JSON schema of the `pivot.*` commands' arguments and replies (the
     /// checked-in editors/schema/commands.schema.json), for editor and client authors.
-    #[command(hide = true)]
     Schema,
 }
 
