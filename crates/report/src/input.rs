@@ -28,8 +28,8 @@ pub enum Score {
     Convcode(Convcode),
 }
 
-/// The four MemoryCode scores, as `bench::memorycode::report::METRICS` names them.
-pub const MC_METRICS: [&str; 4] = pivot_bench::memorycode::report::METRICS;
+/// The four MemoryCode scores, as the score file names them.
+pub const MC_METRICS: [&str; 4] = pivot_bench::memorycode::score_file::METRICS;
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct Convcode {

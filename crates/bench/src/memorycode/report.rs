@@ -2,15 +2,15 @@
 //! reference dump (`reference/<model>.json`), as JSON, a table or markdown.
 
 use super::score::{nanmean, DialogueResult, DialogueScores};
-use super::score_file::{scores, DialogueRow, KindRow, Metrics, Score, ScoreFile, Skipped};
+use super::score_file::{
+    scores, DialogueRow, KindRow, Metrics, Score, ScoreFile, Skipped, METRICS,
+};
 use crate::numpy;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Dialogues with an id up to this are "short history"; later ones "long history".
 pub const SHORT_HISTORY_MAX_ID: u32 = 210;
-
-pub const METRICS: [&str; 4] = ["short history", "long history", "session", "instruction"];
 
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -114,23 +114,11 @@ impl Report {
     /// The score file: `{"macro", "per_session", "dialogues", "skipped"}` with NaN as null,
     /// as the reference, between `"benchmark"` / `"model"` and `"by_kind"`.
     pub fn to_file(&self, with_warnings: bool) -> ScoreFile {
-        let per = |m: &str| scores(&self.per_session[m]);
-        let mac = |m: &str| Score(self.macro_scores[m]);
         ScoreFile {
             benchmark: "memorycode".into(),
             model: self.model.clone(),
-            macro_scores: Metrics {
-                short_history: mac(METRICS[0]),
-                long_history: mac(METRICS[1]),
-                session: mac(METRICS[2]),
-                instruction: mac(METRICS[3]),
-            },
-            per_session: Metrics {
-                short_history: per(METRICS[0]),
-                long_history: per(METRICS[1]),
-                session: per(METRICS[2]),
-                instruction: per(METRICS[3]),
-            },
+            macro_scores: Metrics::from_fn(|m| Score(self.macro_scores[m])),
+            per_session: Metrics::from_fn(|m| scores(&self.per_session[m])),
             max_length: self.max_length,
             dialogues: (self.dialogues.iter())
                 .map(|(id, d)| {

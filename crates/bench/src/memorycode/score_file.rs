@@ -66,7 +66,10 @@ pub fn floats(xs: &[Score]) -> Vec<f64> {
     xs.iter().map(|s| s.0).collect()
 }
 
-/// One value per metric, in [`super::report::METRICS`]'s order and with its names.
+/// MemoryCode's four scores, by the names the reference dump gives them, in its order.
+pub const METRICS: [&str; 4] = ["short history", "long history", "session", "instruction"];
+
+/// One value per metric, in [`METRICS`]' order and with its names.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics<T> {
     #[serde(rename = "short history")]
@@ -78,6 +81,16 @@ pub struct Metrics<T> {
 }
 
 impl<T> Metrics<T> {
+    /// Each metric's value, made from its name.
+    pub fn from_fn(f: impl Fn(&'static str) -> T) -> Self {
+        Metrics {
+            short_history: f(METRICS[0]),
+            long_history: f(METRICS[1]),
+            session: f(METRICS[2]),
+            instruction: f(METRICS[3]),
+        }
+    }
+
     /// The value of the metric named `name` (`"short history"`, ...).
     pub fn get(&self, name: &str) -> Option<&T> {
         self.iter()
@@ -89,10 +102,10 @@ impl<T> Metrics<T> {
     /// `(name, value)` in the file's order.
     pub fn iter(&self) -> [(&'static str, &T); 4] {
         [
-            ("short history", &self.short_history),
-            ("long history", &self.long_history),
-            ("session", &self.session),
-            ("instruction", &self.instruction),
+            (METRICS[0], &self.short_history),
+            (METRICS[1], &self.long_history),
+            (METRICS[2], &self.session),
+            (METRICS[3], &self.instruction),
         ]
     }
 }
@@ -193,6 +206,15 @@ mod tests {
         let back: Vec<Score> = serde_json::from_str("[0.25,null]").unwrap();
         assert_eq!(back[0].0, 0.25);
         assert!(back[1].0.is_nan());
+    }
+
+    #[test]
+    fn the_keys_are_the_metrics_names_in_their_order() {
+        let v = serde_json::to_value(Metrics::from_fn(|name| name.len())).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, METRICS);
+        let back: Metrics<usize> = serde_json::from_value(v).unwrap();
+        assert_eq!(back.get("long history"), Some(&"long history".len()));
     }
 
     #[test]
