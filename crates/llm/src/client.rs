@@ -569,15 +569,21 @@ impl Client {
     }
 }
 
-/// The indices of a rerank response (`results[].index`, each below `n`), as JSON.
-fn parse_rerank(text: &str, n: usize) -> Result<String, String> {
-    let v: RerankResponse = serde_json::from_str(text).map_err(|e| {
+/// An endpoint's answer read as `T`; the message says whether the text is no JSON at all or
+/// JSON of another shape (`shape`).
+fn answer<T: serde::de::DeserializeOwned>(text: &str, shape: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| {
         if e.is_data() {
-            format!("no `results` list of integer `index`es ({e})")
+            format!("{shape} ({e})")
         } else {
             format!("not JSON ({e})")
         }
-    })?;
+    })
+}
+
+/// The indices of a rerank response (`results[].index`, each below `n`), as JSON.
+fn parse_rerank(text: &str, n: usize) -> Result<String, String> {
+    let v: RerankResponse = answer(text, "no `results` list of integer `index`es")?;
     let out: Vec<usize> = v.results.iter().map(|r| r.index).collect();
     if let Some(i) = out.iter().find(|&&i| i >= n) {
         return Err(format!("result index {i} out of range ({n} documents)"));
@@ -587,13 +593,7 @@ fn parse_rerank(text: &str, n: usize) -> Result<String, String> {
 
 /// The answer text of a completion response.
 fn parse(text: &str, kind: EndpointKind) -> Result<String, String> {
-    let v: CompletionResponse = serde_json::from_str(text).map_err(|e| {
-        if e.is_data() {
-            format!("not a completion answer ({e})")
-        } else {
-            format!("not JSON ({e})")
-        }
-    })?;
+    let v: CompletionResponse = answer(text, "not a completion answer")?;
     let choice = v
         .choices
         .first()

@@ -45,9 +45,9 @@ pub struct Located {
 
 /// Finds the files of `model`'s run (live), or of its replay against `reference` (static).
 pub fn locate(layout: &Layout, model: &str, reference: Option<&str>) -> Result<Located> {
-    let turn0 = turn0(layout, model, "model", reference.is_some())?;
+    let turn0 = find_turn0(layout, model, "model", reference.is_some())?;
     let reference_turn0 = match reference {
-        Some(r) => Some(turn0_of_reference(layout, r)?),
+        Some(r) => Some(find_turn0(layout, r, "reference model", false)?),
         None => None,
     };
     let configs = match reference {
@@ -90,13 +90,9 @@ fn existing(turns: impl Iterator<Item = (usize, PathBuf, Option<PathBuf>)>) -> V
         .collect()
 }
 
-fn turn0_of_reference(layout: &Layout, reference: &str) -> Result<Turn0> {
-    turn0(layout, reference, "reference model", false)
-}
-
 /// A model's turn-0 eval file, or an error naming it, the command that makes it and the
 /// models whose turn 0 the folder does hold.
-fn turn0(layout: &Layout, model: &str, role: &str, replayed: bool) -> Result<Turn0> {
+fn find_turn0(layout: &Layout, model: &str, role: &str, replayed: bool) -> Result<Turn0> {
     let (samples, note) = layout.turn0_samples_found(model);
     let eval = eval_path(&samples);
     if eval.exists() {
