@@ -22,6 +22,7 @@ mod support;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -202,15 +203,28 @@ print(json.dumps(out))
                 };
                 // A sample may break the evaluator itself (its shared status value written
                 // over): then each runs alone, and one that breaks it is not passed by it.
+                // A hung reference is never read as "not passed": the test fails, naming it.
+                let fail_on_hang = |e: &anyhow::Error, what: &str| {
+                    if let Some(h) = e.downcast_ref::<evaluator::Hung>() {
+                        panic!("{what}: {h}");
+                    }
+                };
                 let verdicts: Vec<bool> = match evaluator::run(&cfg, &tasks, &|_| {}) {
                     Ok(v) => v.iter().map(|v| v.status == "pass").collect(),
-                    Err(_) => tasks
-                        .iter()
-                        .map(|t| {
-                            evaluator::run(&cfg, std::slice::from_ref(t), &|_| {})
-                                .is_ok_and(|v| v[0].status == "pass")
-                        })
-                        .collect(),
+                    Err(e) => {
+                        fail_on_hang(&e, "the unittest corpus");
+                        units
+                            .iter()
+                            .zip(&tasks)
+                            .map(|(s, t)| match evaluator::run(&cfg, std::slice::from_ref(t), &|_| {}) {
+                                Ok(v) => v[0].status == "pass",
+                                Err(e) => {
+                                    fail_on_hang(&e, &s.name);
+                                    false
+                                }
+                            })
+                            .collect()
+                    }
                 };
                 for (s, v) in units.iter().zip(verdicts) {
                     out.insert((s.name.clone(), "unittest"), Some(v));
@@ -233,6 +247,7 @@ fn run_json<T: serde::Serialize, R: serde::de::DeserializeOwned>(
     use std::io::Write;
     let mut child = Command::new(py)
         .args(["-c", script])
+        .process_group(0)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -243,7 +258,28 @@ fn run_json<T: serde::Serialize, R: serde::de::DeserializeOwned>(
         .unwrap()
         .write_all(serde_json::to_string(input).unwrap().as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    // The reference has a deadline: a hung harness fails the test instead of hanging it.
+    let limit = Duration::from_secs(600);
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
+        buf
+    });
+    let status = pivot_base::child::wait_or_kill(&mut child, limit, pivot_base::child::Group::Own)
+        .unwrap();
+    assert!(
+        status.is_some(),
+        "the reference ({}) gave no answer in {}s and was killed",
+        py.display(),
+        limit.as_secs()
+    );
+    let stdout = reader.join().unwrap();
+    let out = std::process::Output {
+        status: status.unwrap(),
+        stdout,
+        stderr: Vec::new(),
+    };
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "the reference answered {e}: {}",

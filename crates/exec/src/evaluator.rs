@@ -110,8 +110,41 @@ pub fn driver_fingerprint() -> String {
 /// `nobody`/`nogroup`, which the runner's tasks use too.
 const NOBODY: (u32, u32) = (65534, 65534);
 
+/// A worker of the evaluator that gave no verdict for longer than [`stall_limit`]: it was
+/// killed with everything in its process group, and the sample it was on is named.
+#[derive(Debug)]
+pub struct Hung {
+    /// The sample's index in the input and its problem's task id.
+    pub index: usize,
+    pub task_id: String,
+    pub waited: Duration,
+}
+
+impl std::fmt::Display for Hung {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "BigCodeBench's evaluator hung on sample {} ({}): no verdict in {}s, its worker was killed",
+            self.index,
+            self.task_id,
+            self.waited.as_secs()
+        )
+    }
+}
+
+impl std::error::Error for Hung {}
+
+/// How long a worker may go without a verdict before it counts as hung: the evaluator's own
+/// kill comes a second after the task's limit, and its start (imports, a Manager) takes
+/// seconds; a worker that waits on its Manager's socket (seen on a loaded machine) never
+/// comes back by itself.
+pub fn stall_limit(timeout: Duration) -> Duration {
+    timeout * 3 + Duration::from_secs(90)
+}
+
 /// Runs the evaluator on `samples` (problem, full solution), calling `progress(done)` as
-/// verdicts come in; the verdicts are in input order.
+/// verdicts come in; the verdicts are in input order. A worker silent for longer than
+/// [`stall_limit`] is killed and the run fails with [`Hung`] (downcast the error to tell).
 pub fn run(
     cfg: &EvaluatorConfig,
     samples: &[(&Problem, &str)],
@@ -213,8 +246,11 @@ pub fn run(
             .with_context(|| format!("starting the evaluator with {}", python.display()))?;
         children.push(child);
     }
-    // Follow the verdict files until every worker has ended.
+    // Follow the verdict files until every worker has ended, or one stalls.
     let mut ended = vec![None; n];
+    let stall = stall_limit(cfg.timeout);
+    let mut last: Vec<(usize, std::time::Instant)> = vec![(0, std::time::Instant::now()); n];
+    let mut hung: Option<usize> = None;
     loop {
         let mut all = true;
         for (k, child) in children.iter_mut().enumerate() {
@@ -229,7 +265,46 @@ pub fn run(
                 }
             }
         }
-        progress((0..n).map(|k| count_lines(&verdicts_file(k))).sum());
+        let counts: Vec<usize> = (0..n).map(|k| count_lines(&verdicts_file(k))).collect();
+        progress(counts.iter().sum());
+        for k in 0..n {
+            if counts[k] != last[k].0 {
+                last[k] = (counts[k], std::time::Instant::now());
+            } else if ended[k].is_none() && last[k].1.elapsed() > stall {
+                hung = Some(k);
+            }
+        }
+        if let Some(k) = hung {
+            for child in children.iter_mut() {
+                pivot_base::child::kill_group(child);
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            // The worker's samples are every n-th from k, in order: the first without a
+            // verdict is the one it was on.
+            let seen: std::collections::HashSet<usize> = std::fs::read_to_string(verdicts_file(k))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| {
+                    let from = l.rfind("{\"i\": ")?;
+                    serde_json::from_str::<serde_json::Value>(&l[from..])
+                        .ok()?
+                        .get("i")?
+                        .as_u64()
+                        .map(|i| i as usize)
+                })
+                .collect();
+            let index = (k..samples.len())
+                .step_by(n)
+                .find(|i| !seen.contains(i))
+                .unwrap_or(k);
+            return Err(Hung {
+                index,
+                task_id: samples[index].0.task_id.clone(),
+                waited: stall,
+            }
+            .into());
+        }
         if all {
             break;
         }

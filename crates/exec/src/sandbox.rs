@@ -366,13 +366,19 @@ fn bwrap_args(interp: &Interpreter, layout: &Layout, bwrap: &Path) -> Vec<String
         // The zygote keeps only what it needs to run tasks as another user and clean up
         // after them (bwrap would otherwise keep every capability of a root runner).
         push(&["--cap-drop", "ALL"]);
-        for cap in ZYGOTE_CAPS {
+        for cap in ZYGOTE_CAPS.iter().chain(TASK_NAMESPACE_CAPS) {
             push(&["--cap-add", cap]);
         }
     } else {
         // Tasks keep the user's uid inside a user namespace of their own, in which no
-        // further namespace can be made (the seccomp filter refuses them too).
+        // further user namespace can be made (the seccomp filter refuses every namespace
+        // to tasks). The zygote keeps what it needs to give each task namespaces of its
+        // own (SYS_ADMIN: mounts and unshare; NET_ADMIN: the task's loopback); each task
+        // drops every capability before it runs (isolation.py).
         push(&["--unshare-user"]);
+        for cap in TASK_NAMESPACE_CAPS {
+            push(&["--cap-add", cap]);
+        }
         if supports_disable_userns(bwrap) {
             push(&["--disable-userns"]);
         }
@@ -392,6 +398,11 @@ const ZYGOTE_CAPS: &[&str] = &[
     "CAP_FOWNER",
     "CAP_KILL",
 ];
+
+/// What the zygote needs to make each task's namespaces (a new mount, IPC, network, PID
+/// and UTS namespace, fresh scratch, everything else read-only, a loopback), which a task
+/// never keeps: a root runner's tasks switch user, a user's tasks drop every capability.
+const TASK_NAMESPACE_CAPS: &[&str] = &["CAP_SYS_ADMIN", "CAP_NET_ADMIN"];
 
 /// The zygote command. Without bwrap, task folders go in `host_scratch`; with bwrap, in
 /// the sandbox's private tmpfs `/tmp`.

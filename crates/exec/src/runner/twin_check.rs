@@ -64,7 +64,7 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
     let mut passed_over: Vec<String> = Vec::new();
     for t in twin::candidates(problem, HUMANEVAL_TRIES) {
         let started = Instant::now();
-        let raw = runner.run_raw(problem, &canonical, Some(&t.test));
+        let raw = runner.run_raw(problem, &canonical, Some(&t.test), super::new_seed());
         runner.note_twin_run(true, started.elapsed());
         if raw.status != Status::Fail {
             passed_over.push(format!(
@@ -117,7 +117,7 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
 
 /// Checks a passing result against its problem's twin: `tampered` with the evidence when the
 /// sample passes what no correct solution can.
-pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult) {
+pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult, seed: u64) {
     let v = match validated(runner, problem) {
         Ok(v) => v,
         Err(why) => {
@@ -150,7 +150,7 @@ pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult)
         return;
     }
     let started = Instant::now();
-    let raw = runner.run_raw(problem, &result.solution, Some(&v.twin.test));
+    let raw = runner.run_raw(problem, &result.solution, Some(&v.twin.test), seed);
     runner.note_twin_run(false, started.elapsed());
     let evidence = evidence(&v, &raw);
     if !evidence.is_empty() {

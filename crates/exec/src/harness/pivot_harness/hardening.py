@@ -52,33 +52,40 @@ def interpreter_paths():
     return paths
 
 
-def harden_process(seccomp_hex):
+def harden_process():
     """The zygote's own protection, before any task: not dumpable (so no task, whatever its
-    uid, can ptrace it or open its /proc/PID/mem), a subreaper (orphans come back to be
-    killed), and the seccomp programs the runner generated. Returns (subreaper, why seccomp
-    is not installed or "")."""
+    uid, can ptrace it or open its /proc/PID/mem), and a subreaper (orphans come back to be
+    killed). Returns whether it is a subreaper."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
-    PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 4, 36, 38, 22
+    PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
     libc.prctl(PR_SET_DUMPABLE, 0, None, 0, 0)
-    subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, None, 0, 0) == 0
-    why = ""
+    return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, None, 0, 0) == 0
+
+
+def install_seccomp(seccomp_hex):
+    """Installs the seccomp programs the runner generated on this process (a task's, after its
+    namespaces are made: the filter refuses making more). Returns why it is not installed, or
+    "" when it is."""
+    import ctypes
+
     if not seccomp_hex:
-        why = "no seccomp filter for this machine"
-    else:
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
-            why = "PR_SET_NO_NEW_PRIVS failed: %s" % os.strerror(ctypes.get_errno())
-        for prog_hex in seccomp_hex.split(",") if not why else []:
-            prog = bytes.fromhex(prog_hex)
+        return "no seccomp filter for this machine"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 38, 22
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+        return "PR_SET_NO_NEW_PRIVS failed: %s" % os.strerror(ctypes.get_errno())
+    for prog_hex in seccomp_hex.split(","):
+        prog = bytes.fromhex(prog_hex)
 
-            class SockFprog(ctypes.Structure):
-                _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        class SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-            buf = ctypes.create_string_buffer(prog, len(prog))
-            fprog = SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
-            if libc.prctl(PR_SET_SECCOMP, 2, ctypes.cast(ctypes.pointer(fprog), ctypes.c_void_p), 0, 0) != 0:
-                why = "seccomp filter refused: %s" % os.strerror(ctypes.get_errno())
-                break
-    return subreaper, why
+        buf = ctypes.create_string_buffer(prog, len(prog))
+        fprog = SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+        if libc.prctl(PR_SET_SECCOMP, 2, ctypes.cast(ctypes.pointer(fprog), ctypes.c_void_p), 0, 0) != 0:
+            return "seccomp filter refused: %s" % os.strerror(ctypes.get_errno())
+    return ""

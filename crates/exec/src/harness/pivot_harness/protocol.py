@@ -7,7 +7,7 @@ nothing (fail closed: a missing limit must not mean "no limit")."""
 import json
 import os
 
-VERSION = 3
+VERSION = 4
 
 # Field -> accepted types. `alarm` may be null (no alarm: only the kill at `timeout`).
 FIELDS = {
@@ -27,6 +27,7 @@ FIELDS = {
     "alarm": (int, float, type(None)),
     "quirks": (bool,),
     "preload": (list,),
+    "seed": (int,),
 }
 MODES = ("humaneval", "unittest")
 LIMITS = ("timeout", "cpu", "memory", "fsize", "nproc", "nofile", "output_cap")
@@ -61,6 +62,8 @@ def validate(req):
             raise ProtocolError("limit %r must be positive, got %r" % (key, req[key]))
     if req["alarm"] is not None and req["alarm"] <= 0:
         raise ProtocolError("'alarm' must be positive or null")
+    if not 0 <= req["seed"] < 1 << 63:
+        raise ProtocolError("'seed' must be in [0, 2**63)")
     if not all(isinstance(line, str) for line in req["preload"]):
         raise ProtocolError("'preload' must be a list of strings")
     return req

@@ -14,6 +14,9 @@ import traceback
 # RLIMIT_NPROC counts every process of the user; when tasks share the uid with other
 # processes (no uid drop, no private user namespace) the zygote adds their count here.
 NPROC_BASE = 0
+# The runner's seccomp programs (hex, comma-separated), installed in each task's process
+# once its namespaces are made.
+SECCOMP = ""
 
 
 def child_setup(req, work, home, tmp, out_fd, keep, drop):
@@ -57,30 +60,31 @@ def child_setup(req, work, home, tmp, out_fd, keep, drop):
     else:
         env["TMPDIR"] = tmp
         tempfile.tempdir = tmp
-    fresh_generators()
+    seed_generators(req["seed"])
     # The zygote runs with the collector off; the task's code gets it on, as in a new
     # interpreter (what the zygote froze stays out of its reach).
     gc.enable()
     return moved
 
 
-def fresh_generators():
-    """New seeds for the random generators the zygote's libraries made at import. Under the
-    evaluator every task is a new interpreter, seeded anew; a fork would give every task of a
-    worker the same numbers (two samples of a task, or a flaky test, would then never
-    differ). CPython reseeds `random` at fork itself; numpy's global generator, Faker's and
-    torch's it does not."""
+def seed_generators(seed):
+    """Seeds the random generators the task can reach with the request's seed: the real run
+    and the twin run of a sample get the same one, so an unseeded test draws the same numbers
+    in both; every other task gets its own (under the evaluators each task is a new
+    interpreter, seeded anew, and a fork would otherwise give every task of a worker the same
+    numbers). `random`, numpy's global generator, Faker's and torch's."""
+    random.seed(seed)
     mtrand = sys.modules.get("numpy.random.mtrand")
     state = getattr(mtrand, "_rand", None)
     if state is not None:
-        state.seed()
+        state.seed(seed % (1 << 32))
     faker_generator = sys.modules.get("faker.generator")
     shared = getattr(faker_generator, "random", None)
     if isinstance(shared, random.Random):
-        shared.seed()
+        shared.seed(seed)
     torch = sys.modules.get("torch")
-    if torch is not None and callable(getattr(torch, "seed", None)):
-        torch.seed()
+    if torch is not None and callable(getattr(torch, "manual_seed", None)):
+        torch.manual_seed(seed)
 
 
 def set_limits(req):
@@ -126,10 +130,21 @@ def zygote_env():
     builtins.quit = None
 
 
-def child_task(req, dirs, fds, drop):
-    """The body of a forked task process; never returns."""
-    from .humaneval_task import task_humaneval
-    from .unittest_task import task_unittest
+def make_dirs(dirs, drop):
+    """The task's folders, inside its fresh scratch, owned by the task's user."""
+    for d in dirs:
+        if d is None:
+            continue
+        os.mkdir(d, 0o700)
+        if drop is not None:
+            os.chown(d, drop[0], drop[1])
+
+
+def child_task(req, dirs, fds, drop, plan):
+    """The body of a forked task process; never returns. With a plan (`isolation.Plan`) this
+    first process makes the task's namespaces and waits for their init; the task runs in
+    init's child."""
+    from . import isolation
 
     code = 0
     try:
@@ -137,8 +152,47 @@ def child_task(req, dirs, fds, drop):
     except OSError:
         pass
     try:
+        if plan is None:
+            task_body(req, dirs, fds, drop, None)
+        else:
+            isolation.enter(plan)
+            make_dirs(dirs, drop)
+            status_r, status_w = os.pipe()
+            init = os.fork()
+            if init == 0:
+                os.close(status_r)
+                isolation.run_init(status_w, lambda: task_body(req, dirs, fds, drop, plan))
+            os.close(status_w)
+            os.close(fds["out"])
+            os.close(fds["res"])
+            isolation.mirror(init, status_r)
+    except BaseException:  # noqa: BLE001 - the report tells; a harness error must not hang
+        code = 70
+        try:
+            text = "[pivot-lsp harness error in the task process]\n%s" % traceback.format_exc()
+            os.write(2, text.encode("utf-8", "replace"))
+        except BaseException:  # noqa: BLE001
+            pass
+    os._exit(code)
+
+
+def task_body(req, dirs, fds, drop, plan):
+    """The task itself: its process set up, then the tests. Never returns."""
+    from .hardening import install_seccomp
+    from .humaneval_task import task_humaneval
+    from .isolation import drop_capabilities
+    from .unittest_task import task_unittest
+
+    code = 0
+    try:
         work, home, tmp = dirs
         (res,) = child_setup(req, work, home, tmp, fds["out"], [fds["res"]], drop)
+        if plan is not None and drop is None:
+            drop_capabilities()
+        if plan is not None:
+            why = install_seccomp(SECCOMP)
+            if why and SECCOMP:
+                raise RuntimeError("the task's seccomp filter: " + why)
         if req["mode"] == "humaneval":
             task_humaneval(req, res)
         else:

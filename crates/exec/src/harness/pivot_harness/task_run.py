@@ -1,6 +1,8 @@
 """One task: its folders, its process, its time limit, its clean-up and its verdict."""
 
+import json
 import os
+import random
 import select
 import signal
 import tempfile
@@ -13,6 +15,9 @@ from .task_process import child_task
 
 # A private tmpfs scratch (the bwrap sandbox): emptied whole after every task.
 WIPE = False
+# The tasks' namespaces (isolation.Plan), or None where they cannot be made (--sandbox none
+# on a machine without user namespaces): then tasks share the worker's.
+PLAN = None
 
 
 # How long killing a finished task's processes may take before the worker gives up on them
@@ -101,18 +106,95 @@ def task_dirs(root, drop, private_tmp):
     return (work, home, tmp), made
 
 
+def seeded_dirs(root, seed, private_tmp):
+    """The task's folders inside its own fresh scratch, named from its seed as mkdtemp names
+    them: the real run and the twin run of a sample see the same names."""
+    rnd = random.Random(seed)
+    chars = "abcdefghijklmnopqrstuvwxyz0123456789_"
+    name = "".join(rnd.choice(chars) for _ in range(8))
+    work = os.path.join(root, "tmp" + name)
+    home = os.path.join(root, ".home-" + name)
+    tmp = None if private_tmp else os.path.join(root, ".tmp-" + name)
+    return work, home, tmp
+
+
+def probe(plan, drop):
+    """Runs the task set-up once with nothing to run, in a forked task as a real one is:
+    returns (why the namespaces cannot be made or "", why the seccomp filter is not
+    installed or ""). A filter the kernel refuses is then not asked of tasks (as before any
+    filter existed: the reply says so); namespaces that cannot be made are the caller's to
+    refuse."""
+    from . import isolation, task_process
+    from .hardening import install_seccomp
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        msg = {"isolation": "", "seccomp": ""}
+        try:
+            isolation.enter(plan)
+            status_r, status_w = os.pipe()
+            init = os.fork()
+            if init == 0:
+                os.close(status_r)
+
+                def task():
+                    if drop is not None:
+                        os.setgroups([])
+                        os.setgid(drop[1])
+                        os.setuid(drop[0])
+                    else:
+                        isolation.drop_capabilities()
+                    why = install_seccomp(task_process.SECCOMP)
+                    os.write(w, json.dumps({"seccomp": why, "pid": os.getpid()}).encode())
+
+                isolation.run_init(status_w, task)
+            os.close(status_w)
+            isolation.mirror(init, status_r)
+        except BaseException as e:  # noqa: BLE001 - the reason is the answer
+            msg["isolation"] = str(e) or type(e).__name__
+            os.write(w, json.dumps(msg).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        msg = json.loads(data.decode())
+    except ValueError:
+        return "the probe task gave no answer", ""
+    if msg.get("isolation"):
+        return msg["isolation"], ""
+    if msg.get("pid") != 2:
+        return "the task is not PID 2 of a namespace of its own (PID %r)" % msg.get("pid"), ""
+    seccomp = msg.get("seccomp", "")
+    if seccomp and task_process.SECCOMP:
+        task_process.SECCOMP = ""
+    return "", seccomp
+
+
 def run_task(req, root, drop, keep):
     begun = time.monotonic()
-    (dirs, made) = task_dirs(root, drop, WIPE)
+    if PLAN is not None:
+        # Made inside the task's own scratch, which goes with its namespace.
+        dirs, made = seeded_dirs(root, req["seed"], WIPE), []
+    else:
+        (dirs, made) = task_dirs(root, drop, WIPE)
     out_r, out_w = os.pipe()
     res_r, res_w = os.pipe()  # the task's report
-    ipc_before = sysv_ipc.snapshot()
+    ipc_before = sysv_ipc.snapshot() if PLAN is None else None
     started = time.monotonic()
     main = os.fork()
     if main == 0:
         os.close(out_r)
         os.close(res_r)
-        child_task(req, dirs, {"out": out_w, "res": res_w}, drop)
+        child_task(req, dirs, {"out": out_w, "res": res_w}, drop, PLAN)
     for fd in (out_w, res_w):
         os.close(fd)
     try:
@@ -189,13 +271,14 @@ def run_task(req, root, drop, keep):
     if pidfd is not None:
         os.close(pidfd)
     cleaned = remove_tree_all(made)
-    if WIPE:
-        # Private tmpfs scratch: nothing a task left anywhere in it reaches the next task;
-        # the interpreter's paths bound into it are kept.
-        for base in (root, "/dev/shm"):
-            cleaned = wipe(base, keep) and cleaned
-    # SysV IPC outlives processes: what the task made goes with it.
-    cleaned = sysv_ipc.remove_new(ipc_before, drop, private=WIPE) and cleaned
+    if PLAN is None:
+        if WIPE:
+            # Private tmpfs scratch: nothing a task left anywhere in it reaches the next task;
+            # the interpreter's paths bound into it are kept.
+            for base in (root, "/dev/shm"):
+                cleaned = wipe(base, keep) and cleaned
+        # SysV IPC outlives processes: what the task made goes with it.
+        cleaned = sysv_ipc.remove_new(ipc_before, drop, private=WIPE) and cleaned
     reply = classify(status, timed_out, report_mod.parse(bytes(bufs[res_r])), bool(bufs[res_r]), timeout,
                      req["quirks"] or req["mode"] == "humaneval")
     reply["output"] = bytes(bufs[out_r]).decode("utf-8", "replace")

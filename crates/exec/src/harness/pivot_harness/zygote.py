@@ -19,6 +19,7 @@ import unittest.mock  # noqa: F401
 from . import protocol, task_process, task_run
 from .base import MODULE_FILE, error_text
 from .hardening import count_user_tasks, harden_process, in_private_userns, interpreter_paths, probe_drop
+from .isolation import Plan
 from .protocol import Channel
 from .task_process import zygote_env
 from .task_run import run_task
@@ -177,7 +178,19 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
         os.chmod(root, 0o1777)
     if drop is None and not in_private_userns():
         task_process.NPROC_BASE = count_user_tasks(os.getuid())
-    subreaper, seccomp = harden_process(seccomp_hex)
+    subreaper = harden_process()
+    task_process.SECCOMP = seccomp_hex
+    plan = Plan(root, wipe_root, keep)
+    # Every task gets namespaces of its own; tried once here with the very code tasks run,
+    # so that a machine that cannot make them is known before the first task.
+    isolation_error, seccomp = task_run.probe(plan, drop)
+    if isolation_error:
+        if wipe_root:
+            Channel.send({"error": "tasks cannot get namespaces of their own in the sandbox: %s" % isolation_error})
+            return
+        # --sandbox none was chosen by name: tasks then share the worker's state, as said.
+        plan = None
+    task_run.PLAN = plan
     # The zygote's own garbage between tasks is small and short-lived; a task (a fork)
     # switches the collector back on for the model's code.
     settle()
@@ -191,6 +204,7 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
             "root": os.geteuid() == 0,
             "subreaper": subreaper,
             "seccomp": seccomp or "",
+            "isolation": isolation_error,
             "python": sys.version.split()[0],
         }
     )
