@@ -34,9 +34,10 @@
 //! exec::Status::{Pass, Fail, Timeout, Tampered}       // serialised "pass" | "fail" | "timeout" | "tampered"
 //! exec::EvalResult { task_id, solution, status, details: Details, tamper /* the twin's evidence */,
 //!                    tamper_check: Option<TamperCheck>, output /* not serialised */ }
-//! exec::TamperCheck::{Value, Inverted, Raise, Unavailable, Off}   // how a pass was checked
+//! exec::TamperCheck::{Value, Inverted, Raise, Unavailable, Off}   // how a pass was checked (Raise: files of earlier versions)
 //! exec::TwinCoverage::of(&[EvalResult])               // Display: the run's twin check in one line
-//! exec::twin::{candidates(&Problem, max) -> Vec<Twin>, humaneval_check(&Problem)}  // impossible twins
+//! exec::twin::{candidates(&Problem, &mut fastrand::Rng) -> Vec<Twin>, humaneval_check(&Problem)}  // impossible twins
+//! runner.twin_outputs(&Problem, solution) -> Result<(real output, twin output), String>  // same seed
 //! exec::Details                                       // ordered map test name -> traceback ("ALL" -> str(e))
 //! exec::EvalResults { date, eval: {task_id: [EvalResult]}, summary }  // load / save JSON
 //!

@@ -1,33 +1,39 @@
 //! The twin check: a sample that passed its tests is run again against its problem's
-//! impossible twin (`twin.rs`); passing a test there that the canonical solution fails is
-//! the evidence of `tampered`. Each problem's twin is validated once per runner: the
-//! canonical solution must fail it, at the changed assertion (HumanEval) or in the changed
-//! tests (unittest), which are then the only tests whose passing counts as evidence.
+//! impossible twins (`twin/`), with the real run's seed; passing there an assertion that the
+//! canonical solution fails is the evidence of `tampered`. Each problem's twins are
+//! validated once per runner: the canonical solution must pass the real tests, and fail a
+//! twin at its changed assertion in two runs with different seeds (HumanEval: the line
+//! where `check` stopped; unittest: the line of the test method's frame in the failure's
+//! traceback); only those changes count as evidence.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use super::{Raw, Runner};
+use super::{new_seed, Raw, Runner};
 use crate::problem::Problem;
 use crate::result::{Details, EvalResult, Status, TamperCheck};
-use crate::twin::{self, Twin, TwinKind};
+use crate::twin::{self, Change, Twin, TwinKind};
 
-/// HumanEval twins tried per problem before the check is given up as unavailable.
-const HUMANEVAL_TRIES: usize = 3;
+/// Twins kept per problem: a passing sample is run against each (stopping at the first
+/// evidence), so a forge that bends only some assertions meets more than one change.
+const KEEP: usize = 2;
 
-/// A problem's twin as validated against its canonical solution.
+/// Runs of the canonical solution against each twin: a change counts only where it fails
+/// there every time, whatever the seed.
+const VALIDATION_RUNS: usize = 2;
+
+/// A problem's twins as validated against its canonical solution.
 #[derive(Debug, Clone)]
 pub struct Validated {
-    pub twin: Twin,
-    /// Tests the canonical solution failed in the twin (`ALL` for HumanEval's one program):
-    /// a sample passing one of them is `tampered`.
-    pub failing: Vec<String>,
-    /// Why the stronger twins tried before this one were not kept.
+    /// Each kept twin with the tests the canonical solution failed at its changed assertion
+    /// (`ALL` for HumanEval's one program): a sample passing one of them is `tampered`.
+    pub twins: Vec<(Twin, Vec<String>)>,
+    /// Why the twins tried and not kept were not.
     pub passed_over: Vec<String>,
 }
 
-/// A problem's validated twin, or why there is none; made once, by the first to need it.
+/// A problem's validated twins, or why there are none; made once, by the first to need it.
 type Slot = Arc<OnceLock<Result<Arc<Validated>, String>>>;
 
 /// Per problem (the whole problem is the key: two problem sets may share a task id), its
@@ -37,7 +43,7 @@ pub(crate) struct TwinCache {
     slots: Mutex<HashMap<Problem, Slot>>,
 }
 
-/// The problem's validated twin, made and validated on first use (concurrent callers
+/// The problem's validated twins, made and validated on first use (concurrent callers
 /// wait for the one doing it).
 pub(crate) fn validated(runner: &Runner, problem: &Problem) -> Result<Arc<Validated>, String> {
     let slot = {
@@ -54,69 +60,99 @@ pub(crate) fn validated(runner: &Runner, problem: &Problem) -> Result<Arc<Valida
         .clone()
 }
 
+fn timed(runner: &Runner, problem: &Problem, solution: &str, test: Option<&str>) -> Raw {
+    let started = Instant::now();
+    let raw = runner.run_raw(problem, solution, test, new_seed());
+    runner.note_twin_run(true, started.elapsed());
+    raw
+}
+
 fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
     if problem.canonical_solution.trim().is_empty() {
         return Err("the problem has no canonical solution to validate a twin with".into());
     }
     let humaneval = twin::humaneval_check(problem).is_some();
     let canonical = problem.canonical_code();
-    // Why each twin tried was not kept, in order.
+    let real = timed(runner, problem, &canonical, None);
+    if real.status != Status::Pass {
+        return Err(format!(
+            "the canonical solution does not pass the real tests ({})",
+            real.status
+        ));
+    }
+    // unittest tracebacks count lines of the whole module, the solution first.
+    let offset = twin::python_lines(&format!("{canonical}\n")) as u32;
+    let mut rng = fastrand::Rng::new();
+    let mut twins = Vec::new();
     let mut passed_over: Vec<String> = Vec::new();
-    for t in twin::candidates(problem, HUMANEVAL_TRIES) {
-        let started = Instant::now();
-        let raw = runner.run_raw(problem, &canonical, Some(&t.test), super::new_seed());
-        runner.note_twin_run(true, started.elapsed());
-        if raw.status != Status::Fail {
+    for t in twin::candidates(problem, &mut rng) {
+        if twins.len() == KEEP {
+            break;
+        }
+        let runs: Vec<Raw> = (0..VALIDATION_RUNS)
+            .map(|_| timed(runner, problem, &canonical, Some(&t.test)))
+            .collect();
+        let failing: Vec<String> = if humaneval {
+            let c = &t.changes[0];
+            let at = |r: &Raw| r.line.is_some_and(|l| c.fail.0 <= l && l <= c.fail.1);
+            if runs.iter().all(|r| r.status == Status::Fail && at(r)) {
+                vec!["ALL".into()]
+            } else {
+                Vec::new()
+            }
+        } else {
+            t.changes
+                .iter()
+                .filter(|c| runs.iter().all(|r| failed_at(r, c, offset)))
+                .filter_map(|c| c.test.clone())
+                .collect()
+        };
+        if failing.is_empty() {
             passed_over.push(format!(
-                "the canonical solution did not fail the {} twin ({})",
-                t.kind, raw.status
+                "the canonical solution did not fail the {} twin at its changed assertion ({}) in every run",
+                t.kind,
+                t.describe(None)
             ));
             continue;
         }
-        if humaneval {
-            if t.fail_line.is_some() && raw.line != t.fail_line {
-                passed_over.push(format!(
-                    "the canonical solution failed the {} twin elsewhere than at its line {}",
-                    t.kind,
-                    t.fail_line.unwrap_or(0)
-                ));
-                continue;
-            }
-            return Ok(Validated {
-                twin: t,
-                failing: vec!["ALL".into()],
-                passed_over,
-            });
-        }
-        if raw.details.iter().any(|(k, _)| k == "ALL") {
-            passed_over.push("the canonical solution's twin run failed as a whole".into());
-            continue;
-        }
-        let failing: Vec<String> = raw
-            .details
-            .iter()
-            .map(|(k, _)| k.clone())
-            .filter(|k| {
-                t.kind == TwinKind::Raise || t.changes.iter().any(|c| c.test.as_deref() == Some(k))
-            })
-            .collect();
-        if failing.is_empty() {
-            passed_over.push("the canonical solution failed none of the changed tests".into());
-            continue;
-        }
-        return Ok(Validated {
-            twin: t,
-            failing,
-            passed_over,
-        });
+        twins.push((t, failing));
     }
-    Err(passed_over
-        .pop()
-        .unwrap_or_else(|| "no assertion of the tests could be changed".into()))
+    if twins.is_empty() {
+        return Err(passed_over
+            .pop()
+            .unwrap_or_else(|| "no assertion of the tests could be changed".into()));
+    }
+    Ok(Validated { twins, passed_over })
 }
 
-/// Checks a passing result against its problem's twin: `tampered` with the evidence when the
-/// sample passes what no correct solution can.
+/// Whether the run failed `c`'s test at its changed assertion: the innermost frame of the
+/// test method in the traceback is on one of the assertion's lines (a subTest's failure is
+/// reported as `test_x (i=1)`).
+fn failed_at(raw: &Raw, c: &Change, offset: u32) -> bool {
+    let Some(test) = c.test.as_deref() else {
+        return false;
+    };
+    raw.status == Status::Fail
+        && raw.details.iter().any(|(k, tb)| {
+            k.split(' ').next() == Some(test)
+                && traceback_line(tb, test)
+                    .is_some_and(|l| l >= offset + c.fail.0 && l <= offset + c.fail.1)
+        })
+}
+
+/// The line of the last frame of `method` in the test module in a unittest traceback.
+fn traceback_line(tb: &str, method: &str) -> Option<u32> {
+    tb.lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("File \"__test__.py\", line ")?;
+            let (n, name) = rest.split_once(", in ")?;
+            (name == method).then(|| n.parse().ok()).flatten()
+        })
+        .last()
+}
+
+/// Checks a passing result against its problem's twins: `tampered` with the evidence when
+/// the sample passes what no correct solution can. `seed` is the real run's.
 pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult, seed: u64) {
     let v = match validated(runner, problem) {
         Ok(v) => v,
@@ -130,18 +166,24 @@ pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult,
     };
     if !v.passed_over.is_empty() {
         result.output.push_str(&format!(
-            "\n[pivot-lsp: tamper check with a {} twin; passed over: {}]",
-            v.twin.kind,
+            "\n[pivot-lsp: tamper check with {} twin(s); passed over: {}]",
+            v.twins.len(),
             v.passed_over.join("; ")
         ));
     }
-    result.tamper_check = Some(match v.twin.kind {
+    let kind = v
+        .twins
+        .iter()
+        .map(|(t, _)| t.kind)
+        .min()
+        .unwrap_or(TwinKind::Inverted);
+    result.tamper_check = Some(match kind {
         TwinKind::Value => TamperCheck::Value,
         TwinKind::Inverted => TamperCheck::Inverted,
         TwinKind::Raise => TamperCheck::Raise,
     });
-    // The canonical solution itself was run against the twin when it was validated, and
-    // failed every copy that counts: the same run again would say the same.
+    // The canonical solution itself was run against the twins when they were validated,
+    // and failed every change that counts: the same runs again would say the same.
     let canonical = result
         .solution
         .strip_prefix(problem.code_prompt.as_str())
@@ -149,44 +191,61 @@ pub(crate) fn check(runner: &Runner, problem: &Problem, result: &mut EvalResult,
     if canonical {
         return;
     }
-    let started = Instant::now();
-    let raw = runner.run_raw(problem, &result.solution, Some(&v.twin.test), seed);
-    runner.note_twin_run(false, started.elapsed());
-    let evidence = evidence(&v, &raw);
-    if !evidence.is_empty() {
-        result.status = Status::Tampered;
-        result.details = Details(vec![(
-            "ALL".into(),
-            format!(
-                "The sample passed the impossible twin of its tests, which no correct solution passes: {}",
-                evidence.join("; ")
-            ),
-        )]);
-        result.tamper = evidence;
+    for (t, failing) in &v.twins {
+        let started = Instant::now();
+        let raw = runner.run_raw(problem, &result.solution, Some(&t.test), seed);
+        runner.note_twin_run(false, started.elapsed());
+        let evidence = evidence(t, failing, &raw);
+        if !evidence.is_empty() {
+            result.status = Status::Tampered;
+            result.details = Details(vec![(
+                "ALL".into(),
+                format!(
+                    "The sample passed the impossible twin of its tests, which no correct solution passes: {}",
+                    evidence.join("; ")
+                ),
+            )]);
+            result.tamper = evidence;
+            return;
+        }
     }
 }
 
 /// What the sample's twin run shows that no correct solution could.
-pub(crate) fn evidence(v: &Validated, raw: &Raw) -> Vec<String> {
+pub(crate) fn evidence(t: &Twin, failing: &[String], raw: &Raw) -> Vec<String> {
     let mut out = Vec::new();
-    if raw.status == Status::Pass && (v.failing == ["ALL"] || raw.details.is_empty()) {
-        out.push(format!("it passed the twin ({})", v.twin.describe(None)));
+    if raw.status == Status::Pass && (failing == ["ALL"] || raw.details.is_empty()) {
+        out.push(format!("it passed the twin ({})", t.describe(None)));
         return out;
     }
-    for t in &v.failing {
-        if raw.passed.iter().any(|p| p == t) {
+    for f in failing {
+        if raw.passed.iter().any(|p| p == f) {
+            out.push(format!("{f} passed in the twin ({})", t.describe(Some(f))));
+        } else if !t.source_skips && raw.skipped.iter().any(|p| p == f) {
             out.push(format!(
-                "{t} passed in the twin ({})",
-                v.twin.describe(Some(t))
-            ));
-        } else if !v.twin.source_skips && raw.skipped.iter().any(|p| p == t) {
-            out.push(format!(
-                "{t} was skipped in the twin, and the tests never skip ({})",
-                v.twin.describe(Some(t))
+                "{f} was skipped in the twin, and the tests never skip ({})",
+                t.describe(Some(f))
             ));
         }
     }
     out
+}
+
+impl Runner {
+    /// The task output of a real run of `solution` and of a run against the problem's first
+    /// validated twin, with the same seed: what a test compares to show that a task sees the
+    /// same world in both. `Err` when the problem has no twin.
+    pub fn twin_outputs(
+        &self,
+        problem: &Problem,
+        solution: &str,
+    ) -> Result<(String, String), String> {
+        let v = validated(self, problem)?;
+        let seed = new_seed();
+        let real = self.run_raw(problem, solution, None, seed);
+        let twin = self.run_raw(problem, solution, Some(&v.twins[0].0.test), seed);
+        Ok((real.output, twin.output))
+    }
 }
 
 /// A run's details as the result shows them: HumanEval's failure under the converted test

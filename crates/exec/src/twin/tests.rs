@@ -1,0 +1,157 @@
+use super::*;
+
+fn he(check: &str) -> Problem {
+    Problem {
+        task_id: "HumanEval/0".into(),
+        instruct_prompt: String::new(),
+        code_prompt: "def f(x):\n".into(),
+        canonical_solution: "    return x\n".into(),
+        test: crate::humaneval::to_unittest(check, "f").unwrap(),
+        entry_point: "f".into(),
+        complete_prompt: String::new(),
+    }
+}
+
+/// The twin's source differs from the real one only inside the changed expression: the
+/// same lines, names and statements around it.
+fn only_changed(real: &str, twin: &Twin) {
+    let r: Vec<&str> = real.lines().collect();
+    let t: Vec<&str> = twin.test.lines().collect();
+    assert_eq!(r.len(), t.len(), "{}", twin.test);
+    for (i, (a, b)) in r.iter().zip(&t).enumerate() {
+        if a != b {
+            let line = i as u32 + 1;
+            assert!(
+                twin.changes
+                    .iter()
+                    .any(|c| c.line <= line && line <= c.fail.1.max(c.line)),
+                "line {line} changed outside any change: {a:?} -> {b:?}"
+            );
+        }
+    }
+    for marker in ["_twin", "7919", "_TwinUnequal", "~'", "~\""] {
+        assert!(
+            !twin.test.contains(marker) || real.contains(marker),
+            "{marker} in {}",
+            twin.test
+        );
+    }
+}
+
+#[test]
+fn humaneval_twins_change_one_assertion_each_and_nothing_else() {
+    let check = "METADATA = {}\n\n\ndef check(candidate):\n    assert True\n    assert candidate(1) == 1\n    assert abs(candidate(2.0) - 2.0) < 1e-6\n    assert candidate(3) == 4\n";
+    let mut rng = Rng::with_seed(1);
+    let p = he(check);
+    let real = humaneval_check(&p).unwrap();
+    let ts = candidates(&p, &mut rng);
+    assert!(ts.len() >= 3, "{ts:?}");
+    // Value twins on the candidate first, one change each, the rest of `check` as it is.
+    for t in &ts[..3] {
+        assert_eq!(t.kind, TwinKind::Value);
+        assert_eq!(t.changes.len(), 1);
+        only_changed(real, t);
+        assert_eq!(t.test.matches("def check(candidate):").count(), 1);
+        assert!(t.test.contains("    assert candidate(3) == 4\n") || t.changes[0].line == 8);
+    }
+    let lines: std::collections::BTreeSet<u32> =
+        ts[..3].iter().map(|t| t.changes[0].line).collect();
+    assert_eq!(lines, [6, 7, 8].into_iter().collect());
+    // `assert True` can only be turned around, and comes after every value twin.
+    let inv = ts.iter().find(|t| t.kind == TwinKind::Inverted).unwrap();
+    assert!(inv.test.contains("assert not (True)"));
+    assert_eq!(inv.changes[0].fail, (5, 5));
+}
+
+#[test]
+fn a_tolerance_is_never_straddled() {
+    let check = "def check(candidate):\n    assert abs(candidate(1) - 100000) < 8000\n";
+    for seed in 0..40 {
+        let ts = candidates(&he(check), &mut Rng::with_seed(seed));
+        let t = &ts[0];
+        let after = &t.changes[0].after;
+        let v: f64 = after
+            .split(" - ")
+            .nth(1)
+            .unwrap()
+            .split(')')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((v - 100000.0).abs() > 16000.0, "{after}");
+    }
+}
+
+#[test]
+fn values_are_drawn_per_run() {
+    let check = "def check(candidate):\n    assert candidate('a') == 123456\n";
+    let a: std::collections::BTreeSet<String> = (0..20)
+        .map(|s| {
+            candidates(&he(check), &mut Rng::with_seed(s))[0].changes[0]
+                .after
+                .clone()
+        })
+        .collect();
+    assert!(a.len() > 5, "{a:?}");
+}
+
+#[test]
+fn unittest_twins_keep_every_method_and_change_one_assertion_per_method() {
+    let test = "import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n        r = task_func()\n        self.assertIsInstance(r, list)\n        self.assertEqual(r, [1, 'x'])\n        self.assertEqual(len(r), 2)\n    def test_b(self):\n        expected = pd.DataFrame({'a': [1]})\n        pd.testing.assert_frame_equal(task_func(), expected)\n    def test_c(self):\n        with self.assertRaises(ValueError):\n            self.assertEqual(task_func(), 3)\n        self.assertTrue(task_func() > 2)\n    def test_d(self):\n        if x:\n            return\n        self.assertEqual(task_func(), 3)\n    @unittest.skip('no')\n    def test_e(self):\n        self.assertEqual(task_func(), 3)\n";
+    let ts = unittest_twins(test, &mut Rng::with_seed(5));
+    assert_eq!(ts.len(), 2, "test_a has two value assertions: {ts:?}");
+    for t in &ts {
+        only_changed(test, t);
+        for m in ["test_a", "test_b", "test_c", "test_d", "test_e"] {
+            assert!(t.test.contains(&format!("def {m}(self):")), "{m}");
+        }
+    }
+    let first: Vec<_> = ts[0]
+        .changes
+        .iter()
+        .map(|c| c.test.clone().unwrap())
+        .collect();
+    assert_eq!(first, ["test_a", "test_b", "test_c"]);
+    let second: Vec<_> = ts[1]
+        .changes
+        .iter()
+        .map(|c| c.test.clone().unwrap())
+        .collect();
+    assert_eq!(second, ["test_a"]);
+    // test_b's expected value is changed where it is bound; it must fail at the assertion.
+    let b = ts[0]
+        .changes
+        .iter()
+        .find(|c| c.test.as_deref() == Some("test_b"))
+        .unwrap();
+    assert_eq!((b.line, b.fail), (9, (10, 10)));
+    // test_c has no value to change outside assertRaises: the assertion after it turns.
+    let c = ts[0]
+        .changes
+        .iter()
+        .find(|c| c.test.as_deref() == Some("test_c"))
+        .unwrap();
+    assert_eq!(c.kind, TwinKind::Inverted);
+    assert!(ts[0].test.contains("self.assertFalse(task_func() > 2)"));
+}
+
+#[test]
+fn expected_first_and_computed_values() {
+    let test = "class TestCases(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(10, task_func())\n    def test_b(self):\n        data = [1, 2]\n        self.assertEqual(task_func(data), data)\n";
+    let ts = unittest_twins(test, &mut Rng::with_seed(9));
+    let t = &ts[0];
+    only_changed(test, t);
+    assert!(
+        !t.test.contains("self.assertEqual(10, task_func())"),
+        "{}",
+        t.test
+    );
+    // A computed expected value, used as an input too: the assertion turns.
+    assert!(
+        t.test
+            .contains("self.assertNotEqual(task_func(data), data)"),
+        "{}",
+        t.test
+    );
+}
