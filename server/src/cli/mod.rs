@@ -8,6 +8,7 @@ mod bundled;
 mod check_bench;
 mod check_cache;
 mod check_client;
+mod check_config;
 mod check_cmd;
 mod check_drive;
 mod check_format;
