@@ -127,7 +127,7 @@ fn show_settings_names_the_file_and_why_each_pivot_applies_or_not() {
     };
     assert!(line("fn-prefix").contains("not checked: its exclude `tests/` matches"), "{out}");
     assert!(line("docstrings").contains("not checked: no include pattern matches"), "{out}");
-    assert!(line("classes").contains(": checked: no include or exclude"), "{out}");
+    assert!(line("classes").contains(": checked: no include; no exclude matches"), "{out}");
     let o = check(&root, &["--show-settings", "sub/mod.py"]);
     let out = stdout(&o);
     assert!(out.contains(&root.join("sub/pivots.toml").display().to_string()), "{out}");
@@ -165,7 +165,7 @@ fn the_editor_publishes_what_check_reports() {
 fn a_file_over_the_one_size_limit_is_a_warning_naming_it_not_a_finding() {
     let (_d, root) = scoped();
     // Over the analysis limit (4 MiB), under the 10 MB that was --max-file-size's default.
-    let big = "x = 1\n".repeat(5 << 20 / 6 + 1000);
+    let big = "x = 1\n".repeat((5 << 20) / 6 + 1000);
     write(&root.join("app/big.py"), &big);
     let o = check(&root, &["--format", "json", "app"]);
     let err = stderr(&o);
@@ -194,10 +194,10 @@ fn pivots_toml_errors_are_placed_and_multi_line() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("error: pivots.toml:21:8: unknown object kind \"clas\" (pivot `classes`)\n"),
+        err.contains("error: pivots.toml:20:8: unknown object kind \"clas\" (pivot `classes`)\n"),
         "{err}"
     );
-    assert!(err.contains("21 | kind = \"clas\"\n   |        ^^^^^^\n"), "{err}");
+    assert!(err.contains("20 | kind = \"clas\"\n   |        ^^^^^^\n"), "{err}");
     assert!(err.contains("= did you mean \"class\"?"), "{err}");
     assert!(!err.contains("\\n"), "no literal \\n: {err}");
     // A line of the message that would start a workflow command is escaped.
