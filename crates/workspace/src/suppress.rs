@@ -94,7 +94,11 @@ impl Marker {
             if unused.is_empty() {
                 return None;
             }
-            let place = if self.file { "in this file" } else { "on this line" };
+            let place = if self.file {
+                "in this file"
+            } else {
+                "on this line"
+            };
             format!(
                 "pivot: unused suppression: no {} finding {place} to `{what}`",
                 unused.join(", ")
@@ -155,7 +159,11 @@ pub fn suppress_fix(src: &str, finding: &Finding) -> Option<Fix> {
         // Already suppressed on this line for every pivot, or a list to add to.
         let list = c.get(2)?;
         let at = line_start + list.end();
-        let sep = if list.as_str().trim().is_empty() { "" } else { ", " };
+        let sep = if list.as_str().trim().is_empty() {
+            ""
+        } else {
+            ", "
+        };
         return Some(Fix {
             title,
             edits: vec![Edit {
@@ -188,7 +196,14 @@ mod tests {
         let mut l = Ledger::default();
         let r = Rule::regex("^f_").unwrap();
         l.give("fn", "t", 0, String::new(), ObjectKind::Function, r);
-        l.give("cls", "t", 0, String::new(), ObjectKind::Class, Rule::regex("^[A-Z]").unwrap());
+        l.give(
+            "cls",
+            "t",
+            0,
+            String::new(),
+            ObjectKind::Class,
+            Rule::regex("^[A-Z]").unwrap(),
+        );
         let m = Module::parse(src);
         apply(src, findings(src, &m, &l.active_at(0)))
     }
@@ -222,9 +237,15 @@ mod tests {
 
     #[test]
     fn the_quick_fix_adds_a_suppression_that_drops_the_finding() {
-        for src in ["def a():\n    pass\n", "def a():  # pivot: ignore[cls]\n    pass\n"] {
+        for src in [
+            "def a():\n    pass\n",
+            "def a():  # pivot: ignore[cls]\n    pass\n",
+        ] {
             let f = found(src);
-            let pivot = f.iter().find(|f| matches!(f, Finding::Pivot { .. })).unwrap();
+            let pivot = f
+                .iter()
+                .find(|f| matches!(f, Finding::Pivot { .. }))
+                .unwrap();
             let fix = suppress_fix(src, pivot).unwrap();
             let mut fixed = src.to_string();
             let e = &fix.edits[0];

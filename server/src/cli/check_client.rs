@@ -79,7 +79,10 @@ impl LspClient {
         let exe = std::env::current_exe().context("cannot find the pivot-lsp binary")?;
         let mut command = Command::new(exe);
         if let Some(bytes) = limit {
-            command.env(pivot_workspace::document::ANALYSED_LIMIT_VAR, bytes.to_string());
+            command.env(
+                pivot_workspace::document::ANALYSED_LIMIT_VAR,
+                bytes.to_string(),
+            );
         }
         let mut child = command
             .arg("serve")

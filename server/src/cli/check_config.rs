@@ -87,14 +87,20 @@ impl<'a> Nested<'a> {
 pub fn show_settings(here: &Path, file: &Path) -> Result<i32> {
     let abs = here.join(file);
     if !abs.exists() {
-        eprintln!("error: {}: no such file", log_safe::path(&file.display().to_string()));
+        eprintln!(
+            "error: {}: no such file",
+            log_safe::path(&file.display().to_string())
+        );
         return Ok(2);
     }
     let abs = abs.canonicalize()?;
     let start = abs.parent().unwrap_or(&abs);
     let mut out = format!("file: {}\n", log_safe::path(&abs.display().to_string()));
     let Some(dir) = discover(start) else {
-        out.push_str(&format!("configuration: none\n  {}\n", no_pivots_message(start)));
+        out.push_str(&format!(
+            "configuration: none\n  {}\n",
+            no_pivots_message(start)
+        ));
         print!("{out}");
         return Ok(0);
     };
@@ -120,7 +126,10 @@ pub fn show_settings(here: &Path, file: &Path) -> Result<i32> {
     };
     let rel = relative(&dir, &abs);
     out.push_str(&format!("cache: {}\n", dir.join(".pivot-cache").display()));
-    out.push_str(&format!("path matched by include/exclude: {}\n", log_safe::path(&rel)));
+    out.push_str(&format!(
+        "path matched by include/exclude: {}\n",
+        log_safe::path(&rel)
+    ));
     let latest = ledger
         .pivots
         .iter()
@@ -139,7 +148,10 @@ pub fn show_settings(here: &Path, file: &Path) -> Result<i32> {
             a.version.kind,
             a.version.rule.describe(),
             log_safe::text(a.version.text.trim()),
-            format_args!("version {}, session {}", a.version.version, a.version.session),
+            format_args!(
+                "version {}, session {}",
+                a.version.version, a.version.session
+            ),
         ));
     }
     print!("{out}");

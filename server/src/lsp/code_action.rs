@@ -2,8 +2,8 @@
 //! recomputed from the document as it is now (fixes in workspace/fixes.rs).
 
 use super::convert;
-use pivot_workspace::suppress::suppress_fix;
 use pivot_workspace::fixes::{fixes, Fix};
+use pivot_workspace::suppress::suppress_fix;
 use pivot_workspace::Workspace;
 use std::collections::HashMap;
 use tower_lsp_server::ls_types::*;

@@ -79,7 +79,10 @@ fn from_a_subfolder_the_pivots_file_above_applies_and_the_cache_stays_at_its_roo
         .filter(|f| f.0.starts_with("app/"))
         .collect();
     assert_eq!(findings(&o), app, "{}", stderr(&o));
-    assert!(!root.join("app/.pivot-cache").exists(), "a cache left in app/");
+    assert!(
+        !root.join("app/.pivot-cache").exists(),
+        "a cache left in app/"
+    );
     assert!(root.join(".pivot-cache").is_dir(), "the cache at the root");
     // A path given from the subfolder is read from there.
     let o = check(&root.join("app"), &["--format", "json", "old.py"]);
@@ -105,33 +108,61 @@ fn with_no_pivots_file_a_warning_says_so_and_require_pivots_fails() {
     );
     let o = check(&root, &["--require-pivots"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("error: no pivots.toml in"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error: no pivots.toml in"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn show_settings_names_the_file_and_why_each_pivot_applies_or_not() {
     let (_d, root) = scoped();
-    let o = check(&root.join("app"), &["--show-settings", "../tests/test_calc.py"]);
+    let o = check(
+        &root.join("app"),
+        &["--show-settings", "../tests/test_calc.py"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(
-        out.contains(&format!("configuration: {}", root.join("pivots.toml").display())),
+        out.contains(&format!(
+            "configuration: {}",
+            root.join("pivots.toml").display()
+        )),
         "{out}"
     );
-    assert!(out.contains("path matched by include/exclude: tests/test_calc.py"), "{out}");
+    assert!(
+        out.contains("path matched by include/exclude: tests/test_calc.py"),
+        "{out}"
+    );
     let line = |id: &str| {
         out.lines()
             .find(|l| l.trim_start().starts_with(&format!("{id} ")))
             .unwrap_or_else(|| panic!("{id}: {out}"))
             .to_string()
     };
-    assert!(line("fn-prefix").contains("not checked: its exclude `tests/` matches"), "{out}");
-    assert!(line("docstrings").contains("not checked: no include pattern matches"), "{out}");
-    assert!(line("classes").contains(": checked: no include; no exclude matches"), "{out}");
+    assert!(
+        line("fn-prefix").contains("not checked: its exclude `tests/` matches"),
+        "{out}"
+    );
+    assert!(
+        line("docstrings").contains("not checked: no include pattern matches"),
+        "{out}"
+    );
+    assert!(
+        line("classes").contains(": checked: no include; no exclude matches"),
+        "{out}"
+    );
     let o = check(&root, &["--show-settings", "sub/mod.py"]);
     let out = stdout(&o);
-    assert!(out.contains(&root.join("sub/pivots.toml").display().to_string()), "{out}");
-    assert!(out.contains("variables") && !out.contains("fn-prefix"), "{out}");
+    assert!(
+        out.contains(&root.join("sub/pivots.toml").display().to_string()),
+        "{out}"
+    );
+    assert!(
+        out.contains("variables") && !out.contains("fn-prefix"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -145,7 +176,12 @@ fn the_editor_publishes_what_check_reports() {
     let mut c = Client::start(&root);
     c.session_changed();
     let mut from_editor = Vec::new();
-    for f in ["app/calc.py", "app/old.py", "generated/out.py", "tests/test_calc.py"] {
+    for f in [
+        "app/calc.py",
+        "app/old.py",
+        "generated/out.py",
+        "tests/test_calc.py",
+    ] {
         let p = root.join(f);
         let uri = file_uri(&p);
         c.open(&uri, &std::fs::read_to_string(&p).unwrap());
@@ -169,15 +205,19 @@ fn a_file_over_the_one_size_limit_is_a_warning_naming_it_not_a_finding() {
     write(&root.join("app/big.py"), &big);
     let o = check(&root, &["--format", "json", "app"]);
     let err = stderr(&o);
-    assert!(
-        err.contains("warning: app/big.py: not checked:"),
-        "{err}"
-    );
+    assert!(err.contains("warning: app/big.py: not checked:"), "{err}");
     let f = findings(&o);
-    assert!(f.iter().all(|(p, _, code)| p != "app/big.py" && !code.is_empty()), "{f:?}");
+    assert!(
+        f.iter()
+            .all(|(p, _, code)| p != "app/big.py" && !code.is_empty()),
+        "{f:?}"
+    );
     assert!(err.contains("1 not checked"), "{err}");
     // Raised, the one limit is the server's too: the file is checked.
-    let o = check(&root, &["--format", "json", "--max-file-size", "10", "app/big.py"]);
+    let o = check(
+        &root,
+        &["--format", "json", "--max-file-size", "10", "app/big.py"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("not checked"), "{}", stderr(&o));
 }
@@ -197,7 +237,10 @@ fn pivots_toml_errors_are_placed_and_multi_line() {
         err.contains("error: pivots.toml:20:8: unknown object kind \"clas\" (pivot `classes`)\n"),
         "{err}"
     );
-    assert!(err.contains("20 | kind = \"clas\"\n   |        ^^^^^^\n"), "{err}");
+    assert!(
+        err.contains("20 | kind = \"clas\"\n   |        ^^^^^^\n"),
+        "{err}"
+    );
     assert!(err.contains("= did you mean \"class\"?"), "{err}");
     assert!(!err.contains("\\n"), "no literal \\n: {err}");
     // A line of the message that would start a workflow command is escaped.
@@ -207,6 +250,8 @@ fn pivots_toml_errors_are_placed_and_multi_line() {
     );
     let o = check(&root, &["--format", "github", "app"]);
     let err = stderr(&o);
-    assert!(err.lines().all(|l| !l.trim_start().starts_with("::")), "{err}");
+    assert!(
+        err.lines().all(|l| !l.trim_start().starts_with("::")),
+        "{err}"
+    );
 }
-

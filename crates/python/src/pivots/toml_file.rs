@@ -16,8 +16,11 @@ use toml::Spanned;
 /// A `pivots.toml`: the pivots, and files none of them is checked on.
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "pivots.toml", description = "Pivot LSP's pivots: coding instructions \
-    that must hold from a session on (docs/pivots-toml.md).")]
+#[schemars(
+    title = "pivots.toml",
+    description = "Pivot LSP's pivots: coding instructions \
+    that must hold from a session on (docs/pivots-toml.md)."
+)]
 pub struct TomlFile {
     /// The pivots, each with one or more versions.
     #[serde(default)]
@@ -225,11 +228,7 @@ fn nearest_kind(name: &str) -> Option<&'static str> {
         .map(|(_, k)| k)
 }
 
-fn patterns(
-    p: &mut Problems,
-    what: &str,
-    given: &[Spanned<String>],
-) -> Option<Patterns> {
+fn patterns(p: &mut Problems, what: &str, given: &[Spanned<String>]) -> Option<Patterns> {
     let texts = given.iter().map(|s| s.get_ref().clone()).collect();
     match Patterns::new(texts) {
         Ok(ps) => Some(ps),
@@ -272,7 +271,11 @@ pub fn load(text: &str, origin: &str, file: &str) -> Result<Ledger, String> {
                 "the first pivot `{id}` is at {here}; an id is given once (a changed \
                  instruction is another [[pivot.version]] of the same [[pivot]])"
             );
-            p.at(pivot.id.span(), &format!("duplicate pivot id `{id}`"), &[note]);
+            p.at(
+                pivot.id.span(),
+                &format!("duplicate pivot id `{id}`"),
+                &[note],
+            );
             let first_snippet = p.snippet(earlier.clone(), &format!("the first `{id}`"));
             if let Some(last) = p.out.last_mut() {
                 last.push('\n');
@@ -378,26 +381,50 @@ mod tests {
         load(toml, "pivots.toml", "pivots.toml").unwrap_err()
     }
 
-    const ONE: &str = "[[pivot]]\nid = \"x\"\n[[pivot.version]]\nkind = \"function\"\nrule = \"^f_\"\n";
+    const ONE: &str =
+        "[[pivot]]\nid = \"x\"\n[[pivot.version]]\nkind = \"function\"\nrule = \"^f_\"\n";
 
     #[test]
     fn a_duplicate_id_names_both_places() {
         let e = err(&format!("{ONE}\n{ONE}"));
-        assert!(e.starts_with("pivots.toml:8:6: duplicate pivot id `x`\n"), "{e}");
+        assert!(
+            e.starts_with("pivots.toml:8:6: duplicate pivot id `x`\n"),
+            "{e}"
+        );
         assert!(e.contains("8 | id = \"x\"\n  |      ^^^"), "{e}");
-        assert!(e.contains("the first pivot `x` is at pivots.toml:2:6"), "{e}");
+        assert!(
+            e.contains("the first pivot `x` is at pivots.toml:2:6"),
+            "{e}"
+        );
         assert!(e.contains("pivots.toml:2:6: the first `x`\n"), "{e}");
     }
 
     #[test]
     fn a_rule_that_does_not_fit_its_kind_says_which_fits() {
         let cases = [
-            ("method decorator", "\"^timer\"", "a regular expression", "[name, bool] pair"),
-            ("function", "[\"f_\", true]", "a [name, bool] pair", "a regular expression"),
-            ("function docstring", "\"^x\"", "a regular expression", "a bool"),
+            (
+                "method decorator",
+                "\"^timer\"",
+                "a regular expression",
+                "[name, bool] pair",
+            ),
+            (
+                "function",
+                "[\"f_\", true]",
+                "a [name, bool] pair",
+                "a regular expression",
+            ),
+            (
+                "function docstring",
+                "\"^x\"",
+                "a regular expression",
+                "a bool",
+            ),
         ];
         for (kind, rule, given, fits) in cases {
-            let toml = format!("[[pivot]]\nid = \"p\"\n[[pivot.version]]\nkind = \"{kind}\"\nrule = {rule}\n");
+            let toml = format!(
+                "[[pivot]]\nid = \"p\"\n[[pivot.version]]\nkind = \"{kind}\"\nrule = {rule}\n"
+            );
             let e = err(&toml);
             assert!(
                 e.starts_with(&format!(
@@ -405,7 +432,10 @@ mod tests {
                 )),
                 "{e}"
             );
-            assert!(e.contains(&format!("= kind \"{kind}\" takes")) && e.contains(fits), "{e}");
+            assert!(
+                e.contains(&format!("= kind \"{kind}\" takes")) && e.contains(fits),
+                "{e}"
+            );
         }
     }
 
@@ -416,36 +446,90 @@ mod tests {
             e.starts_with("pivots.toml:4:8: unknown object kind \"funtion\" (pivot `x`)\n"),
             "{e}"
         );
-        assert!(e.contains("4 | kind = \"funtion\"\n  |        ^^^^^^^^^\n"), "{e}");
+        assert!(
+            e.contains("4 | kind = \"funtion\"\n  |        ^^^^^^^^^\n"),
+            "{e}"
+        );
         assert!(e.contains("= did you mean \"function\"?"), "{e}");
-        assert!(e.contains("method decorator") && e.contains("comment"), "{e}");
+        assert!(
+            e.contains("method decorator") && e.contains("comment"),
+            "{e}"
+        );
     }
 
     #[test]
     fn regexes_sessions_globs_and_syntax_are_placed() {
         let e = err(&ONE.replace("\"^f_\"", "\"^(f_\""));
-        assert!(e.starts_with("pivots.toml:5:8: invalid regular expression"), "{e}");
+        assert!(
+            e.starts_with("pivots.toml:5:8: invalid regular expression"),
+            "{e}"
+        );
         let e = err(&ONE.replace("[[pivot.version]]\n", "[[pivot.version]]\nsession = -1\n"));
-        assert!(e.starts_with("pivots.toml:4:11: session -1 is negative (pivot `x`)"), "{e}");
+        assert!(
+            e.starts_with("pivots.toml:4:11: session -1 is negative (pivot `x`)"),
+            "{e}"
+        );
         let e = err(&ONE.replace("id = \"x\"\n", "id = \"x\"\ninclude = [\"a/**{\"]\n"));
-        assert!(e.starts_with("pivots.toml:3:12: invalid include pattern"), "{e}");
+        assert!(
+            e.starts_with("pivots.toml:3:12: invalid include pattern"),
+            "{e}"
+        );
         let e = err(&ONE.replace("rule", "rules"));
-        assert!(e.starts_with("pivots.toml:5:1: unknown field `rules`"), "{e}");
-        assert!(e.lines().count() > 3, "multi-line, as the parser shows it: {e}");
+        assert!(
+            e.starts_with("pivots.toml:5:1: unknown field `rules`"),
+            "{e}"
+        );
+        assert!(
+            e.lines().count() > 3,
+            "multi-line, as the parser shows it: {e}"
+        );
         // Every problem, not only the first.
-        let two = format!("{}\n{}", ONE.replace("\"^f_\"", "\"(\""), ONE.replace("x", "y").replace("\"function\"", "\"clas\""));
+        let two = format!(
+            "{}\n{}",
+            ONE.replace("\"^f_\"", "\"(\""),
+            ONE.replace("x", "y").replace("\"function\"", "\"clas\"")
+        );
         let e = err(&two);
-        assert!(e.contains("invalid regular expression") && e.contains("unknown object kind"), "{e}");
+        assert!(
+            e.contains("invalid regular expression") && e.contains("unknown object kind"),
+            "{e}"
+        );
     }
 
     #[test]
     fn scopes_are_read() {
-        let toml = format!("exclude = [\"gen/\"]\n{}", ONE.replace("id = \"x\"\n", "id = \"x\"\ninclude = [\"app/\"]\nexclude = [\"**/test_*.py\"]\n"));
+        let toml = format!(
+            "exclude = [\"gen/\"]\n{}",
+            ONE.replace(
+                "id = \"x\"\n",
+                "id = \"x\"\ninclude = [\"app/\"]\nexclude = [\"**/test_*.py\"]\n"
+            )
+        );
         let l = load(&toml, "pivots.toml", "pivots.toml").unwrap();
         let s = &l.pivots[0].scope;
         assert!(s.applies(Some("app/m.py")));
         assert!(!s.applies(Some("app/test_m.py")));
         assert!(!s.applies(Some("lib/m.py")));
         assert!(!s.applies(Some("gen/app/m.py")));
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    /// The committed schema is the one the types give (`PIVOT_UPDATE_SCHEMA=1` rewrites it).
+    #[test]
+    fn the_committed_json_schema_is_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../editors/schema/pivots.schema.json");
+        let want = serde_json::to_string_pretty(&super::json_schema()).unwrap() + "\n";
+        if std::env::var_os("PIVOT_UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} is out of date: run PIVOT_UPDATE_SCHEMA=1 cargo test -p pivot-python schema",
+            path.display()
+        );
     }
 }

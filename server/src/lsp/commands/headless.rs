@@ -104,7 +104,10 @@ impl Session {
                 }
             };
             ws.replay.set_toml(ledger, None);
-            ws.pivots_dir = toml.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+            ws.pivots_dir = toml
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf);
             if let Some(c) = conv {
                 ws.replay.open(c);
             }
