@@ -185,6 +185,9 @@ fn read_input(root: &Path, p: &Path) -> std::result::Result<(PathBuf, Vec<u8>), 
     Ok((real, bytes))
 }
 
+/// A named input: its resolved path and bytes.
+type ReadFile = (PathBuf, Vec<u8>);
+
 /// The inputs a run names besides the tree, each read (bounded, inside the root) and
 /// checked before anything is started.
 struct Named {
@@ -265,7 +268,7 @@ pub fn check_tree(
 
     // The files of each pivots file: the root's (or the one named), and each nested one's
     // (a pivots.toml in a folder below applies to its files, as in ruff).
-    let mut groups: Vec<(Option<(PathBuf, Vec<u8>)>, Vec<usize>)> =
+    let mut groups: Vec<(Option<ReadFile>, Vec<usize>)> =
         vec![(named.pivots_file.clone(), Vec::new())];
     if a.pivots.is_none() {
         let mut nested = check_config::Nested::new(root);
