@@ -195,7 +195,18 @@ impl Ledger {
 
     /// `from_toml`, with errors naming the file `shown` (each with its line and column).
     pub fn from_toml_file(text: &str, origin: &str, shown: &str) -> Result<Ledger> {
-        super::toml_file::load(text, origin, shown).map_err(anyhow::Error::msg)
+        let loaded = super::toml_file::load(text, shown).map_err(anyhow::Error::msg)?;
+        let mut ledger = Ledger::default();
+        let mut index = std::collections::HashMap::new();
+        for p in loaded {
+            for (session, text, kind, rule) in p.versions {
+                ledger.give_indexed(&mut index, &p.id, origin, session, text, kind, rule);
+            }
+            if let Some(&at) = index.get(&p.id) {
+                ledger.pivots[at].scope = p.scope;
+            }
+        }
+        Ok(ledger)
     }
 
     /// Add every pivot of `other` (same ids are kept apart by their origin prefix upstream).

@@ -4,7 +4,6 @@
 //! with the file, line and column and the line itself, as the TOML parser shows its own
 //! errors. The same types give the JSON schema editors validate the file with.
 
-use super::ledger::Ledger;
 use super::rule::{Rule, RuleError};
 use super::scope::{Patterns, Scope};
 use crate::python::ObjectKind;
@@ -240,9 +239,18 @@ fn patterns(p: &mut Problems, what: &str, given: &[Spanned<String>]) -> Option<P
     }
 }
 
-/// The ledger of a `pivots.toml` whose text is `text`, named `file` in errors; every
-/// problem is said (see the module comment), separated by blank lines.
-pub fn load(text: &str, origin: &str, file: &str) -> Result<Ledger, String> {
+/// One pivot as the file gives it, checked: its id, scope and versions.
+pub struct Loaded {
+    pub id: String,
+    pub scope: Scope,
+    /// (session, text, kind, rule) of each version, in the file's order.
+    pub versions: Vec<(usize, String, ObjectKind, Rule)>,
+}
+
+/// The pivots of a `pivots.toml` whose text is `text`, named `file` in errors; every
+/// problem is said (see the module comment), separated by blank lines. The ledger makes
+/// its pivots of them (`Ledger::from_toml_file`).
+pub fn load(text: &str, file: &str) -> Result<Vec<Loaded>, String> {
     let mut p = Problems {
         file,
         text,
@@ -260,8 +268,7 @@ pub fn load(text: &str, origin: &str, file: &str) -> Result<Ledger, String> {
         }
     };
     let project_exclude = patterns(&mut p, "exclude", &parsed.exclude).unwrap_or_default();
-    let mut ledger = Ledger::default();
-    let mut index = HashMap::new();
+    let mut loaded = Vec::new();
     let mut first: HashMap<String, Range<usize>> = HashMap::new();
     for pivot in parsed.pivot {
         let id = pivot.id.get_ref().clone();
@@ -360,15 +367,14 @@ pub fn load(text: &str, origin: &str, file: &str) -> Result<Ledger, String> {
             exclude: exclude.unwrap_or_default(),
             project_exclude: project_exclude.clone(),
         };
-        for (session, text, kind, rule) in versions {
-            ledger.give_indexed(&mut index, &id, origin, session, text, kind, rule);
-        }
-        if let Some(&at) = index.get(&id) {
-            ledger.pivots[at].scope = scope;
-        }
+        loaded.push(Loaded {
+            id,
+            scope,
+            versions,
+        });
     }
     match p.out.is_empty() {
-        true => Ok(ledger),
+        true => Ok(loaded),
         false => Err(p.out.join("\n\n")),
     }
 }
@@ -378,7 +384,7 @@ mod tests {
     use super::*;
 
     fn err(toml: &str) -> String {
-        load(toml, "pivots.toml", "pivots.toml").unwrap_err()
+        load(toml, "pivots.toml").err().unwrap()
     }
 
     const ONE: &str =
@@ -505,7 +511,7 @@ mod tests {
                 "id = \"x\"\ninclude = [\"app/\"]\nexclude = [\"**/test_*.py\"]\n"
             )
         );
-        let l = load(&toml, "pivots.toml", "pivots.toml").unwrap();
+        let l = crate::pivots::Ledger::from_toml(&toml, "pivots.toml").unwrap();
         let s = &l.pivots[0].scope;
         assert!(s.applies(Some("app/m.py")));
         assert!(!s.applies(Some("app/test_m.py")));
