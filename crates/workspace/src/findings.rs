@@ -73,6 +73,11 @@ pub enum Finding {
         span: Span,
         message: String,
     },
+    /// A `# pivot: ignore[...]` that dropped nothing (suppress.rs).
+    Unused {
+        span: Span,
+        message: String,
+    },
 }
 
 /// At most this many findings are kept and shown per document: a hostile file or
@@ -95,7 +100,8 @@ impl Finding {
         match self {
             Finding::Pivot { span, .. }
             | Finding::Syntax { span, .. }
-            | Finding::Notice { span, .. } => *span,
+            | Finding::Notice { span, .. }
+            | Finding::Unused { span, .. } => *span,
         }
     }
 
@@ -103,7 +109,8 @@ impl Finding {
         match self {
             Finding::Pivot { message, .. }
             | Finding::Syntax { message, .. }
-            | Finding::Notice { message, .. } => message,
+            | Finding::Notice { message, .. }
+            | Finding::Unused { message, .. } => message,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod replies;
 pub mod sample;
 pub mod settings;
 pub mod state_file;
+pub mod suppress;
 pub mod test_runs;
 pub mod timeline;
 
@@ -49,6 +50,9 @@ pub struct Workspace {
     pub tests: TestRuns,
     /// Problems and the test runner, used outside the lock.
     pub resources: Arc<Resources>,
+    /// The folder of the pivots file in force: pivots' `include` / `exclude` patterns are
+    /// relative to it (None: the root).
+    pub pivots_dir: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -87,6 +91,46 @@ impl Workspace {
         }
     }
 
+    /// The pivots active now that apply to the file at `path` (their `include` /
+    /// `exclude`; a document that is not a file, or lies outside the pivots file's folder,
+    /// takes only the unscoped ones).
+    pub fn active_for(&self, path: Option<&Path>) -> Vec<pivot_python::pivots::Active<'_>> {
+        let mut active = self.replay.active();
+        if active.iter().all(|a| a.pivot.scope.is_everywhere()) {
+            return active;
+        }
+        let rel = self.scope_path(path);
+        active.retain(|a| a.pivot.scope.applies(rel.as_deref()));
+        active
+    }
+
+    /// `path` relative to the pivots file's folder, `/`-separated, as scopes match it.
+    pub fn scope_path(&self, path: Option<&Path>) -> Option<String> {
+        let base = self.pivots_dir.as_ref().or(self.root.as_ref())?;
+        let rel = path?.strip_prefix(base).ok()?;
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        Some(parts.join("/"))
+    }
+
+    /// What the editor and `check` show for document `doc` at `path`: the findings of the
+    /// pivots that apply to it, less those suppressed inline (suppress.rs).
+    pub fn doc_findings(&self, path: Option<&Path>, doc: &Document) -> Vec<findings::Finding> {
+        let active = self.active_for(path);
+        let found = findings::findings(doc.text(), doc.module(), &active);
+        suppress::apply(doc.text(), found)
+    }
+
+    /// How a pivots file at `path` is named in messages: relative to the root when inside it.
+    pub fn shown(&self, path: &Path) -> String {
+        match self.root.as_ref().and_then(|r| path.strip_prefix(r).ok()) {
+            Some(rel) => rel.display().to_string(),
+            None => path.display().to_string(),
+        }
+    }
+
     pub fn toml_path(&self) -> Option<PathBuf> {
         self.root.as_ref().map(|r| r.join(PIVOTS_TOML))
     }
@@ -105,9 +149,7 @@ impl Workspace {
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
         let ledger = match &text {
-            Some(t) => {
-                Ledger::from_toml(t, PIVOTS_TOML).with_context(|| format!("{}", path.display()))?
-            }
+            Some(t) => Ledger::from_toml_file(t, PIVOTS_TOML, &self.shown(&path))?,
             None => Ledger::default(),
         };
         let n = ledger.pivots.len();
@@ -136,6 +178,7 @@ impl Workspace {
             _ => None,
         };
         self.replay.set_toml(ledger, history);
+        self.pivots_dir = None;
         Ok((n, warnings))
     }
 

@@ -70,8 +70,21 @@ pub fn uri_of(path: &Path) -> Result<String> {
 impl LspClient {
     /// Start this binary's language server and initialize it with `root`, headless.
     pub fn start(root: &Path) -> Result<LspClient> {
+        LspClient::start_with_limit(root, None)
+    }
+
+    /// `start`, the server analysing documents of up to `limit` bytes (`check`'s
+    /// `--max-file-size`, so that what `check` reads the server checks).
+    pub fn start_with_limit(root: &Path, limit: Option<u64>) -> Result<LspClient> {
         let exe = std::env::current_exe().context("cannot find the pivot-lsp binary")?;
-        let mut child = Command::new(exe)
+        let mut command = Command::new(exe);
+        if let Some(bytes) = limit {
+            command.env(
+                pivot_workspace::document::ANALYSED_LIMIT_VAR,
+                bytes.to_string(),
+            );
+        }
+        let mut child = command
             .arg("serve")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

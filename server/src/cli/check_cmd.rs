@@ -4,6 +4,7 @@
 //! reads the inputs and writes the outputs.
 
 use super::check_cache::{self, CheckCache};
+use super::check_config;
 use super::check_drive::{drive, Checked, Driven};
 use super::check_report::{self as report, Finding, Inputs};
 use super::check_walk::{named, relative, sort_problems, walk, Problem, SourceFile};
@@ -15,7 +16,7 @@ use clap::ValueEnum;
 use pivot_base::cache_dir::CacheDir;
 use pivot_workspace::replies::HeadlessSetup;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -26,14 +27,21 @@ The current directory is the workspace root. Directories are walked with .gitign
 .ignore respected and virtualenv, cache and build folders skipped. Each file is opened in a \
 `pivot-lsp serve` child process exactly as an editor opens it, and the diagnostics it \
 publishes are the findings (pivot violations, and syntax errors with source `python`).\n\n\
-Pivots come from pivots.toml at the root (or --pivots), and from a MemoryCode conversation \
-(--conversation) at --session (default: the latest session).\n\n\
+Pivots come from the nearest pivots.toml in the current directory or a folder above it, \
+up to the repository root (the folder holding .git), as ruff finds its settings: that \
+file's folder is the root the paths are reported from and the cache lives in; a pivots.toml \
+in a folder below applies to that folder's files instead. --pivots names the file instead \
+(the current directory is then the root). With no pivots file, a warning says so and only \
+syntax is checked; --require-pivots makes it an error (exit 3). A MemoryCode conversation \
+(--conversation) adds its pivots at --session (default: the latest session). \
+--show-settings FILE says which pivots file and pivots apply to FILE, and why.\n\n\
 What the server published for each file is cached in .pivot-cache/ at the root (git-ignored \
 by its own .gitignore): a later run with the same pivots, session and pivot-lsp version \
 opens only the files whose text changed, and writes the same bytes. --no-cache bypasses it; \
 `pivot-lsp clean` removes it.\n\n\
 Exit codes: 0 no finding, 1 findings (0 with --exit-zero), 2 a usage or input error \
-(missing path, invalid pivots.toml, unreadable conversation). Files that cannot be checked \
+(missing path, invalid pivots.toml, unreadable conversation), 3 no pivots file found with \
+--require-pivots. Files that cannot be checked \
 (unreadable, binary, too large, symlink loops, FIFOs and devices) are reported on stderr and \
 the rest are checked.\n\n\
 The tree may come from a pull request: nothing is read from outside the current directory \
@@ -82,9 +90,11 @@ pub struct CheckArgs {
     /// JSON (needs --format json; SARIF, text, GitHub, --bundle and --baseline are not sharded).
     #[arg(long, value_name = "K/N", conflicts_with_all = ["bundle", "baseline"])]
     pub shard: Option<pivot_bench::shard::Shard>,
-    /// Files larger than this many MB are reported and not checked.
-    #[arg(long, value_name = "MB", default_value_t = 10.0)]
-    pub max_file_size: f64,
+    /// Files larger than this many MB are reported on stderr and not checked [default: the
+    /// server's analysis limit, PIVOT_MAX_ANALYSED_BYTES, 4 MiB]. The servers analyse
+    /// every file up to it: there is one limit, not two.
+    #[arg(long, value_name = "MB")]
+    pub max_file_size: Option<f64>,
     /// Neither read nor write the cache: every file is checked by a server.
     #[arg(long)]
     pub no_cache: bool,
@@ -107,6 +117,13 @@ pub struct CheckArgs {
     /// With --history: start after this commit [default: the first commit].
     #[arg(long, value_name = "REV", requires = "history")]
     pub since: Option<String>,
+    /// No pivots file found is an error (exit 3), not a warning: for CI, where a check
+    /// without pivots would pass without checking anything.
+    #[arg(long)]
+    pub require_pivots: bool,
+    /// Print which pivots file and which pivots apply to FILE, and why; check nothing.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rev", "history", "shard"])]
+    pub show_settings: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -139,11 +156,18 @@ pub enum CheckFormat {
     Github,
 }
 
-/// Input errors: exit 2 with the message.
+/// Input errors: exit 2 with the message (3 for no pivots file with --require-pivots).
+/// A message may have several lines (a TOML error shows the line it is about).
 pub fn input_error(msg: String) -> Result<i32> {
-    eprintln!("error: {}", log_safe::text(&msg));
-    Ok(2)
+    eprintln!("error: {}", log_safe::lines(&msg));
+    Ok(match msg.starts_with(NO_PIVOTS) {
+        true => check_config::NO_PIVOTS_EXIT,
+        false => 2,
+    })
 }
+
+/// How the error of no pivots file starts (input_error gives it its own exit code).
+const NO_PIVOTS: &str = "no pivots.toml in ";
 
 /// A pivots file, conversation or baseline named on the command line (relative to the
 /// root): its path, kept inside the root when written inside it (check_walk::named).
@@ -160,6 +184,9 @@ fn read_input(root: &Path, p: &Path) -> std::result::Result<(PathBuf, Vec<u8>), 
         .map_err(|e| format!("{}: cannot read: {e}", p.display()))?;
     Ok((real, bytes))
 }
+
+/// A named input: its resolved path and bytes.
+type ReadFile = (PathBuf, Vec<u8>);
 
 /// The inputs a run names besides the tree, each read (bounded, inside the root) and
 /// checked before anything is started.
@@ -178,8 +205,23 @@ pub fn root_here() -> Result<PathBuf> {
 }
 
 /// `check` on the files as they are (`--rev` and `--history`: check_history.rs).
-pub fn run(a: CheckArgs) -> Result<i32> {
-    let root = root_here()?;
+pub fn run(mut a: CheckArgs) -> Result<i32> {
+    let here = root_here()?;
+    if let Some(file) = &a.show_settings {
+        return check_config::show_settings(&here, file);
+    }
+    // The nearest pivots file's folder is the root (unless one is named): the inputs the
+    // user wrote from here are written from there.
+    let root = match &a.pivots {
+        Some(_) => here.clone(),
+        None => check_config::discover(&here).unwrap_or_else(|| here.clone()),
+    };
+    if root != here {
+        let from_root = |p: &Path| check_config::from_root(&root, &here, p);
+        a.paths = a.paths.iter().map(|p| from_root(p)).collect();
+        a.baseline = a.baseline.as_deref().map(from_root);
+        a.conversation = a.conversation.as_deref().map(from_root);
+    }
     check_and_write(&a, &root, &root)
 }
 
@@ -224,24 +266,45 @@ pub fn check_tree(
         Err(e) => return Ok(Err(format!("{e:#}"))),
     };
 
-    // The servers: set up as asked, then each file opened, published and closed.
-    let mut setup = SetupArgs::default();
-    // The same set-up with the paths as the tree names them, for the cache's key: the
-    // findings of a commit's files written out anywhere are the same.
-    let mut key_setup = SetupArgs::default();
-    let text = |p: &Path| Text(p.display().to_string());
-    if let Some((p, _)) = &named.pivots_file {
-        setup.pivots = Some(text(p));
-        key_setup.pivots = Some(Text(relative(root, p)));
+    // The files of each pivots file: the root's (or the one named), and each nested one's
+    // (a pivots.toml in a folder below applies to its files, as in ruff).
+    let mut groups: Vec<(Option<ReadFile>, Vec<usize>)> =
+        vec![(named.pivots_file.clone(), Vec::new())];
+    if a.pivots.is_none() {
+        let mut nested = check_config::Nested::new(root);
+        let mut at: HashMap<PathBuf, usize> = HashMap::new();
+        for (i, f) in walked.files.iter().enumerate() {
+            let Some(dir) = nested.config_dir(&f.abs) else {
+                groups[0].1.push(i);
+                continue;
+            };
+            let g = match at.get(&dir) {
+                Some(&g) => g,
+                None => {
+                    let rel = PathBuf::from(relative(root, &dir.join(check_config::CONFIG)));
+                    match read_input(root, &rel) {
+                        Ok(file) => groups.push((Some(file), Vec::new())),
+                        Err(e) => return Ok(Err(e)),
+                    }
+                    at.insert(dir, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            groups[g].1.push(i);
+        }
+    } else {
+        groups[0].1 = (0..walked.files.len()).collect();
     }
-    if let Some((p, _)) = &named.conversation {
-        setup.conversation = Some(text(p));
-        key_setup.conversation = Some(Text(relative(root, p)));
+    if groups.iter().all(|(p, _)| p.is_none()) && named.conversation.is_none() {
+        let message = check_config::no_pivots_message(shown);
+        if a.require_pivots {
+            return Ok(Err(message));
+        }
+        eprintln!("warning: {}", log_safe::text(&message));
     }
-    setup.session = a.session;
-    key_setup.session = a.session;
+
     let jobs = a.jobs.unwrap_or_else(default_jobs);
-    let max_bytes = (a.max_file_size * 1e6) as u64;
+    let max_bytes = max_file_bytes(a);
     // Without the user's cache secret nothing is cached (see check_cache.rs).
     let secret = match a.no_cache {
         true => None,
@@ -254,28 +317,60 @@ pub fn check_tree(
             })
             .ok(),
     };
-    let cache = secret.as_deref().map(|secret| {
-        let context = check_cache::Context {
-            secret,
-            root: shown,
-            setup: &key_setup,
-            pivots: named.pivots_file.as_ref().map(|(_, b)| b.as_slice()),
-            conversation: named.conversation.as_ref().map(|(_, b)| b.as_slice()),
-        };
-        CheckCache::open(
-            CacheDir::at(cache_dir(shown, a.cache_dir.as_deref())),
-            &context,
-        )
-    });
-    let driven = check_with_cache(root, &setup, &walked.files, jobs, max_bytes, cache);
-    let (driven, from_cache) = match driven {
-        Ok(d) => d,
-        // A conversation that cannot be opened or a session out of range.
-        Err(e) if a.conversation.is_some() || a.session.is_some() => {
-            return Ok(Err(format!("{e:#}")))
+    let mut results: Vec<Option<Checked>> = vec![None; walked.files.len()];
+    let mut merged: Option<Driven> = None;
+    let mut from_cache = 0;
+    for (g, (pivots_file, indices)) in groups.iter().enumerate() {
+        // A nested pivots file with no file to check has nothing to say.
+        if g > 0 && indices.is_empty() {
+            continue;
         }
-        Err(e) => return Err(e),
-    };
+        let files: Vec<SourceFile> = indices.iter().map(|&i| walked.files[i].clone()).collect();
+        let driven = check_group(
+            a,
+            root,
+            shown,
+            pivots_file.as_ref(),
+            &named,
+            &files,
+            jobs,
+            max_bytes,
+            secret.as_deref(),
+        );
+        let (driven, hits) = match driven {
+            Ok(d) => d,
+            // A conversation that cannot be opened or a session out of range.
+            Err(e) if a.conversation.is_some() || a.session.is_some() => {
+                return Ok(Err(format!("{e:#}")))
+            }
+            Err(e) => return Err(e),
+        };
+        from_cache += hits;
+        let Driven {
+            setup,
+            results: r,
+            messages,
+        } = driven;
+        for (&i, r) in indices.iter().zip(r) {
+            results[i] = Some(r);
+        }
+        merged = Some(match merged {
+            None => Driven {
+                setup,
+                results: Vec::new(),
+                messages,
+            },
+            Some(mut m) => {
+                join_setup(&mut m, setup, messages);
+                m
+            }
+        });
+    }
+    let mut driven = merged.context("no check was run")?;
+    driven.results = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Checked::NotChecked(String::new())))
+        .collect();
     let setup_errors = say_setup(&driven.setup, &driven.messages);
     let pivots = serde_json::to_value(&driven.setup.active.pivots)?;
     let session = Value::from(driven.setup.active.index);
@@ -371,6 +466,89 @@ pub fn say_counts(o: &Outcome) {
     );
 }
 
+/// One pivots file's share of the run: its servers set up with it (and the conversation),
+/// its cache table, its files checked.
+#[allow(clippy::too_many_arguments)]
+fn check_group(
+    a: &CheckArgs,
+    root: &Path,
+    shown: &Path,
+    pivots_file: Option<&(PathBuf, Vec<u8>)>,
+    named: &Named,
+    files: &[SourceFile],
+    jobs: usize,
+    max_bytes: u64,
+    secret: Option<&[u8]>,
+) -> Result<(Driven, usize)> {
+    // The servers: set up as asked, then each file opened, published and closed.
+    let mut setup = SetupArgs::default();
+    // The same set-up with the paths as the tree names them, for the cache's key: the
+    // findings of a commit's files written out anywhere are the same.
+    let mut key_setup = SetupArgs::default();
+    let text = |p: &Path| Text(p.display().to_string());
+    if let Some((p, _)) = pivots_file {
+        setup.pivots = Some(text(p));
+        key_setup.pivots = Some(Text(relative(root, p)));
+    }
+    if let Some((p, _)) = &named.conversation {
+        setup.conversation = Some(text(p));
+        key_setup.conversation = Some(Text(relative(root, p)));
+    }
+    setup.session = a.session;
+    key_setup.session = a.session;
+    let cache = secret.map(|secret| {
+        let context = check_cache::Context {
+            secret,
+            root: shown,
+            setup: &key_setup,
+            pivots: pivots_file.map(|(_, b)| b.as_slice()),
+            conversation: named.conversation.as_ref().map(|(_, b)| b.as_slice()),
+        };
+        CheckCache::open(
+            CacheDir::at(cache_dir(shown, a.cache_dir.as_deref())),
+            &context,
+        )
+    });
+    check_with_cache(root, &setup, files, jobs, max_bytes, cache)
+}
+
+/// A nested pivots file's set-up added to the run's: its pivots (those not already
+/// listed), errors, warnings and messages.
+fn join_setup(into: &mut Driven, setup: HeadlessSetup, messages: Vec<String>) {
+    let have: HashSet<(String, String)> = into
+        .setup
+        .active
+        .pivots
+        .iter()
+        .map(|p| (p.id.clone(), p.rule.to_string()))
+        .collect();
+    for p in setup.active.pivots {
+        if !have.contains(&(p.id.clone(), p.rule.to_string())) {
+            into.setup.active.pivots.push(p);
+        }
+    }
+    for (to, from) in [
+        (&mut into.setup.errors, setup.errors),
+        (&mut into.setup.warnings, setup.warnings),
+        (&mut into.messages, messages),
+    ] {
+        for m in from {
+            if !to.contains(&m) {
+                to.push(m);
+            }
+        }
+    }
+}
+
+/// `--max-file-size` in bytes, or the server's analysis limit: the one limit of a run (the
+/// servers are started with it as theirs, check_client.rs).
+pub fn max_file_bytes(a: &CheckArgs) -> u64 {
+    match a.max_file_size {
+        Some(mb) => (mb * 1e6) as u64,
+        None => pivot_workspace::document::analysed_limit() as u64,
+    }
+}
+
 /// `--cache-dir`, or `.pivot-cache`, under the root.
 fn cache_dir(root: &Path, given: Option<&Path>) -> PathBuf {
     root.join(given.unwrap_or(Path::new(pivot_base::cache_dir::DEFAULT_DIR)))
@@ -449,7 +627,7 @@ fn check_with_cache(
 /// The flags' values and the files they name, checked and read: the baseline, the pivots
 /// file (read here for its hash; the server reads the same resolved path), the conversation.
 fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String> {
-    if a.max_file_size.is_nan() || a.max_file_size <= 0.0 {
+    if a.max_file_size.is_some_and(|mb| mb.is_nan() || mb <= 0.0) {
         return Err("--max-file-size must be a positive number of MB".into());
     }
     let baseline = a
@@ -495,12 +673,12 @@ fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String
 fn say_setup(setup: &HeadlessSetup, messages: &[String]) -> Vec<String> {
     let errors = setup.errors.clone();
     for e in &errors {
-        eprintln!("error: {}", log_safe::text(e));
+        eprintln!("error: {}", log_safe::lines(e));
     }
     // What the server showed (a corrupt state file...), unless said just above.
     for m in messages {
         if !errors.iter().any(|e| m.contains(e.as_str())) {
-            eprintln!("warning: {}", log_safe::text(m));
+            eprintln!("warning: {}", log_safe::lines(m));
         }
     }
     for w in &setup.warnings {
@@ -524,8 +702,32 @@ fn gather(
                 diagnostics,
                 sha256,
             } => {
-                findings.extend(report::file_findings(&f.rel, diagnostics));
-                checked.push((f.rel.clone(), sha256));
+                // The server's notices (no pivot's code) are not findings: a file it did
+                // not analyse is a file not checked, the rest a warning.
+                let (notices, diagnostics): (Vec<_>, Vec<_>) = diagnostics
+                    .into_iter()
+                    .partition(|d| d.code.is_none() && d.source.as_deref() == Some("pivot"));
+                let mut skipped = false;
+                for n in notices {
+                    let message = n.message.strip_prefix("pivot: ").unwrap_or(&n.message);
+                    if message.starts_with("not checked") {
+                        skipped = true;
+                        problems.push(Problem {
+                            path: f.rel.clone(),
+                            problem: message.to_string(),
+                        });
+                    } else {
+                        eprintln!(
+                            "warning: {}: {}",
+                            log_safe::path(&f.rel),
+                            log_safe::text(message)
+                        );
+                    }
+                }
+                if !skipped {
+                    findings.extend(report::file_findings(&f.rel, diagnostics));
+                    checked.push((f.rel.clone(), sha256));
+                }
             }
             Checked::NotChecked(problem) => problems.push(Problem {
                 path: f.rel.clone(),

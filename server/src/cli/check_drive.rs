@@ -88,7 +88,7 @@ pub fn drive(
         Some(s) => s,
         None => {
             // No file to check: the setup still tells the active pivots and any error.
-            let mut c = LspClient::start(root)?;
+            let mut c = LspClient::start_with_limit(root, Some(max_bytes))?;
             let s = c.request_as(
                 crate::lsp::HEADLESS_SETUP,
                 serde_json::to_value(setup)?,
@@ -128,7 +128,7 @@ fn one_server(
     if share.is_empty() {
         return Ok((None, Vec::new(), Vec::new()));
     }
-    let mut c = LspClient::start(root)?;
+    let mut c = LspClient::start_with_limit(root, Some(max_bytes))?;
     let setup_out: HeadlessSetup = c.request_as(
         crate::lsp::HEADLESS_SETUP,
         serde_json::to_value(setup)?,

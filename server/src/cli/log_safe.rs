@@ -96,6 +96,12 @@ pub fn text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Multi-line text (a TOML error with the line it is about): each line as [`text`] makes
+/// it (so no line starts a workflow command), the line breaks kept.
+pub fn lines(s: &str) -> String {
+    s.lines().map(text).collect::<Vec<_>>().join("\n")
+}
+
 /// Serialized JSON with `##[` written `#\u0023[` (the same JSON value: it can only occur
 /// inside a string). Line breaks and controls are escaped by JSON itself, and no line of
 /// JSON starts with `:`.

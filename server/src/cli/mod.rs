@@ -9,6 +9,7 @@ mod check_bench;
 mod check_cache;
 mod check_client;
 mod check_cmd;
+mod check_config;
 mod check_drive;
 mod check_format;
 mod check_history;

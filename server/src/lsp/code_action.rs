@@ -2,8 +2,8 @@
 //! recomputed from the document as it is now (fixes in workspace/fixes.rs).
 
 use super::convert;
-use pivot_workspace::findings::findings;
-use pivot_workspace::fixes::fixes;
+use pivot_workspace::fixes::{fixes, Fix};
+use pivot_workspace::suppress::suppress_fix;
 use pivot_workspace::Workspace;
 use std::collections::HashMap;
 use tower_lsp_server::ls_types::*;
@@ -22,12 +22,20 @@ pub fn code_actions(ws: &Workspace, p: CodeActionParams) -> Option<CodeActionRes
     );
     let (lo, hi) = (lo.min(hi), lo.max(hi));
     let mut actions = Vec::new();
-    for f in findings(doc.text(), doc.module(), &ws.replay.active()) {
+    let path = uri.to_file_path();
+    for f in ws.doc_findings(path.as_deref(), doc) {
         let s = f.span();
         if s.start_byte > hi || s.end_byte < lo {
             continue;
         }
-        for fix in fixes(doc.text(), doc.tree(), &f) {
+        let mut offered: Vec<(Fix, bool)> = fixes(doc.text(), doc.tree(), &f)
+            .into_iter()
+            .map(|x| (x, true))
+            .collect();
+        // After the fixes that make the code follow the pivot: the way out when it must
+        // not (never the preferred one).
+        offered.extend(suppress_fix(doc.text(), &f).map(|x| (x, false)));
+        for (fix, preferred) in offered {
             let edits = fix
                 .edits
                 .iter()
@@ -41,7 +49,7 @@ pub fn code_actions(ws: &Workspace, p: CodeActionParams) -> Option<CodeActionRes
                     changes: Some(HashMap::from([(uri.clone(), edits)])),
                     ..WorkspaceEdit::default()
                 }),
-                is_preferred: Some(true),
+                is_preferred: Some(preferred),
                 ..CodeAction::default()
             }));
         }

@@ -68,6 +68,16 @@ fn diagnostic_with(src: &str, f: &Finding) -> Diagnostic {
             message: f.message().to_string(),
             ..Diagnostic::default()
         },
+        Finding::Unused { .. } => Diagnostic {
+            range,
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String(
+                pivot_workspace::suppress::UNUSED.into(),
+            )),
+            source: Some("pivot".into()),
+            message: f.message().to_string(),
+            ..Diagnostic::default()
+        },
         Finding::Notice { .. } => Diagnostic {
             range,
             severity: Some(DiagnosticSeverity::INFORMATION),

@@ -1,7 +1,6 @@
 //! Diagnostics of open documents, computed from the workspace and sent to the client.
 
 use super::convert;
-use pivot_workspace::findings::findings;
 use pivot_workspace::Workspace;
 use std::str::FromStr;
 use std::sync::atomic::Ordering;
@@ -19,8 +18,8 @@ pub fn for_doc(ws: &Workspace, key: &str) -> Option<DocDiagnostics> {
     let doc = ws.docs.get(key)?;
     let uri = Uri::from_str(key).ok()?;
     doc.shown.store(true, Ordering::Relaxed);
-    let active = ws.replay.active();
-    let found = findings(doc.text(), doc.module(), &active);
+    let path = uri.to_file_path();
+    let found = ws.doc_findings(path.as_deref(), doc);
     let mut diagnostics: Vec<Diagnostic> = convert::diagnostics(doc.text(), &found);
     diagnostics.extend(convert::test_diagnostics(&ws.tests, key, doc.text()));
     Some(DocDiagnostics {

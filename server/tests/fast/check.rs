@@ -449,7 +449,7 @@ fn bad_files_are_reported_and_the_rest_is_checked() {
     for (path, problem) in [
         ("app/blob.py", "binary file"),
         ("app/latin1.py", "not UTF-8 text"),
-        ("app/huge.py", "larger than the 10.0 MB limit"),
+        ("app/huge.py", "larger than the 4.2 MB limit"),
         ("app/dangling.py", "cannot read: no such file"),
         ("app/self.py", "symlink loop"),
         ("app/loop", "symlink loop"),

@@ -9,6 +9,7 @@
 mod support;
 
 mod check;
+mod check_scoped;
 mod cli_usage;
 mod durability;
 mod history;

@@ -452,3 +452,43 @@ fn a_burst_of_edits_publishes_in_order_and_requests_read_the_last_edit() {
     );
     c.shutdown();
 }
+
+#[test]
+fn a_scoped_pivot_and_the_suppress_on_this_line_quick_fix() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("tests")).unwrap();
+    std::fs::write(
+        root.path().join("pivots.toml"),
+        "[[pivot]]\nid = \"fn-prefix\"\nexclude = [\"tests/\"]\n[[pivot.version]]\nkind = \"function\"\nrule = \"^f_\"\n",
+    )
+    .unwrap();
+    let mut c = Client::in_memory(root.path());
+    c.session_changed();
+    let src = "def add(a, b):\n    return a + b\n";
+    // Out of the pivot's scope: nothing to show.
+    let test = Doc::open(&mut c, "tests/test_add.py", src);
+    assert_eq!(c.diagnostics(&test.uri), Vec::<Value>::new());
+    let mut doc = Doc::open(&mut c, "calc.py", src);
+    assert_eq!(
+        ranges(&c.diagnostics(&doc.uri)),
+        [r(0, 4, 0, 7, "fn-prefix")]
+    );
+    let actions = code_actions(&mut c, &doc, "add(");
+    let suppress = actions
+        .iter()
+        .find(|a| a["title"] == "Suppress `fn-prefix` on this line")
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    assert_eq!(
+        suppress["isPreferred"], false,
+        "the rename stays the preferred fix"
+    );
+    let d = apply_fix(&mut c, &mut doc, "add(", "Suppress `fn-prefix`");
+    assert_eq!(d, Vec::<Value>::new(), "{}", doc.text);
+    assert!(
+        doc.text
+            .starts_with("def add(a, b):  # pivot: ignore[fn-prefix]\n"),
+        "{}",
+        doc.text
+    );
+    c.shutdown();
+}

@@ -3,9 +3,10 @@
 //! version of each pivot given at or before k.
 
 use super::rule::Rule;
+use super::scope::Scope;
 use crate::python::ObjectKind;
-use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
+use anyhow::Result;
+use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PivotVersion {
@@ -37,6 +38,9 @@ pub struct Pivot {
     pub versions: Vec<PivotVersion>,
     /// Every version's text in the catalogue (topics.json), given in this conversation or not.
     pub catalogue: Vec<String>,
+    /// The files it is checked on (pivots.toml's `include` / `exclude`): all by default.
+    #[serde(skip_serializing_if = "Scope::is_everywhere")]
+    pub scope: Scope,
 }
 
 /// One pivot in the version active at some session.
@@ -140,6 +144,7 @@ impl Ledger {
                     origin: origin.to_string(),
                     versions: Vec::new(),
                     catalogue: Vec::new(),
+                    scope: Scope::default(),
                 });
                 self.pivots.len() - 1
             }
@@ -182,22 +187,23 @@ impl Ledger {
         true
     }
 
-    /// Pivots from a `pivots.toml` (format in docs/pivots-toml.md).
+    /// Pivots from a `pivots.toml` (format in docs/pivots-toml.md); errors name `origin`
+    /// as the file.
     pub fn from_toml(text: &str, origin: &str) -> Result<Ledger> {
-        let file: TomlFile = toml::from_str(text).context("invalid pivots.toml")?;
+        Ledger::from_toml_file(text, origin, origin)
+    }
+
+    /// `from_toml`, with errors naming the file `shown` (each with its line and column).
+    pub fn from_toml_file(text: &str, origin: &str, shown: &str) -> Result<Ledger> {
+        let loaded = super::toml_file::load(text, shown).map_err(anyhow::Error::msg)?;
         let mut ledger = Ledger::default();
         let mut index = std::collections::HashMap::new();
-        for p in file.pivot {
-            if p.version.is_empty() {
-                bail!("pivot `{}` has no [[pivot.version]]", p.id);
+        for p in loaded {
+            for (session, text, kind, rule) in p.versions {
+                ledger.give_indexed(&mut index, &p.id, origin, session, text, kind, rule);
             }
-            for v in p.version {
-                let kind = ObjectKind::from_name(&v.kind).with_context(|| {
-                    format!("pivot `{}`: unknown object kind {:?}", p.id, v.kind)
-                })?;
-                let json = serde_json::to_value(&v.rule).context("rule")?;
-                let rule = Rule::from_json(&json).with_context(|| format!("pivot `{}`", p.id))?;
-                ledger.give_indexed(&mut index, &p.id, origin, v.session, v.text, kind, rule);
+            if let Some(&at) = index.get(&p.id) {
+                ledger.pivots[at].scope = p.scope;
             }
         }
         Ok(ledger)
@@ -207,37 +213,6 @@ impl Ledger {
     pub fn extend(&mut self, other: Ledger) {
         self.pivots.extend(other.pivots);
     }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlFile {
-    #[serde(default)]
-    pivot: Vec<TomlPivot>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlPivot {
-    id: String,
-    #[serde(default)]
-    version: Vec<TomlVersion>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlVersion {
-    #[serde(default)]
-    session: usize,
-    kind: String,
-    rule: toml::Value,
-    #[serde(default)]
-    text: String,
-    /// Who proposed the version (`"model"`: `pivots import --model`), for the reviewer: not
-    /// used in checking.
-    #[serde(default)]
-    #[allow(dead_code)]
-    proposed: Option<String>,
 }
 
 #[cfg(test)]

@@ -94,7 +94,9 @@ impl Session {
                 Some(p) => Some(ws.resolve(p)),
                 None => ws.toml_path().filter(|p| p.exists()),
             };
-            let ledger = match toml.as_deref().map(read_toml).transpose() {
+            let shown = toml.as_deref().map(|p| ws.shown(p));
+            let read = toml.as_deref().zip(shown.as_deref());
+            let ledger = match read.map(|(p, s)| read_toml(p, s)).transpose() {
                 Ok(l) => l.unwrap_or_default(),
                 Err(e) => {
                     errors.push(format!("{e:#}"));
@@ -102,6 +104,10 @@ impl Session {
                 }
             };
             ws.replay.set_toml(ledger, None);
+            ws.pivots_dir = toml
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf);
             if let Some(c) = conv {
                 ws.replay.open(c);
             }
@@ -179,8 +185,8 @@ impl Session {
     }
 }
 
-fn read_toml(path: &Path) -> anyhow::Result<Ledger> {
+fn read_toml(path: &Path, shown: &str) -> anyhow::Result<Ledger> {
     let text = pivot_base::bounded_read::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ledger::from_toml(&text, PIVOTS_TOML).with_context(|| format!("{}", path.display()))
+        .with_context(|| format!("cannot read {shown}"))?;
+    Ledger::from_toml_file(&text, PIVOTS_TOML, shown)
 }
