@@ -21,8 +21,8 @@
 mod support;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -266,8 +266,8 @@ fn run_json<T: serde::Serialize, R: serde::de::DeserializeOwned>(
         let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
         buf
     });
-    let status = pivot_base::child::wait_or_kill(&mut child, limit, pivot_base::child::Group::Own)
-        .unwrap();
+    let status =
+        pivot_base::child::wait_or_kill(&mut child, limit, pivot_base::child::Group::Own).unwrap();
     assert!(
         status.is_some(),
         "the reference ({}) gave no answer in {}s and was killed",
