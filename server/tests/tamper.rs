@@ -1307,8 +1307,10 @@ fn inspect_setup(mode: SandboxMode) -> (Vec<Sample>, Runner) {
     } else {
         python()
     };
-    let mut limits = pivot_exec::Limits::default();
-    limits.output_bytes = 4 << 20; // the record is one long line
+    let limits = pivot_exec::Limits {
+        output_bytes: 4 << 20, // the record is one long line
+        ..pivot_exec::Limits::default()
+    };
     let runner = Runner::new(RunnerConfig {
         python: py,
         timeout: Duration::from_secs(10),
