@@ -1387,14 +1387,10 @@ fn inspect_records_the_world_a_task_sees() {
     }
 }
 
-// `Runner::twin_outputs` is being added with the rewritten twin (crates/exec/src/twin.rs,
-// runner/twin_check.rs); until it lands this test is not compiled. To enable it, remove
-// the `#[cfg(any())]` below.
 /// A task cannot tell the twin run from the real one by looking around: inspect.py's record
 /// of everything it can reach (frames, globals, gc, /proc/self, files, IPC, sockets,
 /// environment...) is the same in the real run and in a twin run with the same seed, but
 /// for its `per_task` part; in the sandbox and, as root, without it.
-#[cfg(any())]
 #[test]
 fn a_task_sees_the_same_world_in_the_real_and_the_twin_run() {
     let mut modes = vec![SandboxMode::Bwrap];

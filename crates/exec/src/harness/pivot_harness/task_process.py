@@ -189,10 +189,9 @@ def task_body(req, dirs, fds, drop, plan):
         (res,) = child_setup(req, work, home, tmp, fds["out"], [fds["res"]], drop)
         if plan is not None and drop is None:
             drop_capabilities()
-        if plan is not None:
-            why = install_seccomp(SECCOMP)
-            if why and SECCOMP:
-                raise RuntimeError("the task's seccomp filter: " + why)
+        why = install_seccomp(SECCOMP)
+        if why and SECCOMP:
+            raise RuntimeError("the task's seccomp filter: " + why)
         if req["mode"] == "humaneval":
             task_humaneval(req, res)
         else:
