@@ -25,9 +25,10 @@ pub struct Sample {
     pub program: String,
 }
 
-/// Reads a samples file (JSONL, gzipped or not). `problem` looks a task up: a `completion`
-/// needs its task's prompt, so a completion for a task it does not know is an error naming
-/// the line. Errors name the file and line.
+/// Reads a samples file (JSONL, gzipped or not). `problem` looks a task up for the prompt a
+/// `completion` follows; a completion of a task it does not know is kept as it is (callers
+/// refuse or leave out tasks that are not among their problems). Errors name the file and
+/// line.
 pub fn read<'a>(path: &Path, problem: impl Fn(&str) -> Option<&'a Problem>) -> Result<Vec<Sample>> {
     let mut out = Vec::new();
     for (line, rec) in read_records(path)? {
@@ -49,11 +50,9 @@ pub fn read<'a>(path: &Path, problem: impl Fn(&str) -> Option<&'a Problem>) -> R
             (Some(s), Some(_)) if !humaneval => s,
             (_, Some(c)) => match found {
                 Some(p) => format!("{}{c}", p.calibration_prompt()),
-                None => bail!(
-                    "{}:{line}: task_id {task_id:?} is not among the problems, and its \
-                     `completion` needs the task's prompt",
-                    path.display()
-                ),
+                // Not one of the problems (a file for more tasks than this run): the caller
+                // refuses or leaves out the tasks it does not run.
+                None => c,
             },
             (None, None) => bail!(
                 "{}:{line}: neither `solution` (a whole program, BigCodeBench's format) nor \

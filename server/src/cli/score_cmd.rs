@@ -184,8 +184,8 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     if a.shard.is_some() && a.format != Format::Json {
         anyhow::bail!("--shard writes a shard for `pivot-lsp merge`: add --format json");
     }
-    refuse_empty_outputs(&outputs)?;
     let files = pivot_bench::memorycode::data::dialogue_files(&dataset)?;
+    refuse_empty_outputs(&outputs)?;
     let (files, _) = pivot_bench::memorycode::data::one_file_per_id(files);
     let ids: Vec<u32> = files.iter().map(|(id, _)| *id).collect();
     let n = a.shard.map_or(ids.len(), |s| s.select(&ids).len());
