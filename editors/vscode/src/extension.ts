@@ -178,10 +178,18 @@ async function reportFailure(command: string): Promise<void> {
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const s = settings();
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  // A relative serverPath is taken from the workspace root (e.g. target/debug/pivot-lsp).
-  const setting = folder && s.serverPath.includes('/') && !path.isAbsolute(s.serverPath)
-    ? path.join(folder, s.serverPath)
-    : s.serverPath;
+  // A relative serverPath is taken from the workspace root (e.g. target/debug/pivot-lsp),
+  // in a trusted workspace only: in Restricted Mode it would run a binary the repository
+  // brought, so it is refused (named as missing) rather than looked up anywhere.
+  const relative = s.serverPath.includes('/') && !path.isAbsolute(s.serverPath);
+  if (relative && !vscode.workspace.isTrusted) {
+    const message = `Pivot LSP: pivot.serverPath ${s.serverPath} is relative to the workspace, and this workspace is not trusted (Restricted Mode): a binary inside it is not run. Trust the workspace, or set an absolute path.`;
+    output.appendLine(message);
+    setServer({ state: 'failed', reason: message });
+    void vscode.window.showErrorMessage(message);
+    return;
+  }
+  const setting = folder && relative ? path.join(folder, s.serverPath) : s.serverPath;
   const resolved = resolveServer(setting, bundledServer(context), (process.env.PATH ?? '').split(path.delimiter), exists, path.sep);
   if (resolved.ok) output.appendLine(`Pivot LSP: starting ${resolved.command} (${ORIGIN_TEXT[resolved.origin]})`);
   if (!resolved.ok) {

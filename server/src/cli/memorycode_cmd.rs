@@ -323,6 +323,7 @@ fn open_out(
         anyhow::bail!("bad input, nothing written:\n  {p}");
     }
     let lock = pivot_base::durable::FolderLock::acquire(out, what)?;
+    super::interrupt::hold_lock(out);
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }

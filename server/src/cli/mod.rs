@@ -23,6 +23,7 @@ mod doctor_cmd;
 mod env_cmd;
 mod exec_cmd;
 mod extract_cmd;
+mod interrupt;
 mod log_safe;
 mod man_cmd;
 mod measure;
@@ -136,6 +137,25 @@ fn terminal_hint(command: &Option<Command>) -> Option<&'static str> {
     }
 }
 
+/// What an interrupted long command tells its user, for those that get the handler.
+fn on_interrupt(command: &Command) -> Option<interrupt::Then> {
+    use interrupt::Then;
+    match command {
+        Command::Exec(_) | Command::Feedback(_) => Some(Then::StartOver),
+        Command::Convcode(
+            convcode_cmd::ConvcodeCommand::Run(_) | convcode_cmd::ConvcodeCommand::Bench(_),
+        ) => Some(Then::Resume),
+        Command::Memorycode(
+            memorycode_cmd::MemorycodeCommand::Generate(_)
+            | memorycode_cmd::MemorycodeCommand::Converse(_),
+        ) => Some(Then::Resume),
+        Command::Score(score_cmd::ScoreCommand::Memorycode(a)) if a.via_lsp => {
+            Some(Then::StartOver)
+        }
+        _ => None,
+    }
+}
+
 /// Entry point of the binary; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
@@ -143,6 +163,9 @@ pub fn main() -> i32 {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             eprintln!("{hint}");
         }
+    }
+    if let Some(then) = cli.command.as_ref().and_then(on_interrupt) {
+        interrupt::install(then);
     }
     let result = match cli.command {
         None | Some(Command::Serve) => crate::lsp::run_stdio(),

@@ -10,7 +10,8 @@ pub struct ReportArgs {
     /// Score files (JSON), in the order they should appear.
     #[arg(value_name = "SCORES.json", required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Where to write the page (replaced atomically if it exists) [default:
+    /// Where to write the page (replaced atomically if it exists; a folder gets
+    /// `report.html` in it) [default:
     /// .pivot/report.html, where the editor's "Open Report" writes it; `.pivot/` is the
     /// folder Pivot LSP keeps its state in, and git-ignored in this repository]
     #[arg(long, short, value_name = "FILE")]
@@ -34,6 +35,7 @@ pub fn run(a: ReportArgs) -> Result<i32> {
             " (the default; --output FILE writes elsewhere)",
         ),
     };
+    let output = into_folder(output);
     pivot_report::write(&output, &html)?;
     eprintln!(
         "wrote {}{default} ({} inputs, {} KB)",
@@ -51,9 +53,20 @@ pub fn write_one(json: &serde_json::Value, name: &str, path: &Path) -> Result<()
         bytes: serde_json::to_vec_pretty(json)?,
     };
     let html = pivot_report::build(std::slice::from_ref(&input), None)?;
-    pivot_report::write(path, &html)?;
+    let path = into_folder(path.to_path_buf());
+    pivot_report::write(&path, &html)?;
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+/// `-o DIR` (an existing folder, or a path ending in `/`) means `DIR/report.html`.
+fn into_folder(output: PathBuf) -> PathBuf {
+    let slash = output.as_os_str().as_encoded_bytes().ends_with(b"/");
+    if output.is_dir() || slash {
+        output.join("report.html")
+    } else {
+        output
+    }
 }
 
 /// Time `report` on N score files (the given ones repeated, each copy named apart).

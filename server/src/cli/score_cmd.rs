@@ -133,6 +133,43 @@ pub fn run_bench(c: BenchCommand) -> Result<i32> {
     Ok(code)
 }
 
+/// An outputs folder with no `output_N.json` at all is the wrong folder (typically the
+/// parent of the model folders): one error, not a skip line per dialogue and a table of
+/// dashes. The model folders inside it, if any, are named.
+fn refuse_empty_outputs(outputs: &std::path::Path) -> Result<()> {
+    use pivot_bench::memorycode::score_dirs::listing_order;
+    if !outputs.is_dir() || !listing_order(outputs).is_empty() {
+        return Ok(());
+    }
+    let mut inside: Vec<String> = std::fs::read_dir(outputs)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().is_dir() && !listing_order(&e.path()).is_empty())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    inside.sort();
+    let hint = match inside.len() {
+        0 => String::new(),
+        n => format!(
+            " (its folder{} {} hold{} them: pass one of those)",
+            if n == 1 { "" } else { "s" },
+            inside
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if n == 1 { "s" } else { "" }
+        ),
+    };
+    anyhow::bail!(
+        "no output_N.json in {}: is --outputs the model's folder?{hint}",
+        outputs.display()
+    )
+}
+
 fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     // With neither folder, the demo built into the binary (clap requires both or none).
     let demo = match a.dataset {
@@ -148,6 +185,7 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
         anyhow::bail!("--shard writes a shard for `pivot-lsp merge`: add --format json");
     }
     let files = pivot_bench::memorycode::data::dialogue_files(&dataset)?;
+    refuse_empty_outputs(&outputs)?;
     let (files, _) = pivot_bench::memorycode::data::one_file_per_id(files);
     let ids: Vec<u32> = files.iter().map(|(id, _)| *id).collect();
     let n = a.shard.map_or(ids.len(), |s| s.select(&ids).len());

@@ -7,10 +7,18 @@ use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum ScoreFormat {
+    /// The tables for a terminal: configurations without numbers left out, and split to fit
+    /// 100 columns.
     Table,
     Json,
     Markdown,
+    /// The tables exactly as the original's print_results.py prints them (every
+    /// configuration, one line per turn, however wide).
+    Original,
 }
+
+/// The width `table` output keeps to.
+const WIDTH: usize = 100;
 
 /// Score ConvCodeWorld (live) or ConvCodeBench (static) results, printed as the original's Tables 1 and 2.
 #[derive(clap::Args, Debug)]
@@ -93,11 +101,21 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
         super::report_cmd::write_one(&json, &name, path)?;
     }
     let out = match args.format {
-        ScoreFormat::Table => table::render_text(&scores),
+        ScoreFormat::Table => compact_text(&scores),
+        ScoreFormat::Original => table::render_text(&scores),
         ScoreFormat::Json => serde_json::to_string_pretty(&json)? + "\n",
         ScoreFormat::Markdown => table::render_markdown(&scores),
     };
     print!("{out}");
+    if matches!(args.format, ScoreFormat::Table) {
+        let empty = empty_columns(&scores);
+        if !empty.is_empty() {
+            println!(
+                "note: not run, left out of the tables: {} (--format original prints every configuration)",
+                empty.join(", ")
+            );
+        }
+    }
     // Notes go under the table (the JSON carries them in `notes`).
     if !matches!(args.format, ScoreFormat::Json) {
         for n in &scores.notes {
@@ -105,4 +123,80 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// The labels of the configurations with no number at any turn (not run).
+fn empty_columns(s: &metrics::Scores) -> Vec<String> {
+    s.columns
+        .iter()
+        .filter(|c| c.pass_at_1.iter().all(Option::is_none) && c.mrr.is_none())
+        .map(|c| c.label.clone())
+        .collect()
+}
+
+/// Tables 1 and 2 in the original's style, without the columns of configurations that were
+/// not run, each split into tables of at most [`WIDTH`] characters (the first column, the
+/// turn or the metric, repeated in each).
+fn compact_text(s: &metrics::Scores) -> String {
+    let empty = empty_columns(s);
+    let keep = |header: &[String]| -> Vec<usize> {
+        (0..header.len())
+            .filter(|&i| i == 0 || !empty.contains(&header[i]))
+            .collect()
+    };
+    let (h1, r1) = table::table1(s);
+    let (h2, r2) = table::table2(s);
+    format!(
+        "{}\n{}\n{}\n\n{}\n{}\n\n",
+        split_tables(&h1, &r1, &keep(&h1)),
+        table::caption1(s),
+        table::LEGEND,
+        split_tables(&h2, &r2, &keep(&h2)),
+        table::caption2(s)
+    )
+}
+
+/// `header` and `rows` restricted to the columns `keep` (the first one first), as framed
+/// tables one under the other, each at most [`WIDTH`] wide when its columns allow.
+fn split_tables(header: &[String], rows: &[Vec<String>], keep: &[usize]) -> String {
+    let width = |i: usize| {
+        rows.iter()
+            .filter_map(|r| r.get(i))
+            .chain(std::iter::once(&header[i]))
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0)
+            + 3
+    };
+    let Some((&first, rest)) = keep.split_first() else {
+        return String::new();
+    };
+    let mut chunks: Vec<Vec<usize>> = Vec::new();
+    let mut used = 1 + width(first);
+    for &i in rest {
+        match chunks.last_mut() {
+            Some(chunk) if used + width(i) <= WIDTH => chunk.push(i),
+            _ => {
+                chunks.push(vec![first, i]);
+                used = 1 + width(first);
+            }
+        }
+        used += width(i);
+    }
+    if chunks.is_empty() {
+        chunks.push(vec![first]);
+    }
+    let pick = |row: &[String], cols: &[usize]| -> Vec<String> {
+        cols.iter()
+            .map(|&i| row.get(i).cloned().unwrap_or_default())
+            .collect()
+    };
+    chunks
+        .iter()
+        .map(|cols| {
+            let rows: Vec<Vec<String>> = rows.iter().map(|r| pick(r, cols)).collect();
+            table::pretty_table(&pick(header, cols), &rows)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

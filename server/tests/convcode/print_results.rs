@@ -115,7 +115,8 @@ fn ours(root: &Path, exclude: bool) -> String {
     let mut cmd = Command::new(EXE);
     cmd.args(["score", "convcode", "--results"])
         .arg(root)
-        .args(["--model", TARGET, "--static", "--ref-model", REFERENCE]);
+        .args(["--model", TARGET, "--static", "--ref-model", REFERENCE])
+        .args(["--format", "original"]);
     if exclude {
         cmd.arg("--exclude-init-solved");
     }

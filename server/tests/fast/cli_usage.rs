@@ -44,6 +44,10 @@ fn try_it_runs_the_live_loop_convcodebench_and_scores_in_a_named_folder() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(entries, vec!["convcode-results".to_string()]);
+    // Which git ignores in any repository, the user's included.
+    let ignore =
+        std::fs::read_to_string(dir.join("convcode-results/.gitignore")).unwrap_or_default();
+    assert!(ignore.lines().any(|l| l == "*"), "{ignore:?}");
 
     // ConvCodeBench for a target with no turn 0 yet: `convcode bench` makes it, so the
     // static score that follows has what it needs.
@@ -79,6 +83,19 @@ fn try_it_runs_the_live_loop_convcodebench_and_scores_in_a_named_folder() {
     let live = pivot(dir, &["score", "convcode", "--model", "demo/ref"]);
     assert!(live.status.success(), "{}", text(&live.stderr));
     let table = text(&live.stdout);
+    // For a terminal: the configurations that were not run are left out (and named under
+    // the tables), and every line fits 100 columns.
+    let tables = &table[..table.find("\nnote: ").unwrap_or(table.len())];
+    assert!(!tables.contains("w/ CF EF (partial TC)"), "{table}");
+    let wide: Vec<&str> = table
+        .lines()
+        .filter(|l| !l.starts_with("note: ") && l.chars().count() > 100)
+        .collect();
+    assert!(wide.is_empty(), "lines over 100 columns: {wide:#?}");
+    assert!(
+        table.contains("note: not run, left out of the tables: w/ CF EF (partial TC)"),
+        "{table}"
+    );
     let after = table.split("Table 2.").nth(1).expect("Table 2 printed");
     assert!(
         after.contains("note: w/ CF (CF) has no complete turn logs"),
@@ -476,6 +493,14 @@ fn doctor_exits_1_exactly_when_a_line_says_fail() {
         "{}",
         text(&bare.stdout)
     );
+    // That interpreter was never made a BigCodeBench environment: its pins line is
+    // information, not an `ok` over "0 of BigCodeBench's 71 pins installed".
+    assert_eq!(
+        status_of(&bare, "bigcodebench env"),
+        "info",
+        "{}",
+        text(&bare.stdout)
+    );
     for out in [&none, &bare] {
         let failed = text(&out.stdout).lines().any(|l| l.starts_with("FAIL"));
         assert_eq!(
@@ -779,4 +804,123 @@ fn the_test_command_names_its_steps_and_no_quiet_step_stays_silent() {
         "{said}"
     );
     assert!(said.trim_end().ends_with("rc=7"), "{said}");
+}
+
+#[test]
+fn exec_names_both_sample_formats_when_a_line_has_neither() {
+    let d = tempfile::tempdir().unwrap();
+    let samples = d.path().join("samples.jsonl");
+    std::fs::write(&samples, "{\"task_id\": \"Mini/0\", \"code\": \"x = 1\"}\n").unwrap();
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    let out = pivot(
+        d.path(),
+        &[
+            "exec",
+            "--problems",
+            problems.to_str().unwrap(),
+            "--samples",
+            samples.to_str().unwrap(),
+        ],
+    );
+    refused(&out, &["samples.jsonl:1:", "`solution`", "`completion`"]);
+}
+
+#[test]
+fn a_wrong_endpoint_fails_in_seconds_naming_the_url_and_keys_come_from_a_variable() {
+    let d = tempfile::tempdir().unwrap();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let started = std::time::Instant::now();
+    let out = pivot(
+        d.path(),
+        &[
+            "convcode",
+            "run",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+            "--limit",
+            "1",
+            "--config",
+            "CF",
+        ],
+    );
+    let took = started.elapsed();
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&url), "{}", text(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(15), "took {took:?}");
+
+    // --api-key-env names the variable; one that is not set is said so before any request.
+    let out = Command::new(EXE)
+        .current_dir(d.path())
+        .args(["convcode", "run", "--model", "m", "--base-url", &url])
+        .args(["--api-key-env", "PIVOT_TEST_NO_SUCH_KEY", "--limit", "1"])
+        .env_remove("PIVOT_TEST_NO_SUCH_KEY")
+        .output()
+        .unwrap();
+    refused(&out, &["--api-key-env PIVOT_TEST_NO_SUCH_KEY", "not set"]);
+    for cmd in [["convcode", "run"], ["convcode", "bench"]] {
+        let help = pivot(d.path(), &[cmd[0], cmd[1], "--help"]);
+        assert!(
+            text(&help.stdout).contains("--api-key-env <NAME>"),
+            "{cmd:?}"
+        );
+    }
+}
+
+#[test]
+fn score_memorycode_at_the_parent_of_the_model_folders_is_one_error() {
+    let d = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("fixtures/memorycode");
+    let out = pivot(
+        d.path(),
+        &[
+            "score",
+            "memorycode",
+            "--dataset",
+            fixtures.join("dataset").to_str().unwrap(),
+            "--outputs",
+            fixtures.join("outputs").to_str().unwrap(),
+        ],
+    );
+    refused(
+        &out,
+        &[
+            "no output_N.json in",
+            "is --outputs the model's folder?",
+            "demo-model",
+        ],
+    );
+    assert!(
+        !text(&out.stderr).contains("skipped dialogue"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+}
+
+#[test]
+fn report_into_a_folder_writes_report_html_there() {
+    let d = tempfile::tempdir().unwrap();
+    let scores = d.path().join("scores.json");
+    let out = pivot(d.path(), &["score", "memorycode", "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(&scores, &out.stdout).unwrap();
+    let folder = d.path().join("site");
+    std::fs::create_dir(&folder).unwrap();
+    let out = pivot(d.path(), &["report", "scores.json", "-o", "site"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(folder.join("report.html")).unwrap();
+    assert!(page.contains("<html"), "not a page");
+    assert!(
+        text(&out.stderr).contains("report.html"),
+        "{}",
+        text(&out.stderr)
+    );
 }

