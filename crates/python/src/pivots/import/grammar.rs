@@ -306,6 +306,7 @@ fn name_like(w: &str) -> bool {
 
 /// Removes a lead-in ("always", "you must", "please never", ...); true when it negates.
 fn lead_in(text: &str, dialect: Dialect) -> (bool, &str) {
+    static ONE_TOKEN: OnceLock<Regex> = OnceLock::new();
     const NEGATING: [&str; 22] = [
         "you must never",
         "you must not",
@@ -364,7 +365,10 @@ fn lead_in(text: &str, dialect: Dialect) -> (bool, &str) {
     // Labels "naming:", "important:" before the instruction (not "functions: snake_case",
     // and none with a negation: "never do this: use camelCase ..." is not read).
     while let Some((label, rest)) = t.split_once(": ") {
-        if label.is_empty()
+        // "constants: `UPPER_CASE`" names what the case is for: no label.
+        let only_a_token = re(&ONE_TOKEN, &format!("^{T}$")).is_match(rest.trim());
+        if only_a_token
+            || label.is_empty()
             || nouns_in(label, dialect).is_ok()
             || stray_negation(label).is_some()
             || label.len() > 30
@@ -967,7 +971,9 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
         })())
     };
     let mark = n.unread.borrow().len();
-    let single = one(body);
+    // A team file's sentence is tried in parts first: its lenient lists would take "and
+    // variable names, PascalCase for classes" as a part no kind selects.
+    let single = if n.dialect.team() { None } else { one(body) };
     if let Some(Ok(_)) = single {
         return single;
     }
@@ -986,8 +992,16 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
         }
     }
     parts.push(&body[from..]);
+    let whole = |single: Frame| {
+        if n.dialect.team() {
+            n.unread.borrow_mut().truncate(mark);
+            one(body)
+        } else {
+            single
+        }
+    };
     if parts.len() < 2 {
-        return single;
+        return whole(single);
     }
     let use_lead = body.starts_with("use ");
     let mut all = Vec::new();
@@ -999,7 +1013,7 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
         };
         match one(&p) {
             Some(Ok(r)) => all.extend(r),
-            _ => return single,
+            _ => return whole(single),
         }
     }
     Some(Ok(all))
@@ -1242,7 +1256,7 @@ fn presence(n: &Norm, body: &str, negated: bool) -> Frame {
             [
                 format!(r"^annotate (?P<obj>.+?) with {feat}$"),
                 // A team file's list item without a verb: "type hints on all functions".
-                format!(r"^{feat} (?:on|for|in) (?P<obj>(?:all|every|each) .+?)$"),
+                format!(r"^{feat} (?:on|for|in) (?P<obj>.+?)$"),
             ]
         }).into_iter().flatten())
         .map(|p| Regex::new(&p).expect("a valid pattern"))
@@ -1384,7 +1398,7 @@ fn fallback_reason(body: &str) -> String {
                 "tests and how to run them are not a rule about the code's objects",
             ),
             (
-                r"\b(?:commits?|branch(?:es)?|pull requests?|pr|review|merge|changelog)\b",
+                r"\b(?:commits?|branch(?:es)?|pull requests?|pr|reviews?|merge|changelog)\b",
                 "about the workflow, not the code",
             ),
             (
