@@ -119,7 +119,7 @@ fn real_instruction_files_no_wrong_rule_and_recall_at_least_80_percent() {
                     (s.at.line..=s.at.end_line).contains(&c.line)
                         && c.rules
                             .iter()
-                            .any(|r| r.kind == key.0 && json(&r.rule).to_string() == key.1)
+                            .any(|r| r.kind == key.0 && json(&r.rule) == p.rule.to_json())
                 });
                 if ok {
                     correct += 1;

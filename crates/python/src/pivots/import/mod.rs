@@ -103,15 +103,17 @@ pub struct Import {
 pub fn import(sources: &[Source]) -> Import {
     let mut out = Import::default();
     let mut ids = Ids::default();
-    for src in sources {
+    let read: Vec<Vec<Piece>> = sources.iter().map(|s| pieces(&s.text)).collect();
+    // The files given are one team's instructions: a constants rule in any of them (an
+    // AGENTS.md beside its .cursor/rules) frees constants from a variable case rule.
+    let dialect = Dialect::Team {
+        constants_upper: read.iter().flatten().any(|p| {
+            matches!(p, Piece::Sentence { text, context, .. }
+                if context.blocked.is_none() && says_constants_upper(text))
+        }),
+    };
+    for (src, pieces) in sources.iter().zip(read) {
         let lines: Vec<&str> = src.text.lines().collect();
-        let pieces = pieces(&src.text);
-        let dialect = Dialect::Team {
-            constants_upper: pieces.iter().any(|p| {
-                matches!(p, Piece::Sentence { text, context, .. }
-                    if context.blocked.is_none() && says_constants_upper(text))
-            }),
-        };
         for piece in pieces {
             match piece {
                 Piece::Markup {
