@@ -85,9 +85,10 @@ pub fn read_in(sentence: &str, dialect: Dialect) -> Result<Read, String> {
         ));
     }
     check_examples(&n, &found)?;
+    let unread_parts = n.unread.borrow().iter().map(|u| n.restore(u)).collect();
     Ok(Read {
         readings: found,
-        unread_parts: n.unread.into_inner(),
+        unread_parts,
     })
 }
 
@@ -223,11 +224,20 @@ fn normalize(sentence: &str, dialect: Dialect) -> Norm {
         tok(&c[1], &mut examples);
         text.replace_range(c.get(0).expect("whole match").range(), "");
     }
-    let text = text
+    let mut text = text
         .trim()
         .trim_end_matches(['.', '!', ':', ';', ',', '?'])
         .trim()
         .to_string();
+    if dialect.team() {
+        // "docstrings: google-style for functions and classes": the label is the feature.
+        static FEATURE_LABEL: OnceLock<Regex> = OnceLock::new();
+        let fl = re(
+            &FEATURE_LABEL,
+            r"^(docstrings?|type hints?|type annotations?|annotations?): (?:(?:google|numpy|sphinx)[- ]style |required |mandatory |always )*(for|on|in) ",
+        );
+        text = fl.replace(&text, "$1 $2 ").into_owned();
+    }
     Norm {
         text,
         tokens,
@@ -906,6 +916,7 @@ fn case_named(n: &Norm, words: &str) -> Option<Result<Case, String>> {
         | "screaming snake case"
         | "upper snake case"
         | "constant case" => Case::Upper,
+        "UPPER_SNAKE" | "SCREAMING_SNAKE" | "upper snake" if n.dialect.team() => Case::Upper,
         "camel case" | "camelcase" | "camel-case" => {
             return Some(Err(
                 "\"camel case\" without its capitals: lower (`camelCase`) or \
@@ -1013,8 +1024,14 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
         };
         match one(&p) {
             Some(Ok(r)) => all.extend(r),
+            // A team file's part for what no kind selects ("UPPER_SNAKE for constants")
+            // is listed, not sinking the others.
+            Some(Err(e)) if n.dialect.team() => n.unread.borrow_mut().push(format!("`{p}`: {e}")),
             _ => return whole(single),
         }
+    }
+    if all.is_empty() {
+        return whole(single);
     }
     Some(Ok(all))
 }

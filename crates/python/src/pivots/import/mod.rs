@@ -269,10 +269,13 @@ fn says_constants_upper(text: &str) -> bool {
         matches!(
             *w,
             "upper_snake_case"
+                | "upper_snake"
                 | "upper_case"
                 | "screaming_snake_case"
+                | "screaming_snake"
                 | "constant_case"
                 | "uppercase"
+                | "caps"
         )
     }) || ["upper snake", "upper case", "all caps", "capital letters"]
         .iter()

@@ -637,18 +637,12 @@ fn front_matter_scope(block: &str) -> Option<String> {
     if list.is_empty() {
         return None;
     }
+    // A glob selects Python files when it names them (`*.py`, `python/**/*`) or every file.
     let python = |g: &str| {
-        g.ends_with(".py")
-            || g.ends_with("*.py")
-            || g.ends_with("/**")
-            || g == "**"
-            || g == "*"
-            || g.ends_with("/*")
-            || g == "**/*"
-    };
-    let test_only = |g: &str| {
         let l = g.to_lowercase();
-        l.contains("test")
+        l.ends_with(".py")
+            || l.contains("python")
+            || matches!(l.as_str(), "*" | "**" | "**/*" | "*.*" | "**/*.*")
     };
     let py: Vec<&String> = list.iter().filter(|g| python(g)).collect();
     if py.is_empty() {
@@ -656,18 +650,9 @@ fn front_matter_scope(block: &str) -> Option<String> {
             "the front matter's globs ({globs}) select no Python file"
         ));
     }
-    if py.iter().all(|g| test_only(g)) {
+    if py.iter().all(|g| g.to_lowercase().contains("test")) {
         return Some(format!(
             "the front matter's globs ({globs}) select test files only"
-        ));
-    }
-    let narrow = py.iter().all(|g| {
-        let dir = g.split('/').next().unwrap_or("");
-        !(g.starts_with("**") || g.starts_with('*') || dir.is_empty())
-    });
-    if narrow {
-        return Some(format!(
-            "the front matter's globs ({globs}) select some folders only, and a pivot holds for every file"
         ));
     }
     None
@@ -915,7 +900,7 @@ mod tests {
             .blocked
             .as_deref()
             .unwrap()
-            .contains("some folders only"));
+            .contains("select no Python file"));
         for (globs, blocked) in [
             ("*.py", false),
             ("[\"**/*.py\"]", false),
@@ -923,6 +908,8 @@ mod tests {
             ("**/*", false),
             ("test/**/test_*.py", true),
             ("*.ts,*.tsx", true),
+            ("src/**", true),
+            ("[\"bengal/**/*.py\", \"tests/**/*.py\"]", false),
         ] {
             let md = format!("---\nglobs: {globs}\n---\nUse snake_case for functions.\n");
             let got = texts(&md);
