@@ -34,6 +34,16 @@ struct GoldFile {
     name: String,
     #[serde(default)]
     checkable: Vec<Checkable>,
+    /// Sentences a tool could check that no rule form does yet: not expected.
+    #[serde(default)]
+    mechanical: Vec<Mechanical>,
+}
+
+#[derive(Deserialize)]
+struct Mechanical {
+    line: usize,
+    text: String,
+    form: String,
 }
 
 #[derive(Deserialize)]
@@ -92,6 +102,7 @@ fn real_instruction_files_no_wrong_rule_and_recall_at_least_80_percent() {
     let (mut proposed, mut correct, mut wrong) = (0, 0, Vec::new());
     let (mut sentences, mut read_exactly, mut gold_rules, mut gold_rules_found) = (0, 0, 0, 0);
     let mut missed = Vec::new();
+    let mut forms: BTreeMap<&str, usize> = BTreeMap::new();
     for g in &gold.file {
         let text = std::fs::read_to_string(corpus().join(&g.name)).expect("a corpus file");
         let lines: Vec<&str> = text.lines().collect();
@@ -104,6 +115,11 @@ fn real_instruction_files_no_wrong_rule_and_recall_at_least_80_percent() {
                 g.name,
                 c.line
             );
+        }
+        for m in &g.mechanical {
+            let at = format!("{}:{}: the gold's text", g.name, m.line);
+            assert_eq!(lines[m.line - 1].trim(), m.text, "{at}");
+            *forms.entry(m.form.as_str()).or_insert(0) += 1;
         }
         let got = import(&[Source {
             name: g.name.clone(),
@@ -182,6 +198,14 @@ fn real_instruction_files_no_wrong_rule_and_recall_at_least_80_percent() {
     for m in &missed {
         eprintln!("not read exactly: {m}");
     }
+    eprintln!(
+        "mechanical sentences no rule form checks yet: {}",
+        forms
+            .iter()
+            .map(|(f, n)| format!("{f} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for w in &wrong {
         eprintln!("WRONG: {w}");
     }
