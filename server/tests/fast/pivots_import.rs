@@ -83,9 +83,10 @@ fn expected() -> Vec<(String, String, Value, Vec<String>)> {
             ],
         ),
         (
+            // .github/copilot-instructions.md says constants are UPPER_CASE.
             "variable-snake-case",
             "variable",
-            snake,
+            json!("^(?:[a-z_][a-z0-9_]*|_*[A-Z][A-Z0-9_]*)$"),
             &["AGENTS.md:12", ".cursorrules:5"],
         ),
         (
