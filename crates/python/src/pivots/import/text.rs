@@ -612,6 +612,11 @@ fn blocking(label: &str) -> Option<String> {
     if let Some(l) = OTHER.iter().find(|l| has(l)) {
         return Some(format!("a section for {l}, not Python"));
     }
+    // Documentation files, not docstrings: "## Docs", "### README", "Markdown".
+    const DOCS: [&str; 5] = ["docs", "readme", "markdown", "mkdocs", "changelog"];
+    if let Some(d) = DOCS.iter().find(|d| has(d)) {
+        return Some(format!("a section for documentation files ({d}), not code"));
+    }
     const TESTS: [&str; 6] = ["test", "tests", "testing", "pytest", "unittest", "fixtures"];
     if TESTS.iter().any(|t| has(t)) && !(has("style") || has("naming") || has("code")) {
         return Some("a section for tests only (rules here hold for tests, not all code)".into());
@@ -871,7 +876,7 @@ mod tests {
 
     #[test]
     fn headings_and_labels_negate_or_block_their_items() {
-        let md = "## Never\n\n- Import `pickle`\n\n## TypeScript\n\n- Use camelCase for functions\n\nNEVER:\n- Use `eval`\n\n## Tests\n\n- Every function has a docstring\n\n## Style\n\n- ❌ Skip hints\n- Fine\n";
+        let md = "## Never\n\n- Import `pickle`\n\n## TypeScript\n\n- Use camelCase for functions\n\nNEVER:\n- Use `eval`\n\n## Tests\n\n- Every function has a docstring\n\n## Style\n\n- ❌ Skip hints\n- Fine\n\n## Docs\n\n- Every function is listed\n\n## Documentation\n\n- Every function has a docstring\n";
         let got = texts(md);
         assert_eq!(got[0].0, "Import `pickle`");
         assert!(got[0].1.negated.is_some() && got[0].1.blocked.is_none());
@@ -886,6 +891,13 @@ mod tests {
             got[5].1.negated.is_some() && got[6].1 == Context::default(),
             "{got:?}"
         );
+        assert!(got[7]
+            .1
+            .blocked
+            .as_deref()
+            .unwrap()
+            .contains("documentation files"));
+        assert_eq!(got[8].1, Context::default(), "docstrings are code");
     }
 
     #[test]
