@@ -639,3 +639,19 @@ fn a_qualifier_of_the_first_part_holds_for_the_list() {
     let (p, _) = team_file("- Use snake_case for private functions and variables\n");
     assert!(p.is_empty(), "{p:?}");
 }
+
+#[test]
+fn a_negation_inside_a_longer_label_does_not_negate_its_items() {
+    let (p, _) = team_file("Follow these rules and don't skip them:\n- Import `logging`\n");
+    assert_eq!(p, [(K::Import, json!(["logging", true]))]);
+    for label in [
+        "## Things to avoid",
+        "## Anti-patterns (NEVER DO)",
+        "## Do NOT",
+        "**Never:**",
+        "### What not to do",
+    ] {
+        let (p, _) = team_file(&format!("{label}\n\n- Import `pickle`\n"));
+        assert_eq!(p, [(K::Import, json!(["pickle", false]))], "{label}");
+    }
+}

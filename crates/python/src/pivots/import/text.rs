@@ -132,7 +132,10 @@ pub fn pieces(text: &str) -> Vec<Piece> {
             }
             Event::Start(Tag::List(_)) => {
                 walk.end_run();
-                let intro = walk.last_run.take().filter(|t| t.trim_end().ends_with(':'));
+                let intro = walk
+                    .last_run
+                    .take()
+                    .filter(|t| t.trim_end().trim_end_matches(['*', '_']).ends_with(':'));
                 walk.lists.push(List {
                     intro,
                     items: Vec::new(),
@@ -542,32 +545,46 @@ fn words(label: &str) -> Vec<String> {
         .collect()
 }
 
-/// A label that negates what is under it: "Never", "Don't", "Do NOT", "Avoid",
-/// "Anti-patterns", "What not to do", `❌`, `🚫`.
+/// A label that negates what is under it: "Never", "Don't", "Do NOT", "Avoid", "Things to
+/// avoid", "Anti-patterns (NEVER DO)", "What not to do", `❌`, `🚫`. A negation inside a
+/// longer label ("Follow these rules and don't skip them:") does not negate its items.
 pub(crate) fn negating(label: &str) -> bool {
     let t = label.trim();
-    if t.starts_with(['❌', '🚫', '⛔']) || t.contains("🚫") {
+    if t.contains(['❌', '🚫', '⛔']) {
         return true;
     }
     let w = words(t);
-    let has = |x: &str| w.iter().any(|y| y == x);
+    let negation = |x: &str| {
+        matches!(
+            x,
+            "never"
+                | "don't"
+                | "dont"
+                | "don'ts"
+                | "donts"
+                | "avoid"
+                | "forbidden"
+                | "prohibited"
+                | "禁止"
+                | "금지"
+        )
+    };
     let pair = |a: &str, b: &str| w.windows(2).any(|p| p[0] == a && p[1] == b);
-    has("never")
-        || has("don't")
-        || has("dont")
-        || has("don'ts")
-        || has("avoid")
-        || has("forbidden")
-        || has("prohibited")
-        || has("禁止")
-        || has("금지")
-        || pair("do", "not")
-        || pair("not", "allowed")
-        || pair("must", "not")
-        || pair("should", "not")
-        || (has("anti") && (has("patterns") || has("pattern")))
-        || has("antipatterns")
-        || has("anti-patterns")
+    let starts = w.first().is_some_and(|x| negation(x))
+        || (w
+            .first()
+            .is_some_and(|x| x == "do" || x == "must" || x == "should")
+            && w.get(1).is_some_and(|x| x == "not" || x == "never"))
+        || w.first().is_some_and(|x| x == "not" || x == "no");
+    let phrase = w
+        .iter()
+        .any(|x| x == "antipatterns" || x == "anti-patterns" || x == "don'ts")
+        || (pair("anti", "patterns") || pair("anti", "pattern"))
+        || pair("what", "not")
+        || pair("never", "do")
+        || pair("not", "allowed");
+    let short = w.len() <= 3 && w.iter().any(|x| negation(x));
+    starts || phrase || short
 }
 
 /// Why what is under a label is not read: another language's section, a tests-only one.
