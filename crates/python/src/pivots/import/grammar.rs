@@ -85,7 +85,12 @@ pub fn read_in(sentence: &str, dialect: Dialect) -> Result<Read, String> {
         ));
     }
     check_examples(&n, &found)?;
-    let unread_parts = n.unread.borrow().iter().map(|u| n.restore(u)).collect();
+    let mut unread_parts: Vec<String> = Vec::new();
+    for u in n.unread.borrow().iter().map(|u| n.restore(u)) {
+        if !unread_parts.contains(&u) {
+            unread_parts.push(u);
+        }
+    }
     Ok(Read {
         readings: found,
         unread_parts,
@@ -726,6 +731,27 @@ fn name_kind(n: Noun) -> K {
 type Frame = Option<Result<Vec<Reading>, String>>;
 
 fn frames(n: &Norm, body: &str, negated: bool) -> Frame {
+    if n.dialect.team() {
+        // "every function must have docstrings and type hints": each feature on its own.
+        static BOTH: OnceLock<Regex> = OnceLock::new();
+        let feat = r"(?:(?:google-style |numpy-style |proper |clear )?docstrings?|type hints?|type annotations?|annotations)";
+        let both = re(
+            &BOTH,
+            &format!(r"\b(?P<a>{feat})(?:,? and |, | & )(?P<b>{feat})\b"),
+        );
+        if let Some(c) = both.captures(body) {
+            let whole = c.get(0).expect("whole match").range();
+            let mut all = Vec::new();
+            for part in [&c["a"], &c["b"]] {
+                let one = format!("{}{part}{}", &body[..whole.start], &body[whole.end..]);
+                match presence(n, &one, negated) {
+                    Some(Ok(r)) => all.extend(r),
+                    other => return other,
+                }
+            }
+            return Some(Ok(all));
+        }
+    }
     naming(n, body, negated)
         .or_else(|| case(n, body, negated))
         .or_else(|| decorator(n, body, negated))

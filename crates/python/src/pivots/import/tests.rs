@@ -655,3 +655,19 @@ fn a_negation_inside_a_longer_label_does_not_negate_its_items() {
         assert_eq!(p, [(K::Import, json!(["pickle", false]))], "{label}");
     }
 }
+
+#[test]
+fn two_features_in_one_team_sentence_are_read_each() {
+    let (p, _) = team_file("- All functions must have docstrings and type hints.\n");
+    assert_eq!(
+        p,
+        [
+            (K::FunctionDocstring, json!(true)),
+            (K::MethodDocstring, json!(true)),
+            (K::FunctionAnnotation, json!(true)),
+            (K::MethodAnnotation, json!(true)),
+        ]
+    );
+    let (p, _) = team_file("- Type hints and docstrings for all public functions\n");
+    assert!(p.is_empty(), "{p:?}");
+}
