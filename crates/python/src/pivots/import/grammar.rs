@@ -7,6 +7,12 @@
 //! counter-examples (`(not `run`)`) are set aside; the rest is lower-cased, a lead-in
 //! ("always", "you must", "never", ...) and a tail ("in your code", "even if it is not
 //! used", ...) are removed, and the remainder is matched against the phrasings below.
+//!
+//! Two dialects (`Dialect`): MemoryCode's, whose phrasings must give exactly its dataset's
+//! rules (`read`), and a team file's (`read_in` with `Dialect::Team`, what `import` uses),
+//! where "functions" is every def, CapWords is PEP 8's, lists are read part by part
+//! ("functions/variables", "PascalCase for classes, UPPER_SNAKE for constants") and the
+//! parts no object kind selects are listed instead of sinking the sentence.
 
 use crate::pivots::Rule;
 use crate::python::ObjectKind as K;
@@ -872,12 +878,19 @@ impl Case {
             Case::Pascal => "^_*[A-Z][a-zA-Z0-9]*$",
             c => c.regex(),
         };
-        if constants_upper && noun == Noun::Variable && self != Case::Upper {
-            let inner = own.trim_start_matches('^').trim_end_matches('$');
-            format!("^(?:{inner}|_*[A-Z][A-Z0-9_]*)$")
-        } else {
-            own.to_string()
+        if noun != Noun::Variable || !matches!(self, Case::Snake | Case::Camel) {
+            return own.to_string();
         }
+        // A variable's case leaves alone what PEP 8 names otherwise: type aliases and
+        // TypeVars in CapWords (`JsonDict = dict[str, Any]`), and constants in UPPER_CASE
+        // when the files say so.
+        let inner = own.trim_start_matches('^').trim_end_matches('$');
+        let upper = if constants_upper {
+            "|_*[A-Z][A-Z0-9_]*"
+        } else {
+            ""
+        };
+        format!("^(?:{inner}|_*[A-Z][a-zA-Z0-9]*{upper})$")
     }
 
     fn regex(self) -> &'static str {

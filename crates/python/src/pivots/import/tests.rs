@@ -564,9 +564,18 @@ fn team_files_mean_pep8_and_every_def() {
         p.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
         [K::Function, K::Method, K::Variable]
     );
-    // Without a constants rule, snake_case is snake_case.
+    // Without a constants rule, a variable is snake_case or, as PEP 8 names type aliases
+    // and TypeVars, CapWords.
     let (p, _) = team_file("Use snake_case for variables.\n");
-    assert_eq!(p, [(K::Variable, json!("^[a-z_][a-z0-9_]*$"))]);
+    assert_eq!(
+        p,
+        [(
+            K::Variable,
+            json!("^(?:[a-z_][a-z0-9_]*|_*[A-Z][a-zA-Z0-9]*)$")
+        )]
+    );
+    let var = Rule::from_json(&p[0].1).expect("valid");
+    assert!(var.matches("JsonDict") && !var.matches("MAX_SIZE") && !var.matches("maxSize"));
     // Slash and comma lists, and the parts no kind selects listed without sinking the rest.
     for s in [
         "- **Variables/Functions**: `snake_case`",
