@@ -1347,9 +1347,11 @@ fn presence(n: &Norm, body: &str, negated: bool) -> Frame {
         let mut out: Vec<Reading> = Vec::new();
         let mut nouns = nouns(n, obj)?;
         if n.dialect.team() && feat == Feature::Annotation {
-            // "type hints for all function parameters": each function is annotated.
+            // "type hints for all function parameters and return types": each function is
+            // annotated. Parameters alone are not: a function without any would be a finding.
+            let returns = obj.contains("return");
             for x in nouns.iter_mut() {
-                if *x == Noun::FunctionArgument {
+                if *x == Noun::FunctionArgument && returns {
                     *x = Noun::Function;
                 }
             }
