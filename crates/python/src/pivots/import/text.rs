@@ -455,8 +455,18 @@ impl Walk<'_> {
             let Piece::Sentence { text, line, .. } = &self.out[first_of_next] else {
                 continue;
             };
-            let t = text.trim_start_matches(['*', '_', ' ']).to_lowercase();
-            if t.starts_with("exception") || t.starts_with("except ") || t.starts_with("except:") {
+            // "**EXCEPTION**: ...", "Exceptions: ...", not "Exceptions should be raised".
+            let t = text.replace(['*', '_'], "").trim_start().to_lowercase();
+            if [
+                "exception:",
+                "exceptions:",
+                "except:",
+                "exception -",
+                "exception —",
+            ]
+            .iter()
+            .any(|p| t.starts_with(p))
+            {
                 let why = format!("an exception follows at line {line}");
                 for &i in &w[0] {
                     if let Piece::Sentence { context, .. } = &mut self.out[i] {
@@ -949,10 +959,10 @@ mod tests {
     #[test]
     fn an_exception_item_blocks_the_item_before_it() {
         let got = texts(
-            "- Always annotate all functions\n- **EXCEPTION**: test functions need not\n- Other\n",
+            "- Always annotate all functions\n- **EXCEPTION**: test functions need not\n- Other\n- Exceptions carry a message\n",
         );
         assert!(got[0].1.blocked.as_deref().unwrap().contains("exception"));
-        assert!(got[2].1.blocked.is_none());
+        assert!(got[2].1.blocked.is_none(), "{got:?}");
     }
 
     #[test]
