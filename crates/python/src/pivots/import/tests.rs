@@ -654,9 +654,15 @@ fn a_qualifier_of_the_first_part_holds_for_the_list() {
 
 #[test]
 fn a_negation_inside_a_longer_label_does_not_negate_its_items() {
-    let (p, _) = team_file("Follow these rules and don't skip them:\n- Import `logging`\n");
-    assert_eq!(p, [(K::Import, json!(["logging", true]))]);
+    for text in [
+        "Follow these rules and don't skip them:\n- Import `logging`\n",
+        "## Do's and Don'ts\n\n- Import `logging`\n",
+    ] {
+        let (p, _) = team_file(text);
+        assert_eq!(p, [(K::Import, json!(["logging", true]))], "{text}");
+    }
     for label in [
+        "## Don't do this",
         "## Things to avoid",
         "## Anti-patterns (NEVER DO)",
         "## Do NOT",

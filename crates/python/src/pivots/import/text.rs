@@ -594,7 +594,11 @@ pub(crate) fn negating(label: &str) -> bool {
         || pair("never", "do")
         || pair("not", "allowed");
     let short = w.len() <= 3 && w.iter().any(|x| negation(x));
-    starts || phrase || short
+    // "Do's and Don'ts" holds both.
+    let mixed = w.iter().any(|x| matches!(x.as_str(), "do's" | "dos"))
+        && w.iter()
+            .any(|x| matches!(x.as_str(), "don'ts" | "donts" | "don't" | "dont"));
+    (starts || phrase || short) && !mixed
 }
 
 /// Why what is under a label is not read: another language's section, a tests-only one.
