@@ -11,13 +11,21 @@ use std::path::{Path, PathBuf};
 
 /// `pivots import --help`.
 pub const IMPORT_ABOUT: &str = "Propose pivots.toml entries from the instruction files coding \
-assistants follow: AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, .cursorrules, or any \
-text or markdown file.\n\n\
-Each sentence is read on its own, deterministically: one whose meaning in the rule forms is \
-certain becomes a proposed pivot citing its file and line; every other line is listed as not \
-checkable, with the reason (on stderr with the default --format toml; in the report with text \
-or json). Nothing is guessed, and nothing is written without --write.\n\n\
-Checkable (functions are defs outside classes, methods defs inside them, as in MemoryCode):\n\
+assistants follow: AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, .cursorrules, \
+.cursor/rules/*.mdc, or any text or markdown file.\n\n\
+Each file is read as a Markdown document: a heading or label that negates its items (`## \
+Never`, `NEVER:`, `Avoid`, a leading ❌) negates a bare instruction under it (\"- Import \
+`pickle`\" under `## Never` is \"never import `pickle`\"); a section for another language or for \
+tests only, an item followed by an \"Exception:\" item, and .mdc front matter whose globs leave \
+out Python files block what they hold; naming tables are read row by row. Each sentence is then \
+read deterministically: one whose meaning in the rule forms is certain becomes a proposed pivot \
+citing its file and line; the parts of it no rule form checks (\"and classes\" in \"docstrings \
+for functions and classes\") and every other line are not checkable, with the reason, listed \
+with --skipped (or in --format json). Nothing is guessed, and nothing is written without \
+--write.\n\n\
+Checkable (in a team's file \"functions\" is every def: functions and methods; PascalCase / \
+CamelCase / CapWords is PEP 8's, acronyms and a leading `_` allowed; a variable case rule \
+accepts UPPER_CASE names when the file says constants are UPPER_SNAKE_CASE):\n\
   - name prefixes, suffixes and substrings: \"start function names with `x_`\", \"method names \
 must end with `_md`\", \"include the string `chx` in variable names\", \"use the `v_` prefix \
 for variable names\" (function, method, class, variable, attribute and function-argument \
@@ -67,10 +75,14 @@ pub struct ImportArgs {
         default_missing_value = "pivots.toml"
     )]
     pub write: Option<PathBuf>,
-    /// toml: the proposed entries on stdout, skipped lines on stderr; text: every line's
-    /// outcome; json: proposed and skipped, with citations.
+    /// toml: the proposed entries on stdout; text: each proposal's line; json: proposed and
+    /// skipped, with citations.
     #[arg(long, value_enum, default_value_t = ImportFormat::Toml)]
     pub format: ImportFormat,
+    /// Also list every sentence or block not checkable, with the rule form it failed on
+    /// (on stderr with --format toml, in the report with text).
+    #[arg(long)]
+    pub skipped: bool,
     /// Ask this model (an OpenAI-compatible endpoint: --base-url, or --loopback) about the
     /// sentences the reader leaves unread. Each rule it proposes must be in a rule form, on
     /// a kind that form applies to, and hold on the examples it gives and fail on its
@@ -126,11 +138,15 @@ fn run_import(a: ImportArgs) -> Result<i32> {
     match a.format {
         ImportFormat::Toml => {
             out.write_all(got.to_toml().as_bytes())?;
-            for s in &got.skipped {
-                eprintln!("{}", skipped_line(s));
+            if a.skipped {
+                let mut err = std::io::BufWriter::new(std::io::stderr().lock());
+                for s in &got.skipped {
+                    writeln!(err, "{}", skipped_line(s))?;
+                }
+                err.flush()?;
             }
         }
-        ImportFormat::Text => out.write_all(text_report(&got, &sources).as_bytes())?,
+        ImportFormat::Text => out.write_all(text_report(&got, &sources, a.skipped).as_bytes())?,
         ImportFormat::Json => {
             // Streamed: a value tree of every line of a large file would cost gigabytes.
             let mut w = std::io::BufWriter::new(super::log_safe::JsonWriter::new(&mut out));
@@ -149,9 +165,14 @@ fn run_import(a: ImportArgs) -> Result<i32> {
         .collect::<std::collections::HashSet<_>>()
         .len();
     eprintln!(
-        "{} pivot(s) proposed from {instructions} instruction(s); {} sentence(s) or block(s) not checkable",
+        "{} pivot(s) proposed from {instructions} instruction(s); {} sentence(s) or block(s) not checkable{}",
         got.proposed.len(),
-        got.skipped.len()
+        got.skipped.len(),
+        if a.skipped || a.format == ImportFormat::Json || got.skipped.is_empty() {
+            ""
+        } else {
+            " (list them with --skipped)"
+        }
     );
     finish(merged)
 }
@@ -246,9 +267,9 @@ fn skipped_line(s: &import::Skipped) -> String {
     )
 }
 
-/// Every proposed pivot and skipped line, in the order of the files given, then by line
-/// (a line's pivots before its skipped sentences).
-fn text_report(got: &Import, sources: &[Source]) -> String {
+/// Every proposed pivot and (with `skipped`) skipped line, in the order of the files given,
+/// then by line (a line's pivots before its skipped sentences).
+fn text_report(got: &Import, sources: &[Source], skipped: bool) -> String {
     let mut rows: Vec<(usize, usize, String)> = Vec::new();
     let file_at = |f: &str| {
         sources
@@ -272,15 +293,20 @@ fn text_report(got: &Import, sources: &[Source]) -> String {
             ));
         }
     }
-    for s in &got.skipped {
+    for s in got.skipped.iter().filter(|_| skipped) {
         rows.push((file_at(&s.at.file), s.at.line, skipped_line(s)));
     }
     rows.sort_by_key(|(file, line, _)| (*file, *line));
     let mut out: String = rows.into_iter().map(|(_, _, r)| r + "\n").collect();
     out.push_str(&format!(
-        "{} pivot(s) proposed; {} sentence(s) or block(s) not checkable\n",
+        "{} pivot(s) proposed; {} sentence(s) or block(s) not checkable{}\n",
         got.proposed.len(),
-        got.skipped.len()
+        got.skipped.len(),
+        if skipped || got.skipped.is_empty() {
+            ""
+        } else {
+            " (list them with --skipped)"
+        }
     ));
     out
 }

@@ -7,11 +7,47 @@
 //! counter-examples (`(not `run`)`) are set aside; the rest is lower-cased, a lead-in
 //! ("always", "you must", "never", ...) and a tail ("in your code", "even if it is not
 //! used", ...) are removed, and the remainder is matched against the phrasings below.
+//!
+//! Two dialects (`Dialect`): MemoryCode's, whose phrasings must give exactly its dataset's
+//! rules (`read`), and a team file's (`read_in` with `Dialect::Team`, what `import` uses),
+//! where "functions" is every def, CapWords is PEP 8's, lists are read part by part
+//! ("functions/variables", "PascalCase for classes, UPPER_SNAKE for constants") and the
+//! parts no object kind selects are listed instead of sinking the sentence.
 
 use crate::pivots::Rule;
 use crate::python::ObjectKind as K;
 use regex::Regex;
+use std::cell::RefCell;
 use std::sync::OnceLock;
+
+/// Whose words a sentence is read in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// MemoryCode's dialogues: its phrasings give exactly its rules (a "function" is a
+    /// function outside classes, CamelCase is its regex), and a sentence that names
+    /// anything no object kind selects is not read.
+    #[default]
+    MemoryCode,
+    /// A team's instruction file: "functions" is every `def` (functions and methods),
+    /// PascalCase / CamelCase / CapWords is PEP 8's (acronyms and a leading `_` allowed),
+    /// a variable case rule accepts UPPER_CASE names when the file says constants are
+    /// UPPER_SNAKE_CASE, and the parts of a sentence no kind selects ("functions and
+    /// classes" for docstrings) are listed as not checkable without sinking the rest.
+    Team { constants_upper: bool },
+}
+
+impl Dialect {
+    fn team(self) -> bool {
+        matches!(self, Dialect::Team { .. })
+    }
+}
+
+/// What a sentence gives: its rules, and the parts of it no rule form checks (team files).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Read {
+    pub readings: Vec<Reading>,
+    pub unread_parts: Vec<String>,
+}
 
 /// One rule read from a sentence, with the id it is proposed under.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,8 +60,14 @@ pub struct Reading {
 /// Longer sentences are not read (a file of one endless line costs no more than its size).
 pub const MAX_SENTENCE: usize = 2000;
 
-/// What a sentence says in the rule forms, or why it says nothing certain in them.
+/// What a sentence says in the rule forms, or why it says nothing certain in them, read as
+/// MemoryCode's dialogues phrase their instructions.
 pub fn read(sentence: &str) -> Result<Vec<Reading>, String> {
+    read_in(sentence, Dialect::MemoryCode).map(|r| r.readings)
+}
+
+/// What a sentence says in the rule forms, read in `dialect`.
+pub fn read_in(sentence: &str, dialect: Dialect) -> Result<Read, String> {
     if sentence.len() > MAX_SENTENCE {
         return Err(format!(
             "over {MAX_SENTENCE} bytes: too long to be read as one instruction"
@@ -34,12 +76,12 @@ pub fn read(sentence: &str) -> Result<Vec<Reading>, String> {
     if sentence.contains(['⟦', '⟧']) {
         return Err("holds the characters ⟦ ⟧, which the reader uses itself".into());
     }
-    let n = normalize(sentence);
+    let n = normalize(sentence, dialect);
     if n.text.is_empty() {
         return Err("no words".into());
     }
-    let (negated, body) = lead_in(&n.text);
-    let body = tail(body);
+    let (negated, body) = lead_in(&n.text, dialect);
+    let body = tail(body, dialect);
     let found = frames(&n, body, negated)
         .unwrap_or_else(|| Err(fallback_reason(body)))
         .map_err(|e| n.restore(&e))?;
@@ -49,7 +91,16 @@ pub fn read(sentence: &str) -> Result<Vec<Reading>, String> {
         ));
     }
     check_examples(&n, &found)?;
-    Ok(found)
+    let mut unread_parts: Vec<String> = Vec::new();
+    for u in n.unread.borrow().iter().map(|u| n.restore(u)) {
+        if !unread_parts.contains(&u) {
+            unread_parts.push(u);
+        }
+    }
+    Ok(Read {
+        readings: found,
+        unread_parts,
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -62,6 +113,9 @@ struct Norm {
     /// Tokens given as examples the rule must accept, and counter-examples it must reject.
     examples: Vec<String>,
     counter: Vec<String>,
+    dialect: Dialect,
+    /// Parts of the sentence a team file names that no object kind selects, with why.
+    unread: RefCell<Vec<String>>,
 }
 
 impl Norm {
@@ -90,10 +144,17 @@ fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 /// A token in a pattern.
 const T: &str = r"⟦\d+⟧";
 
-fn normalize(sentence: &str) -> Norm {
+fn normalize(sentence: &str, dialect: Dialect) -> Norm {
     // Links keep their text: `[the guide](url)` reads "the guide".
     static LINK: OnceLock<Regex> = OnceLock::new();
     let s = re(&LINK, r"\[([^\]\[]*)\]\([^)\s]*\)").replace_all(sentence, "$1");
+    // A JSON member of a team file, `"variables": "snake_case",`, reads `variables: snake_case`.
+    static JSON: OnceLock<Regex> = OnceLock::new();
+    let s = if dialect.team() {
+        re(&JSON, r#"^"([A-Za-z][A-Za-z _-]*)"\s*:\s*"([^"]+)",?$"#).replace(&s, "$1: $2")
+    } else {
+        s
+    };
     let mut tokens = Vec::new();
     let quoted = quote_tokens(&s, &mut tokens);
     // Name-like bare words, emphasis marks dropped, the rest lower-cased.
@@ -148,6 +209,22 @@ fn normalize(sentence: &str) -> Norm {
             into.extend(tokens.get(i).cloned());
         }
     };
+    if dialect.team() {
+        // "(parameters and return values)" after "function signatures" says what an
+        // annotation covers; a bare list of names in parentheses gives examples.
+        static COVERS: OnceLock<Regex> = OnceLock::new();
+        static BARE: OnceLock<Regex> = OnceLock::new();
+        let covers = re(
+            &COVERS,
+            r"\s*\((?:both )?(?:parameters|arguments|params|inputs)(?:,| and| &| /) (?:the )?(?:return|outputs?)[^)]*\)",
+        );
+        text = covers.replace_all(&text, "").into_owned();
+        let bare = re(&BARE, &format!(r"\s*\(({token_list})\)"));
+        while let Some(c) = bare.captures(&text) {
+            tok(&c[1], &mut examples);
+            text.replace_range(c.get(0).expect("whole match").range(), "");
+        }
+    }
     for (pattern, into) in [(example, &mut examples), (not, &mut counter)] {
         while let Some(c) = pattern.captures(&text) {
             tok(&c[1], into);
@@ -158,16 +235,27 @@ fn normalize(sentence: &str) -> Norm {
         tok(&c[1], &mut examples);
         text.replace_range(c.get(0).expect("whole match").range(), "");
     }
-    let text = text
+    let mut text = text
         .trim()
         .trim_end_matches(['.', '!', ':', ';', ',', '?'])
         .trim()
         .to_string();
+    if dialect.team() {
+        // "docstrings: google-style for functions and classes": the label is the feature.
+        static FEATURE_LABEL: OnceLock<Regex> = OnceLock::new();
+        let fl = re(
+            &FEATURE_LABEL,
+            r"^(docstrings?|type hints?|type annotations?|annotations?): (?:(?:google|numpy|sphinx)[- ]style |required |mandatory |always )*(for|on|in) ",
+        );
+        text = fl.replace(&text, "$1 $2 ").into_owned();
+    }
     Norm {
         text,
         tokens,
         examples,
         counter,
+        dialect,
+        unread: RefCell::new(Vec::new()),
     }
 }
 
@@ -238,7 +326,8 @@ fn name_like(w: &str) -> bool {
 }
 
 /// Removes a lead-in ("always", "you must", "please never", ...); true when it negates.
-fn lead_in(text: &str) -> (bool, &str) {
+fn lead_in(text: &str, dialect: Dialect) -> (bool, &str) {
+    static ONE_TOKEN: OnceLock<Regex> = OnceLock::new();
     const NEGATING: [&str; 22] = [
         "you must never",
         "you must not",
@@ -297,8 +386,11 @@ fn lead_in(text: &str) -> (bool, &str) {
     // Labels "naming:", "important:" before the instruction (not "functions: snake_case",
     // and none with a negation: "never do this: use camelCase ..." is not read).
     while let Some((label, rest)) = t.split_once(": ") {
-        if label.is_empty()
-            || nouns(label).is_ok()
+        // "constants: `UPPER_CASE`" names what the case is for: no label.
+        let only_a_token = re(&ONE_TOKEN, &format!("^{T}$")).is_match(rest.trim());
+        if only_a_token
+            || label.is_empty()
+            || nouns_in(label, dialect).is_ok()
             || stray_negation(label).is_some()
             || label.len() > 30
             || !label
@@ -326,7 +418,7 @@ fn lead_in(text: &str) -> (bool, &str) {
 }
 
 /// Removes a tail that does not change the rule ("in your code", "at all times", ...).
-fn tail(text: &str) -> &str {
+fn tail(text: &str, dialect: Dialect) -> &str {
     const TAILS: [&str; 30] = [
         " at all times",
         " from now on",
@@ -367,8 +459,25 @@ fn tail(text: &str) -> &str {
                 continue 'strip;
             }
         }
-        return t;
+        break;
     }
+    if dialect.team()
+        && (t.contains("docstring")
+            || t.contains("annotation")
+            || t.contains("type hint")
+            || t.contains("typehint"))
+    {
+        // What a docstring or annotation is to say or cover: its presence is the rule.
+        static GLOSS: OnceLock<Regex> = OnceLock::new();
+        let gloss = re(
+            &GLOSS,
+            r"(?:,? (?:including|incl\.|with) (?:the |their |its )?return (?:types?|values?)| for (?:all |their |its )?(?:parameters|arguments|params)(?: and return (?:types?|values?))?| to (?:explain|describe|document|clarify) .+|, (?:thoroughly |clearly |briefly )?(?:explaining|describing|documenting|using|covering|detailing) .+| (?:describing|explaining|documenting) .+)$",
+        );
+        if let Some(m) = gloss.find(t) {
+            t = t[..m.start()].trim_end_matches([',', ' ']);
+        }
+    }
+    t
 }
 
 /// A negating word left in a sentence a phrasing took: only "must not" / "should never"
@@ -418,22 +527,82 @@ enum Noun {
     FunctionArgument,
 }
 
-/// `all functions and methods`, `every class`, `function, method and variable names`.
-fn nouns(obj: &str) -> Result<Vec<Noun>, String> {
+/// `all functions and methods`, `every class`, `function, method and variable names`; in
+/// a team's file also `functions/variables`, and a function is also a method.
+fn nouns(n: &Norm, obj: &str) -> Result<Vec<Noun>, String> {
+    let (mut out, unread) = nouns_in(obj, n.dialect)?;
+    if n.dialect.team() && out.contains(&Noun::Function) && !out.contains(&Noun::Method) {
+        let at = out.iter().position(|x| *x == Noun::Function).unwrap_or(0);
+        out.insert(at + 1, Noun::Method);
+    }
+    n.unread.borrow_mut().extend(unread);
+    Ok(out)
+}
+
+/// The object kinds `obj` names, and (team files) the parts that name none, with why.
+fn nouns_in(obj: &str, dialect: Dialect) -> Result<(Vec<Noun>, Vec<String>), String> {
     static SPLIT: OnceLock<Regex> = OnceLock::new();
-    let split = re(&SPLIT, r",? (?:and|or|as well as|and also) |, ");
+    static TEAM_SPLIT: OnceLock<Regex> = OnceLock::new();
+    let split = if dialect.team() {
+        re(
+            &TEAM_SPLIT,
+            r",? (?:and|or|as well as|and also|&) |, |/| / ",
+        )
+    } else {
+        re(&SPLIT, r",? (?:and|or|as well as|and also) |, ")
+    };
     let obj = obj.trim();
     let mut out = Vec::new();
-    for item in split.split(obj) {
-        let n = noun(item.trim())?;
-        if !out.contains(&n) {
-            out.push(n);
+    let mut unread = Vec::new();
+    let mut first_error = None;
+    for (i, item) in split.split(obj).enumerate() {
+        let item = item.trim();
+        let unpythoned = item.replace("python ", "");
+        let got = if dialect.team() {
+            noun(&unpythoned).or_else(|e| {
+                let w = item.trim_start_matches("all ").trim_start_matches("the ");
+                match w {
+                    "function signature"
+                    | "function signatures"
+                    | "function definition"
+                    | "function definitions"
+                    | "python function"
+                    | "python functions" => Ok(Noun::Function),
+                    "method signature" | "method signatures" => Ok(Noun::Method),
+                    _ => Err(e),
+                }
+            })
+        } else {
+            noun(item)
+        };
+        match got {
+            Ok(n) if !out.contains(&n) => out.push(n),
+            Ok(_) => {}
+            // A qualifier of the first part ("all public classes and functions") may
+            // hold for every part: the whole is not read.
+            Err(e)
+                if dialect.team()
+                    && i == 0
+                    && (e.contains("a subset of") || e.contains("condition")) =>
+            {
+                return Err(e)
+            }
+            Err(e) if dialect.team() => unread.push(e),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
         }
     }
-    if out.is_empty() {
-        return Err(format!("`{obj}` names no object kind"));
+    if let Some(e) = first_error {
+        return Err(e);
     }
-    Ok(out)
+    if out.is_empty() {
+        return Err(unread
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| format!("`{obj}` names no object kind")));
+    }
+    Ok((out, unread))
 }
 
 fn noun(item: &str) -> Result<Noun, String> {
@@ -568,11 +737,32 @@ fn name_kind(n: Noun) -> K {
 type Frame = Option<Result<Vec<Reading>, String>>;
 
 fn frames(n: &Norm, body: &str, negated: bool) -> Frame {
+    if n.dialect.team() {
+        // "every function must have docstrings and type hints": each feature on its own.
+        static BOTH: OnceLock<Regex> = OnceLock::new();
+        let feat = r"(?:(?:google-style |numpy-style |proper |clear )?docstrings?|type hints?|type annotations?|annotations)";
+        let both = re(
+            &BOTH,
+            &format!(r"\b(?P<a>{feat})(?:,? and |, | & )(?P<b>{feat})\b"),
+        );
+        if let Some(c) = both.captures(body) {
+            let whole = c.get(0).expect("whole match").range();
+            let mut all = Vec::new();
+            for part in [&c["a"], &c["b"]] {
+                let one = format!("{}{part}{}", &body[..whole.start], &body[whole.end..]);
+                match presence(n, &one, negated) {
+                    Some(Ok(r)) => all.extend(r),
+                    other => return other,
+                }
+            }
+            return Some(Ok(all));
+        }
+    }
     naming(n, body, negated)
         .or_else(|| case(n, body, negated))
         .or_else(|| decorator(n, body, negated))
         .or_else(|| import(n, body, negated))
-        .or_else(|| presence(body, negated))
+        .or_else(|| presence(n, body, negated))
 }
 
 /// Prefix, suffix, substring and digit rules on names.
@@ -654,7 +844,7 @@ fn naming(n: &Norm, body: &str, negated: bool) -> Frame {
             }
         };
         let rule = Rule::regex(&pattern).map_err(|e| e.to_string())?;
-        Ok(nouns(&c["obj"])?
+        Ok(nouns(n, &c["obj"])?
             .into_iter()
             .map(|noun| {
                 let kind = name_kind(noun);
@@ -677,6 +867,32 @@ enum Case {
 }
 
 impl Case {
+    /// The regex of a case in `dialect`, for names of kind `noun`.
+    fn regex_in(self, dialect: Dialect, noun: Noun) -> String {
+        let Dialect::Team { constants_upper } = dialect else {
+            return self.regex().to_string();
+        };
+        let own = match self {
+            // PEP 8's CapWords: acronyms are capitalised (`HTTPServer`), and a leading `_`
+            // marks a private name (`_Helper`).
+            Case::Pascal => "^_*[A-Z][a-zA-Z0-9]*$",
+            c => c.regex(),
+        };
+        if noun != Noun::Variable || !matches!(self, Case::Snake | Case::Camel) {
+            return own.to_string();
+        }
+        // A variable's case leaves alone what PEP 8 names otherwise: type aliases and
+        // TypeVars in CapWords (`JsonDict = dict[str, Any]`), and constants in UPPER_CASE
+        // when the files say so.
+        let inner = own.trim_start_matches('^').trim_end_matches('$');
+        let upper = if constants_upper {
+            "|_*[A-Z][A-Z0-9_]*"
+        } else {
+            ""
+        };
+        format!("^(?:{inner}|_*[A-Z][a-zA-Z0-9]*{upper})$")
+    }
+
     fn regex(self) -> &'static str {
         match self {
             Case::Snake => "^[a-z_][a-z0-9_]*$",
@@ -739,6 +955,7 @@ fn case_named(n: &Norm, words: &str) -> Option<Result<Case, String>> {
         | "screaming snake case"
         | "upper snake case"
         | "constant case" => Case::Upper,
+        "UPPER_SNAKE" | "SCREAMING_SNAKE" | "upper snake" if n.dialect.team() => Case::Upper,
         "camel case" | "camelcase" | "camel-case" => {
             return Some(Err(
                 "\"camel case\" without its capitals: lower (`camelCase`) or \
@@ -788,25 +1005,29 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
                     .to_string());
             }
             let obj = &c["obj"];
-            let nouns = nouns(obj)?;
-            let rule = Rule::regex(case.regex()).map_err(|e| e.to_string())?;
-            Ok(nouns
-                .into_iter()
-                .map(|noun| {
-                    let kind = name_kind(noun);
-                    Reading {
-                        id: format!("{}-{}", slug(kind), case.slug()),
-                        kind,
-                        rule: rule.clone(),
-                    }
-                })
-                .collect())
+            let nouns = nouns(n, obj)?;
+            let mut out = Vec::new();
+            for noun in nouns {
+                let rule =
+                    Rule::regex(&case.regex_in(n.dialect, noun)).map_err(|e| e.to_string())?;
+                let kind = name_kind(noun);
+                out.push(Reading {
+                    id: format!("{}-{}", slug(kind), case.slug()),
+                    kind,
+                    rule,
+                });
+            }
+            Ok(out)
         })())
     };
-    let single = one(body);
+    let mark = n.unread.borrow().len();
+    // A team file's sentence is tried in parts first: its lenient lists would take "and
+    // variable names, PascalCase for classes" as a part no kind selects.
+    let single = if n.dialect.team() { None } else { one(body) };
     if let Some(Ok(_)) = single {
         return single;
     }
+    n.unread.borrow_mut().truncate(mark);
     // Several cases in one sentence: "use snake_case for functions, PascalCase for
     // classes". Each part must be read whole, or the sentence is read as one.
     // Cut only where a case's name follows: "functions and variables" stays whole.
@@ -821,8 +1042,16 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
         }
     }
     parts.push(&body[from..]);
+    let whole = |single: Frame| {
+        if n.dialect.team() {
+            n.unread.borrow_mut().truncate(mark);
+            one(body)
+        } else {
+            single
+        }
+    };
     if parts.len() < 2 {
-        return single;
+        return whole(single);
     }
     let use_lead = body.starts_with("use ");
     let mut all = Vec::new();
@@ -834,8 +1063,14 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
         };
         match one(&p) {
             Some(Ok(r)) => all.extend(r),
-            _ => return single,
+            // A team file's part for what no kind selects ("UPPER_SNAKE for constants")
+            // is listed, not sinking the others.
+            Some(Err(e)) if n.dialect.team() => n.unread.borrow_mut().push(format!("`{p}`: {e}")),
+            _ => return whole(single),
         }
+    }
+    if all.is_empty() {
+        return whole(single);
     }
     Some(Ok(all))
 }
@@ -877,7 +1112,7 @@ fn decorator(n: &Norm, body: &str, negated: bool) -> Frame {
     Some((|| {
         let name = decorator_name(tok)?;
         let mut out = Vec::new();
-        for noun in nouns(&c["obj"])? {
+        for noun in nouns(n, &c["obj"])? {
             let kind = match noun {
                 Noun::Function => K::FunctionDecorator,
                 Noun::Method => K::MethodDecorator,
@@ -959,8 +1194,61 @@ enum Feature {
     Comment,
 }
 
-fn feature(words: &str) -> Option<Feature> {
-    let w = words.trim();
+fn feature(words: &str, dialect: Dialect) -> Option<Feature> {
+    let mut w = words.trim();
+    if dialect.team() {
+        // Qualities of a docstring or annotation (its style, how good it is): its
+        // presence is what a rule checks.
+        const QUALITIES: [&str; 24] = [
+            "a",
+            "an",
+            "the",
+            "proper",
+            "explicit",
+            "descriptive",
+            "comprehensive",
+            "concise",
+            "clear",
+            "detailed",
+            "appropriate",
+            "full",
+            "complete",
+            "python",
+            "google-style",
+            "numpy-style",
+            "sphinx-style",
+            "meaningful",
+            "informative",
+            "brief",
+            "short",
+            "good",
+            "and",
+            "accurate",
+        ];
+        const STYLES: [&str; 3] = ["google style ", "numpy style ", "sphinx style "];
+        loop {
+            let word = w.split([' ', ',']).next().unwrap_or("");
+            if let Some(s) = STYLES.iter().find(|s| w.starts_with(**s)) {
+                w = w[s.len()..].trim_start_matches([',', ' ']);
+            } else if !word.is_empty() && QUALITIES.contains(&word) && w.len() > word.len() {
+                w = w[word.len()..].trim_start_matches([',', ' ']);
+            } else {
+                break;
+            }
+        }
+        if matches!(
+            w,
+            "typehints"
+                | "type-hints"
+                | "type hinting"
+                | "typing"
+                | "type annotation"
+                | "type annotations"
+                | "typings"
+        ) {
+            return Some(Feature::Annotation);
+        }
+    }
     let w = [
         "a ",
         "an ",
@@ -1001,10 +1289,16 @@ fn feature(words: &str) -> Option<Feature> {
 
 /// Docstrings, `try`, `assert`, annotations (each function or method has one / none has)
 /// and comments (the file has one / none).
-fn presence(body: &str, negated: bool) -> Frame {
+fn presence(n: &Norm, body: &str, negated: bool) -> Frame {
     static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
-    let frames = FRAMES.get_or_init(|| {
-        let feat = r"(?P<feat>[a-z][a-z/ -]*?)";
+    static TEAM_FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    // A team's feature may list its qualities: "explicit, descriptive type hints".
+    let (cell, feat) = if n.dialect.team() {
+        (&TEAM_FRAMES, r"(?P<feat>[a-z][a-z/ ,-]*?)")
+    } else {
+        (&FRAMES, r"(?P<feat>[a-z][a-z/ -]*?)")
+    };
+    let frames = cell.get_or_init(|| {
         [
             format!(r"^(?:use|include|add|write|have|put|provide|leave) {feat} (?:in|for|on|to|inside|within) (?P<obj>.+?)$"),
             format!(r"^(?P<obj>.+?) (?:(?:must|should|shall|need to|needs to|has to|have to|will) (?P<neg>not |never )?)?(?:always )?(?:have|has|include|includes|contain|contains|carry|carries|use|uses|start with|starts with|open with|opens with|begin with|begins with|be documented with|are documented with|is documented with) {feat}$"),
@@ -1013,15 +1307,22 @@ fn presence(body: &str, negated: bool) -> Frame {
             format!(r"^(?:use|include|add|write|have|put|provide|leave) {feat}$"),
             r"^comment (?:your|the|all|all your) code$".to_string(),
         ]
-        .iter()
-        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .into_iter()
+        .chain(n.dialect.team().then(|| {
+            [
+                format!(r"^annotate (?P<obj>.+?) with {feat}$"),
+                // A team file's list item without a verb: "type hints on all functions".
+                format!(r"^{feat} (?:on|for|in) (?P<obj>.+?)$"),
+            ]
+        }).into_iter().flatten())
+        .map(|p| Regex::new(&p).expect("a valid pattern"))
         .collect()
     });
     let (c, feat) = frames.iter().find_map(|f| {
         let c = f.captures(body)?;
         let feat = c
             .name("feat")
-            .map_or(Some(Feature::Comment), |m| feature(m.as_str()))?;
+            .map_or(Some(Feature::Comment), |m| feature(m.as_str(), n.dialect))?;
         Some((c, feat))
     })?;
     let negated = negated ^ c.name("neg").is_some();
@@ -1043,8 +1344,24 @@ fn presence(body: &str, negated: bool) -> Frame {
         let Some(obj) = obj else {
             return Err("says not which objects: functions, methods?".to_string());
         };
-        let mut out = Vec::new();
-        for noun in nouns(obj)? {
+        let mut out: Vec<Reading> = Vec::new();
+        let mut nouns = nouns(n, obj)?;
+        if n.dialect.team() && feat == Feature::Annotation {
+            // "type hints for all function parameters and return types": each function is
+            // annotated. Parameters alone are not: a function without any would be a finding.
+            let returns = obj.contains("return");
+            for x in nouns.iter_mut() {
+                if *x == Noun::FunctionArgument && returns {
+                    *x = Noun::Function;
+                }
+            }
+            if nouns.contains(&Noun::Function) && !nouns.contains(&Noun::Method) {
+                nouns.push(Noun::Method);
+            }
+            nouns.dedup();
+        }
+        let mut unread = Vec::new();
+        for noun in nouns {
             let kind = match (feat, noun) {
                 (Feature::Docstring, Noun::Function) => K::FunctionDocstring,
                 (Feature::Docstring, Noun::Method) => K::MethodDocstring,
@@ -1059,10 +1376,21 @@ fn presence(body: &str, negated: bool) -> Frame {
                                 one annotation, not that every argument has one"
                         .into())
                 }
+                (Feature::Docstring, Noun::Class) if n.dialect.team() => {
+                    unread.push("classes: class docstrings have no object kind (only functions' and methods')".to_string());
+                    continue;
+                }
                 (Feature::Docstring, Noun::Class) => {
                     return Err("class docstrings have no object kind (only functions' and \
                                 methods')"
                         .into())
+                }
+                (_, other) if n.dialect.team() => {
+                    unread.push(format!(
+                        "{}: only functions and methods have this object kind",
+                        name_kind(other).name()
+                    ));
+                    continue;
                 }
                 _ => {
                     return Err(format!(
@@ -1071,72 +1399,84 @@ fn presence(body: &str, negated: bool) -> Frame {
                     ))
                 }
             };
+            if out.iter().any(|r| r.kind == kind) {
+                continue;
+            }
             out.push(Reading {
                 id: format!("{}{}", if negated { "no-" } else { "" }, slug(kind)),
                 kind,
                 rule: Rule::Presence(!negated),
             });
         }
+        if out.is_empty() {
+            return Err(unread
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| "names no object kind".into()));
+        }
+        n.unread.borrow_mut().extend(unread);
         Ok(out)
     })())
 }
 
-/// Why a sentence no phrasing took is not checkable, as precisely as its words allow.
+/// Why a sentence no phrasing took is not checkable, as precisely as its words allow: the
+/// rule form its words are about (whole words: "important" is not about imports, "edge
+/// cases" not about naming), and what that form reads.
 fn fallback_reason(body: &str) -> String {
-    let has = |words: &[&str]| words.iter().any(|w| body.contains(w));
-    if has(&["annotat", "type hint", "typed", "mypy", "pyright"]) {
-        "annotations: only \"use type annotations for functions / methods\" is checkable \
-         (each has at least one annotation), not complete annotations or a type checker's \
-         verdict"
-            .into()
-    } else if has(&["docstring", "doc string"]) {
-        "docstrings: only \"every function / method has a docstring\" is checkable, not \
-         what they say or their style"
-            .into()
-    } else if has(&["decorat"]) {
-        "decorators: only \"add the `@name` decorator to all functions / methods / \
-         classes\" is checkable"
-            .into()
-    } else if has(&["import"]) {
-        "imports: only \"always / never import `module`\" is checkable (`import module` \
-         statements)"
-            .into()
-    } else if has(&[
-        "line length",
-        "characters",
-        "columns",
-        "characters per line",
-        "indent",
-        "tabs",
-        "spaces",
-        "format",
-        "black",
-        "ruff",
-        "lint",
-        "prettier",
-    ]) {
-        "layout and tools (formatters, linters, line length) have no rule form".into()
-    } else if has(&["test", "pytest", "coverage"]) {
-        "tests and how to run them are not a rule about the code's objects".into()
-    } else if has(&[
-        "commit",
-        "branch",
-        "pull request",
-        " pr ",
-        "review",
-        "merge",
-        "changelog",
-    ]) {
-        "about the workflow, not the code".into()
-    } else if has(&[" name", "case", "prefix", "suffix"]) {
-        "a naming rule in a phrasing not read with certainty (e.g. \"start function names \
-         with `x_`\", \"use snake_case for variable names\")"
-            .into()
-    } else {
-        "no rule form says this (names, decorators, imports, docstrings, annotations, \
-         try / assert statements, comments)"
-            .into()
-    }
+    static TOPICS: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    let topics = TOPICS.get_or_init(|| {
+        [
+            (
+                r"\b(?:annotat\w*|type[ -]?hints?|typehints?|typed|typing|mypy|pyright)\b",
+                "annotations: only \"use type annotations for functions / methods\" is checkable \
+                 (each has at least one annotation), not complete annotations or a type checker's \
+                 verdict",
+            ),
+            (
+                r"\bdoc[ -]?strings?\b",
+                "docstrings: only \"every function / method has a docstring\" is checkable, not \
+                 what they say or their style",
+            ),
+            (
+                r"\bdecorat\w*",
+                "decorators: only \"add the `@name` decorator to all functions / methods / \
+                 classes\" is checkable",
+            ),
+            (
+                r"\b(?:imports?|imported|importing)\b",
+                "imports: only \"always / never import `module`\" is checkable (`import module` \
+                 statements)",
+            ),
+            (
+                r"\b(?:line length|characters|columns|characters per line|indent\w*|tabs|spaces|format|formatting|formatter|black|ruff|lint\w*|prettier)\b",
+                "layout and tools (formatters, linters, line length) have no rule form",
+            ),
+            (
+                r"\b(?:tests?|testing|pytest|coverage)\b",
+                "tests and how to run them are not a rule about the code's objects",
+            ),
+            (
+                r"\b(?:commits?|branch(?:es)?|pull requests?|pr|reviews?|merge|changelog)\b",
+                "about the workflow, not the code",
+            ),
+            (
+                r"\b(?:names?|naming|named|prefix\w*|suffix\w*|(?:snake|camel|pascal|upper|lower|kebab) case)\b",
+                "a naming rule in a phrasing not read with certainty (e.g. \"start function names \
+                 with `x_`\", \"use snake_case for variable names\")",
+            ),
+        ]
+        .into_iter()
+        .map(|(p, why)| (Regex::new(p).expect("a valid pattern"), why))
+        .collect()
+    });
+    topics.iter().find(|(p, _)| p.is_match(body)).map_or_else(
+        || {
+            "no rule form says this (names, decorators, imports, docstrings, annotations, \
+                 try / assert statements, comments)"
+                .to_string()
+        },
+        |(_, why)| why.to_string(),
+    )
 }
 
 /// A regex rule must accept the sentence's examples and reject its counter-examples.

@@ -1,15 +1,18 @@
 //! Pivots read from the prose instruction files coding assistants follow (`AGENTS.md`,
-//! `CLAUDE.md`, `.github/copilot-instructions.md`, `.cursorrules`, any text or markdown):
-//! each sentence either becomes proposed `pivots.toml` entries, in the rule forms that exist,
-//! citing the file and line it was read from, or is listed as not checkable with the
-//! reason. Deterministic: only phrasings whose meaning is certain are read (grammar.rs);
-//! nothing is guessed.
+//! `CLAUDE.md`, `.github/copilot-instructions.md`, `.cursorrules`, `.cursor/rules/*.mdc`,
+//! any text or markdown): each file is read as a Markdown document (text.rs), whose
+//! headings, list labels and front matter give each sentence its context (a `## Never`
+//! section negates its items; a TypeScript or tests-only section, or globs that leave out
+//! Python, block them); each sentence either becomes proposed `pivots.toml` entries, in the
+//! rule forms that exist, citing the file and line it was read from, or is listed as not
+//! checkable with the reason. Deterministic: only phrasings whose meaning is certain are
+//! read (grammar.rs, in a team file's dialect); nothing is guessed.
 
 mod grammar;
 mod text;
 
-pub use grammar::{read, Reading};
-pub use text::{pieces, Piece};
+pub use grammar::{read, read_in, Dialect, Read, Reading};
+pub use text::{pieces, Context as PieceContext, Piece};
 
 use super::{Ledger, Rule};
 use crate::python::ObjectKind;
@@ -100,9 +103,18 @@ pub struct Import {
 pub fn import(sources: &[Source]) -> Import {
     let mut out = Import::default();
     let mut ids = Ids::default();
-    for src in sources {
+    let read: Vec<Vec<Piece>> = sources.iter().map(|s| pieces(&s.text)).collect();
+    // The files given are one team's instructions: a constants rule in any of them (an
+    // AGENTS.md beside its .cursor/rules) frees constants from a variable case rule.
+    let dialect = Dialect::Team {
+        constants_upper: read.iter().flatten().any(|p| {
+            matches!(p, Piece::Sentence { text, context, .. }
+                if context.blocked.is_none() && says_constants_upper(text))
+        }),
+    };
+    for (src, pieces) in sources.iter().zip(read) {
         let lines: Vec<&str> = src.text.lines().collect();
-        for piece in pieces(&src.text) {
+        for piece in pieces {
             match piece {
                 Piece::Markup {
                     line,
@@ -122,16 +134,40 @@ pub fn import(sources: &[Source]) -> Import {
                     line,
                     end_line,
                     text,
+                    context,
                 } => {
                     let at = Citation {
                         file: src.name.clone(),
                         line,
                         end_line,
                     };
-                    match read(&text) {
-                        Ok(readings) => {
-                            for r in readings {
-                                out.add(&mut ids, r, &text, at.clone(), None);
+                    if let Some(why) = context.blocked {
+                        out.skipped.push(Skipped {
+                            at,
+                            text,
+                            reason: format!("not read: {why}"),
+                            sentence: false,
+                        });
+                        continue;
+                    }
+                    let got = match &context.negated {
+                        None => read_team(&text, dialect),
+                        Some(label) => {
+                            negated_form(&text, label).and_then(|t| read_team(&t, dialect))
+                        }
+                    };
+                    match got {
+                        Ok(r) => {
+                            for reading in r.readings {
+                                out.add(&mut ids, reading, &text, at.clone(), None);
+                            }
+                            for part in r.unread_parts {
+                                out.skipped.push(Skipped {
+                                    at: at.clone(),
+                                    text: text.clone(),
+                                    reason: format!("a part not checkable: {part}"),
+                                    sentence: false,
+                                });
                             }
                         }
                         Err(reason) => out.skipped.push(Skipped {
@@ -147,6 +183,107 @@ pub fn import(sources: &[Source]) -> Import {
     }
     out.ids = ids;
     out
+}
+
+/// A team file's sentence: read whole, or else a trailing parenthesis that says a rule of
+/// its own ("Use descriptive names (snake_case for variables/functions)").
+fn read_team(text: &str, dialect: Dialect) -> Result<Read, String> {
+    let whole = read_in(text, dialect);
+    if whole.is_ok() {
+        return whole;
+    }
+    let t = text.trim_end_matches(['.', '!', ' ']);
+    if let Some(inner) = t.strip_suffix(')').and_then(|t| t.rsplit_once('(')) {
+        let (outer, inner) = (inner.0.trim(), inner.1.trim());
+        let example = [
+            "e.g",
+            "eg",
+            "i.e",
+            "ie",
+            "for example",
+            "such as",
+            "like",
+            "not ",
+        ]
+        .iter()
+        .any(|w| inner.to_lowercase().starts_with(w));
+        if !example && !inner.is_empty() && !outer.is_empty() {
+            if let Ok(mut r) = read_in(inner, dialect) {
+                r.unread_parts
+                    .push(format!("`{outer}`: {}", whole.err().unwrap_or_default()));
+                return Ok(r);
+            }
+        }
+    }
+    whole
+}
+
+/// A sentence under a negating heading or label, as the sentence to read: an instruction
+/// of its own (with its own modal or negation) is read as written, a bare imperative
+/// ("Import `pickle`") is negated, and anything else is not read.
+fn negated_form(text: &str, label: &str) -> Result<String, String> {
+    let t = text.trim_start_matches(['❌', '🚫', '⛔', ' ', '\u{fe0f}']);
+    let lower = t.replace(['*', '_'], "").to_lowercase();
+    let lower = lower.trim();
+    let has_modal = [
+        " must ",
+        " should ",
+        " shall ",
+        " need to ",
+        " needs to ",
+        " have to ",
+        " has to ",
+    ]
+    .iter()
+    .any(|m| format!(" {lower} ").contains(m));
+    let negative = ["never ", "don't ", "do not ", "dont ", "avoid ", "no "]
+        .iter()
+        .any(|n| lower.starts_with(n));
+    if has_modal || negative {
+        return Ok(t.to_string());
+    }
+    const VERBS: [&str; 24] = [
+        "use", "import", "add", "write", "include", "put", "name", "start", "begin", "end",
+        "prefix", "suffix", "decorate", "document", "annotate", "leave", "call", "apply", "attach",
+        "provide", "have", "comment", "define", "place",
+    ];
+    let first = lower.split_whitespace().next().unwrap_or("");
+    if VERBS.contains(&first) {
+        return Ok(format!("Do not {t}"));
+    }
+    Err(format!(
+        "under {label}, which negates it, and not an instruction of its own: its rule is not certain"
+    ))
+}
+
+/// Whether a sentence says constants are UPPER_SNAKE_CASE ("Constants: `UPPER_SNAKE_CASE`",
+/// "use UPPER_CASE for constants").
+fn says_constants_upper(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let constant = words.iter().any(|w| matches!(*w, "constant" | "constants"));
+    let upper = words.iter().any(|w| {
+        matches!(
+            *w,
+            "upper_snake_case"
+                | "upper_snake"
+                | "upper_case"
+                | "screaming_snake_case"
+                | "screaming_snake"
+                | "constant_case"
+                | "uppercase"
+                | "caps"
+        )
+    }) || ["upper snake", "upper case", "all caps", "capital letters"]
+        .iter()
+        .any(|p| lower.contains(p));
+    let negated = words
+        .iter()
+        .any(|w| matches!(*w, "not" | "never" | "no" | "avoid"));
+    constant && upper && !negated
 }
 
 /// The first line of lines `line..=end_line` (a code block's opening fence, a heading).

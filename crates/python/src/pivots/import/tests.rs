@@ -412,6 +412,7 @@ fn a_file_gives_proposals_with_citations_and_skips_the_rest() {
         summary,
         [
             ("function-snake-case", vec!["AGENTS.md:3".to_string()]),
+            ("method-snake-case", vec!["AGENTS.md:3".to_string()]),
             (
                 "no-import-pickle",
                 vec!["AGENTS.md:8".into(), "AGENTS.md:9".into()]
@@ -434,8 +435,8 @@ fn a_file_gives_proposals_with_citations_and_skips_the_rest() {
     // The TOML loads as a pivots.toml, with the same pivots.
     let toml = got.to_toml();
     let ledger = Ledger::from_toml(&toml, "proposed").expect(&toml);
-    assert_eq!(ledger.pivots.len(), 2);
-    assert_eq!(ledger.pivots[1].versions[0].rule, got.proposed[1].rule);
+    assert_eq!(ledger.pivots.len(), 3);
+    assert_eq!(ledger.pivots[2].versions[0].rule, got.proposed[2].rule);
     assert!(
         toml.contains("# AGENTS.md:8\n# AGENTS.md:9\n[[pivot]]\nid = \"no-import-pickle\""),
         "{toml}"
@@ -451,7 +452,16 @@ fn merge_keeps_the_file_skips_known_rules_and_renames_taken_ids() {
     let existing = "# ours\n[[pivot]]\nid = \"no-import-pickle\"\n[[pivot.version]]\nkind = \"import\"\nrule = [\"pickle\", false]\n\n[[pivot]]\nid = \"function-docstring\"\n[[pivot.version]]\nkind = \"class\"\nrule = \"^C\"";
     let m = got.merge_into(existing, "pivots.toml").expect("merges");
     assert!(m.text.starts_with(existing));
-    assert_eq!(m.added, ["function-snake-case", "function-docstring-2"]);
+    // In a team's file a function is also a method.
+    assert_eq!(
+        m.added,
+        [
+            "function-snake-case",
+            "method-snake-case",
+            "function-docstring-2",
+            "method-docstring"
+        ]
+    );
     assert_eq!(
         m.already,
         [(
@@ -461,7 +471,7 @@ fn merge_keeps_the_file_skips_known_rules_and_renames_taken_ids() {
     );
     assert_eq!(
         Ledger::from_toml(&m.text, "t").expect("loads").pivots.len(),
-        4
+        6
     );
     // Not a pivots.toml: refused.
     assert!(got
@@ -469,7 +479,7 @@ fn merge_keeps_the_file_skips_known_rules_and_renames_taken_ids() {
         .is_err());
     // Empty: just the pivots.
     let fresh = got.merge_into("", "pivots.toml").expect("merges");
-    assert_eq!(fresh.added.len(), 3);
+    assert_eq!(fresh.added.len(), 5);
 }
 
 #[test]
@@ -486,4 +496,196 @@ fn toml_strings_round_trip_and_never_hold_a_workflow_command() {
         let v: toml::Value = toml::from_str(&format!("k = {t}")).expect(&t);
         assert_eq!(v["k"].as_str(), Some(s));
     }
+}
+
+/// Proposals of a team file, as (kind, rule JSON), and its skipped reasons.
+fn team_file(text: &str) -> (Vec<(K, serde_json::Value)>, Vec<String>) {
+    let got = import(&[Source {
+        name: "AGENTS.md".into(),
+        text: text.into(),
+    }]);
+    (
+        got.proposed
+            .iter()
+            .map(|p| (p.kind, p.rule.to_json()))
+            .collect(),
+        got.skipped.iter().map(|s| s.reason.clone()).collect(),
+    )
+}
+
+#[test]
+fn headings_and_labels_give_context_in_a_team_file() {
+    // A negating heading negates a bare imperative; a sentence with its own modal keeps it.
+    let (p, _) =
+        team_file("## Never\n\n- Import `pickle`\n- All functions should have type hints\n");
+    assert_eq!(
+        p,
+        [
+            (K::Import, json!(["pickle", false])),
+            (K::FunctionAnnotation, json!(true)),
+            (K::MethodAnnotation, json!(true)),
+        ]
+    );
+    // Another language's section, a tests-only one, front matter: nothing read as Python.
+    let (p, why) = team_file("### TypeScript\n\n- Use camelCase for function names\n\n### Tests\n\n- Every function must have a docstring\n");
+    assert!(p.is_empty(), "{p:?}");
+    assert!(why.iter().any(|w| w.contains("typescript")), "{why:?}");
+    assert!(why.iter().any(|w| w.contains("tests only")), "{why:?}");
+    let (p, why) = team_file("---\ndescription: style\nglobs: *.ts\nalwaysApply: false\n---\n- Use snake_case for functions.\n");
+    assert!(
+        p.is_empty() && why[0] == "front matter: not an instruction",
+        "{why:?}"
+    );
+    // Under "NEVER:", a noun phrase is no instruction of its own.
+    let (p, _) = team_file("NEVER:\n- Functions in camelCase\n");
+    assert!(p.is_empty(), "{p:?}");
+}
+
+#[test]
+fn team_files_mean_pep8_and_every_def() {
+    let pascal = "^_*[A-Z][a-zA-Z0-9]*$";
+    let (p, _) = team_file("- **Classes**: `PascalCase`\n- Private members take a leading `_`\n");
+    assert_eq!(p, [(K::Class, json!(pascal))]);
+    let rule = Rule::regex(pascal).expect("valid");
+    for ok in ["MCPClient", "JSONEncoder", "_AgentAsTool", "Point3D"] {
+        assert!(rule.matches(ok), "{ok}");
+    }
+    assert!(!rule.matches("snake_Case") && !rule.matches("lower"));
+    // A variable rule leaves UPPER_CASE constants alone when the file says so.
+    let (p, _) =
+        team_file("- Functions and variables: `snake_case`\n- Constants: `UPPER_SNAKE_CASE`\n");
+    let var = p
+        .iter()
+        .find(|(k, _)| *k == K::Variable)
+        .expect("a variable rule");
+    let var = Rule::from_json(&var.1).expect("valid");
+    assert!(var.matches("max_size") && var.matches("MAX_SIZE") && !var.matches("maxSize"));
+    assert_eq!(
+        p.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        [K::Function, K::Method, K::Variable]
+    );
+    // Without a constants rule, a variable is snake_case or, as PEP 8 names type aliases
+    // and TypeVars, CapWords.
+    let (p, _) = team_file("Use snake_case for variables.\n");
+    assert_eq!(
+        p,
+        [(
+            K::Variable,
+            json!("^(?:[a-z_][a-z0-9_]*|_*[A-Z][a-zA-Z0-9]*)$")
+        )]
+    );
+    let var = Rule::from_json(&p[0].1).expect("valid");
+    assert!(var.matches("JsonDict") && !var.matches("MAX_SIZE") && !var.matches("maxSize"));
+    // Slash and comma lists, and the parts no kind selects listed without sinking the rest.
+    for s in [
+        "- **Variables/Functions**: `snake_case`",
+        "snake_case for functions/variables, PascalCase for classes",
+    ] {
+        let (p, _) = team_file(s);
+        let kinds: Vec<K> = p.iter().map(|(k, _)| *k).collect();
+        assert!(
+            kinds.contains(&K::Variable)
+                && kinds.contains(&K::Function)
+                && kinds.contains(&K::Method),
+            "{s}: {p:?}"
+        );
+    }
+    for s in [
+        "Use type hints for all function signatures.",
+        "Annotate all functions and methods with typehints",
+        "Type hints for all function parameters and return types",
+    ] {
+        let (p, _) = team_file(s);
+        assert_eq!(
+            p,
+            [
+                (K::FunctionAnnotation, json!(true)),
+                (K::MethodAnnotation, json!(true))
+            ],
+            "{s}"
+        );
+    }
+    // Parameters alone are not every function annotated: `def main():` has none to annotate.
+    let (p, _) = team_file("Use type hints for all function parameters.\n");
+    assert!(p.is_empty(), "{p:?}");
+    let (p, why) = team_file("Write docstrings for modules, classes, and functions.\n");
+    assert_eq!(
+        p,
+        [
+            (K::FunctionDocstring, json!(true)),
+            (K::MethodDocstring, json!(true))
+        ]
+    );
+    assert!(why.iter().any(|w| w.contains("module")), "{why:?}");
+    assert!(
+        why.iter().any(|w| w.contains("class docstrings")),
+        "{why:?}"
+    );
+    let (p, _) = team_file("- Google-style docstrings on all functions\n");
+    assert_eq!(
+        p,
+        [
+            (K::FunctionDocstring, json!(true)),
+            (K::MethodDocstring, json!(true))
+        ]
+    );
+    // MemoryCode's sentence reader is unchanged: one kind, its own CamelCase regex.
+    assert_eq!(
+        one("Use CamelCase for class names."),
+        (K::Class, json!("^[A-Z](?:[a-z0-9][a-zA-Z0-9]*)?$"))
+    );
+    assert_eq!(pairs("Every function must have a docstring.").len(), 1);
+}
+
+#[test]
+fn skip_reasons_name_the_rule_form_not_a_substring() {
+    assert!(skipped("This is important for everyone.").starts_with("no rule form"));
+    assert!(skipped("Handle edge cases carefully.").starts_with("no rule form"));
+    assert!(skipped("Sort the imports.").starts_with("imports"));
+}
+
+#[test]
+fn a_qualifier_of_the_first_part_holds_for_the_list() {
+    let (p, _) = team_file("- Docstrings on all public classes and functions\n");
+    assert!(p.is_empty(), "{p:?}");
+    let (p, _) = team_file("- Use snake_case for private functions and variables\n");
+    assert!(p.is_empty(), "{p:?}");
+}
+
+#[test]
+fn a_negation_inside_a_longer_label_does_not_negate_its_items() {
+    for text in [
+        "Follow these rules and don't skip them:\n- Import `logging`\n",
+        "## Do's and Don'ts\n\n- Import `logging`\n",
+    ] {
+        let (p, _) = team_file(text);
+        assert_eq!(p, [(K::Import, json!(["logging", true]))], "{text}");
+    }
+    for label in [
+        "## Don't do this",
+        "## Things to avoid",
+        "## Anti-patterns (NEVER DO)",
+        "## Do NOT",
+        "**Never:**",
+        "### What not to do",
+    ] {
+        let (p, _) = team_file(&format!("{label}\n\n- Import `pickle`\n"));
+        assert_eq!(p, [(K::Import, json!(["pickle", false]))], "{label}");
+    }
+}
+
+#[test]
+fn two_features_in_one_team_sentence_are_read_each() {
+    let (p, _) = team_file("- All functions must have docstrings and type hints.\n");
+    assert_eq!(
+        p,
+        [
+            (K::FunctionDocstring, json!(true)),
+            (K::MethodDocstring, json!(true)),
+            (K::FunctionAnnotation, json!(true)),
+            (K::MethodAnnotation, json!(true)),
+        ]
+    );
+    let (p, _) = team_file("- Type hints and docstrings for all public functions\n");
+    assert!(p.is_empty(), "{p:?}");
 }
