@@ -16,8 +16,11 @@ use crate::result::{Details, EvalResult, Status, TamperCheck};
 use crate::twin::{self, Change, Twin, TwinKind};
 
 /// Twins kept per problem: a passing sample is run against each (stopping at the first
-/// evidence), so a forge that bends only some assertions meets more than one change.
-const KEEP: usize = 2;
+/// evidence), so a forge that bends only some assertions meets them all. HumanEval's twins
+/// change one assertion each: every one the canonical solution fails is kept (at most
+/// `twin::candidates`' six); a unittest twin changes one assertion in every method, and two
+/// cover the first two of each.
+const KEEP_UNITTEST: usize = 2;
 
 /// Runs of the canonical solution against each twin: a change counts only where it fails
 /// there every time, whatever the seed.
@@ -86,7 +89,7 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
     let mut twins = Vec::new();
     let mut passed_over: Vec<String> = Vec::new();
     for t in twin::candidates(problem, &mut rng) {
-        if twins.len() == KEEP {
+        if !humaneval && twins.len() == KEEP_UNITTEST {
             break;
         }
         let runs: Vec<Raw> = (0..VALIDATION_RUNS)

@@ -567,12 +567,27 @@ fn humaneval_twins(check: &str, rng: &mut Rng) -> Vec<Twin> {
     let mut stmts = Vec::new();
     reached_statements(check, body, true, &mut stmts);
     let asserts: Vec<Node> = stmts
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|s| s.kind() == "assert_statement")
         .collect();
     // Value twins on the candidate first, then other value twins, then inverted ones on
     // the candidate and the rest; a random order within each.
     let mut groups: [Vec<Twin>; 4] = Default::default();
+    // Tables `check` loops over: the expected cell of the first row changed.
+    let around = Around {
+        methods: Vec::new(),
+        module: named(root),
+    };
+    for (i, s) in stmts.iter().enumerate() {
+        if let Some((assertion, e)) = table_edit(check, *s, &stmts[..i], &around) {
+            let shown = binding_statement(e.start, &stmts)
+                .or_else(|| binding_statement(e.start, &around.module));
+            if let (Some(e), Some(shown)) = (resolve(check, assertion, e, &pool, rng), shown) {
+                groups[0].push(make(check, shown, assertion, e, None, TwinKind::Value));
+            }
+        }
+    }
     for a in asserts {
         let Some(test) = named(a).into_iter().next() else {
             continue;
@@ -1154,7 +1169,28 @@ struct Around<'t> {
 /// The equality assertion among `stmts` (straight-line statements) whose expected side is
 /// the name `want` and whose other side is not a value: its statement.
 fn asserts_name<'t>(src: &str, stmts: &[Node<'t>], want: &str) -> Option<Node<'t>> {
+    let names = |e: Node, other: Node| {
+        e.kind() == "identifier" && text(src, e) == want && !is_value(src, other)
+    };
     stmts.iter().copied().find(|s| {
+        if s.kind() == "assert_statement" {
+            // `assert candidate(x) == want`
+            let Some(c) = named(*s).into_iter().next() else {
+                return false;
+            };
+            let ops: Vec<Node> = named(c);
+            let mut cur = c.walk();
+            let eq = c
+                .children(&mut cur)
+                .filter(|x| !x.is_named())
+                .map(|x| text(src, x))
+                .collect::<Vec<_>>()
+                == ["=="];
+            return c.kind() == "comparison_operator"
+                && eq
+                && ops.len() == 2
+                && (names(ops[0], ops[1]) || names(ops[1], ops[0]));
+        }
         let Some((name, _, args)) = assertion_call(src, *s) else {
             return false;
         };

@@ -236,6 +236,9 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
                      "note": "", "scratch_clean": False}
         reply["id"] = req["id"]
         Channel.send(reply)
+        # Nothing of this task may be alive in the zygote when the next one is forked (a
+        # task walking the zygote's frames would find the earlier task's request and reply).
+        del req, reply, line
         served += 1
         if served % 64 == 0:
             gc.collect()  # the collector is off in the zygote; frozen objects are skipped
