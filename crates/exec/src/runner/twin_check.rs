@@ -145,13 +145,11 @@ fn failed_at(raw: &Raw, c: &Change, offset: u32) -> bool {
 
 /// The line of the last frame of `method` in the test module in a unittest traceback.
 fn traceback_line(tb: &str, method: &str) -> Option<u32> {
-    tb.lines()
-        .filter_map(|l| {
-            let rest = l.trim().strip_prefix("File \"__test__.py\", line ")?;
-            let (n, name) = rest.split_once(", in ")?;
-            (name == method).then(|| n.parse().ok()).flatten()
-        })
-        .last()
+    tb.lines().rev().find_map(|l| {
+        let rest = l.trim().strip_prefix("File \"__test__.py\", line ")?;
+        let (n, name) = rest.split_once(", in ")?;
+        (name == method).then(|| n.parse().ok()).flatten()
+    })
 }
 
 /// Checks a passing result against its problem's twins: `tampered` with the evidence when
