@@ -348,7 +348,8 @@ fn gpt_4o_mini_tree_prints_as_the_original() {
         std::process::Command::new(EXE)
             .args(["score", "convcode", "--results"])
             .arg(dir.path())
-            .args(["--model", "gpt-4o-mini"]),
+            // The original's layout (the default table leaves out what was not run).
+            .args(["--model", "gpt-4o-mini", "--format", "original"]),
     );
     assert!(
         out.status.success(),
