@@ -132,6 +132,15 @@ def zygote_env():
     builtins.quit = None
 
 
+def say_harness_error():
+    """Writes the exception being handled to the task's output (best effort)."""
+    try:
+        text = "[pivot-lsp harness error in the task process]\n%s" % traceback.format_exc()
+        os.write(2, text.encode("utf-8", "replace"))
+    except BaseException:  # noqa: BLE001
+        pass
+
+
 def make_dirs(dirs, drop):
     """The task's folders, inside its fresh scratch, owned by the task's user."""
     for d in dirs:
@@ -170,11 +179,7 @@ def child_task(req, dirs, fds, drop, plan):
             isolation.mirror(init, status_r)
     except BaseException:  # noqa: BLE001 - the report tells; a harness error must not hang
         code = 70
-        try:
-            text = "[pivot-lsp harness error in the task process]\n%s" % traceback.format_exc()
-            os.write(2, text.encode("utf-8", "replace"))
-        except BaseException:  # noqa: BLE001
-            pass
+        say_harness_error()
     os._exit(code)
 
 
@@ -200,9 +205,5 @@ def task_body(req, dirs, fds, drop, plan):
             task_unittest(req, res)
     except BaseException:  # noqa: BLE001 - the report tells; a harness error must not hang
         code = 70
-        try:
-            text = "[pivot-lsp harness error in the task process]\n%s" % traceback.format_exc()
-            os.write(2, text.encode("utf-8", "replace"))
-        except BaseException:  # noqa: BLE001
-            pass
+        say_harness_error()
     os._exit(code)
