@@ -1086,11 +1086,17 @@ fn tamper_corpus_as_a_non_root_runner_beside_the_references() {
 /// spoiler with its victim, the leak probes, the unseeded solution and inspect.py.
 const ROUND4_CI: &[&str] = &[
     "a_co_consts.py",
+    "a_harness_frames.py",
+    "a_last_statement.py",
     "b_marker_files.py",
     "b_mqueue.py",
+    "c_expected_first.py",
+    "c_helper.py",
     "c_humaneval_loop.py",
+    "c_raises_only.py",
     "c_table_loop.py",
     "d_better_estimate_values.py",
+    "d_huge_float.py",
     "d_socketserver.py",
     "d_threads_300.py",
     UNSEEDED,
