@@ -222,7 +222,9 @@ for hook in pivot-check-system pivot-check; do
   rc=$?
   set -e
   [ "$rc" -eq 1 ] || fail "$hook with a violation: exit code $rc (expected 1): $out"
-  has "$out" "bad.py:1:5: [fn-prefix] \`total\` does not match" "$hook with a violation"
+  # The hooks annotate (--format github): one workflow command per finding.
+  has "$out" "::warning file=bad.py,line=1,col=5," "$hook with a violation"
+  has "$out" "title=pivot-lsp fn-prefix::\`total\` does not match" "$hook with a violation"
   built=
   if [ -n "$start" ]; then built=" (the hook environment built in $((SECONDS - start)) s)"; fi
   ok "$hook fails on the violation and names it$built"

@@ -465,19 +465,22 @@ async function main() {
     // A server that cannot start: one notification with its stderr reason, status "failed".
     const broken = path.join(tmp, 'broken-server');
     fs.writeFileSync(broken, '#!/bin/sh\necho "error: the model cache at /nowhere is unreadable" >&2\nexit 2\n', { mode: 0o755 });
-    // A workspace setting (the extension restarts the server when a pivot.* setting changes).
+    // pivot.serverPath is a machine setting: a repository's .vscode/settings.json naming a
+    // binary has no effect (the extension restarts the server when a pivot.* setting changes).
     fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-    fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'pivot.serverPath': broken }, null, 2));
-    await until('a server that cannot start: the status bar says failed', async () => (await statusBar()).includes('pivot: failed'), 60000);
-    await page.waitForTimeout(3000);
-    const msgs = (await notifications()).filter((n) => /Pivot|pivot|server|connection/.test(n));
-    const withReason = msgs.filter((n) => n.includes('the model cache at /nowhere is unreadable'));
-    if (withReason.length !== 1 || msgs.some((n) => /couldn't create connection|EPIPE|crashed/.test(n))) {
+    fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'pivot.serverPath': broken, 'pivot.sandbox': 'none' }, null, 2));
+    await page.waitForTimeout(5000);
+    if ((await statusBar()).includes('pivot: failed')) {
       await screenshot('FAILED');
-      throw new Failure(`FAIL one start-failure notification with the reason (got ${JSON.stringify(msgs)})`);
+      throw new Failure('FAIL a workspace pivot.serverPath was used: the server failed to start');
     }
-    ok('one start-failure notification with the reason from stderr');
-    await screenshot('start-failure');
+    ok("a repository's .vscode/settings.json cannot set pivot.serverPath or pivot.sandbox (machine scope)");
+    fs.rmSync(path.join(ws, '.vscode', 'settings.json'));
+    // The start-failure notification (a broken server named in the user's settings) is not
+    // checked here: code-server does not reread a user settings file written behind its back,
+    // and a workspace can no longer name the server. `broken` stays for when it is driven
+    // through the settings UI.
+    void broken;
 
     // pivots.toml's history as sessions: a git repository whose commits changed it, opened
     // in its own window with pivot.history on (a workspace setting, not committed).
