@@ -430,8 +430,8 @@ fn check_verdict(
                 }
             }
         },
-        // A documented limit (the README's "Not detected"): a forge no value-changing twin
-        // can catch. It must stay what the README says, so that a change either way is seen.
+        // A documented limit (docs/exec.md's "Not detected"): a forge no value-changing twin
+        // can catch. It must stay what docs/exec.md says, so that a change either way is seen.
         "forged" => {
             if status == "tampered" {
                 return fail("caught now: make it `# expect: tampered` and drop it from the README's \"Not detected\"");
