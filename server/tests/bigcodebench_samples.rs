@@ -124,7 +124,7 @@ fn real_models_bigcodebench_solutions_get_the_evaluators_verdicts_and_none_is_ta
                 }
             })
             .collect();
-        let model = file.split('.').next().unwrap_or(file);
+        let model = file.strip_suffix(".complete.even.jsonl.gz").unwrap_or(file);
         let rig = Rig {
             python: python.clone(),
             fork: fork.clone(),
