@@ -34,9 +34,10 @@ fn anchors(text: &str) -> BTreeSet<String> {
     out
 }
 
-/// Every `[label](target)` of `text` outside code blocks.
+/// Every `[label](target)` of `text` outside code blocks and code spans.
 fn links(text: &str) -> Vec<String> {
     let re = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let span = regex::Regex::new(r"`[^`]*`").unwrap();
     let mut out = Vec::new();
     let mut fence = false;
     for line in text.lines() {
@@ -47,7 +48,8 @@ fn links(text: &str) -> Vec<String> {
         if fence {
             continue;
         }
-        out.extend(re.captures_iter(line).map(|c| c[1].to_string()));
+        let line = span.replace_all(line, "");
+        out.extend(re.captures_iter(&line).map(|c| c[1].to_string()));
     }
     out
 }
