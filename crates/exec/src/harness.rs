@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context, Result};
 
 /// The harness package's modules, by dotted name (`harness/pivot_harness/*.py`).
-const MODULES: &[(&str, &str)] = &[
+pub(crate) const MODULES: &[(&str, &str)] = &[
     (
         "pivot_harness",
         include_str!("harness/pivot_harness/__init__.py"),

@@ -60,54 +60,67 @@ struct Head<'a> {
     preload: &'a [&'a str],
 }
 
+/// A reply's status (`protocol.py` `STATUSES`): a task's verdict, or `Error` when the harness
+/// refused the request and ran nothing. Closed: any other word is an unreadable reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ReplyStatus {
+    Pass,
+    Fail,
+    Timeout,
+    Error,
+}
+
+/// The harness's answer to one request, made by `protocol.reply` alone. Every field is
+/// required and none unknown is allowed: a reply that lacks one (a renamed `passed` would
+/// silently weaken the twin check) is unreadable, and the task fails saying so.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Reply {
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub id: Option<u64>,
-    /// "pass", "fail", "timeout"; "error" when the harness refused the request.
-    pub status: String,
-    #[serde(default)]
+    pub status: ReplyStatus,
     pub details: Vec<(String, String)>,
-    #[serde(default)]
     pub output: String,
-    #[serde(default)]
     pub note: String,
     /// Why the harness refused the request (`status` "error").
-    #[serde(default)]
     pub error: String,
     /// Tests the task reported as succeeded / skipped (unittest tasks; the twin check
     /// reads them, nothing else trusts them).
-    #[serde(default)]
     pub passed: Vec<String>,
-    #[serde(default)]
     pub skipped: Vec<String>,
     /// Where a HumanEval program's `check` failed: a line of the test source.
-    #[serde(default)]
+    #[serde(deserialize_with = "present")]
     pub line: Option<u32>,
     /// False when the task's folders could not be emptied: the zygote must be replaced.
-    #[serde(default = "yes")]
     pub scratch_clean: bool,
     /// False when some process of the task could not be killed.
-    #[serde(default = "yes")]
     pub clean: bool,
     /// Seconds the zygote spent: from the fork to the task's end, before the fork (task
     /// folders, pipes), after the end (kill, reap, clean up), importing the problem's
     /// libraries first.
-    #[serde(default)]
     pub elapsed: f64,
-    #[serde(default)]
     pub setup: f64,
-    #[serde(default)]
     pub teardown: f64,
-    #[serde(default)]
     pub preload: f64,
     /// CPU seconds of the task process (user + system).
-    #[serde(default)]
     pub cpu: f64,
+    /// What BigCodeBench's evaluator process would have spent before the task's alarm was
+    /// armed, taken off the alarm (None without its quirks). The harness has used it; it is
+    /// read here only as part of a whole reply.
+    #[serde(deserialize_with = "present")]
+    #[allow(dead_code)]
+    pub head_start: Option<f64>,
 }
 
-fn yes() -> bool {
-    true
+/// An `Option` field that must be there (as `null` when it has no value): serde reads a
+/// missing `Option` as `None` unless told otherwise.
+fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)
 }
 
 #[derive(Debug, Deserialize)]
@@ -336,5 +349,76 @@ impl Zygote {
 impl Drop for Zygote {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+#[cfg(test)]
+mod reply_tests {
+    use super::*;
+
+    /// The fields `protocol.reply` writes, read from its source: the dict it returns.
+    fn python_fields() -> Vec<String> {
+        let proto = crate::harness::MODULES
+            .iter()
+            .find(|(n, _)| *n == "pivot_harness.protocol")
+            .unwrap()
+            .1;
+        let body = proto
+            .split("def reply(")
+            .nth(1)
+            .and_then(|b| b.split("return {").nth(1))
+            .and_then(|b| b.split("\n    }").next())
+            .expect("protocol.reply returns a dict");
+        dict_keys(body)
+    }
+
+    fn dict_keys(body: &str) -> Vec<String> {
+        body.split('"')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1)
+            .map(|(_, k)| k.to_string())
+            .filter(|k| body.contains(&format!("\"{k}\": ")))
+            .collect()
+    }
+
+    fn full() -> serde_json::Value {
+        serde_json::json!({
+            "id": 7, "status": "pass", "details": [["test_a", "trace"]], "output": "", "note": "",
+            "error": "", "passed": ["test_a"], "skipped": [], "line": null, "scratch_clean": true,
+            "clean": true, "elapsed": 0.1, "setup": 0.0, "teardown": 0.0, "preload": 0.0,
+            "cpu": 0.05, "head_start": null
+        })
+    }
+
+    #[test]
+    fn the_reply_python_writes_is_the_reply_rust_reads() {
+        let mut fields = python_fields();
+        fields.sort();
+        let mut want: Vec<String> = full().as_object().unwrap().keys().cloned().collect();
+        want.sort();
+        assert_eq!(fields, want);
+        let r: Reply = serde_json::from_value(full()).unwrap();
+        assert_eq!((r.status, r.passed.len()), (ReplyStatus::Pass, 1));
+    }
+
+    /// A reply missing any field, with an unknown one, or with a status outside the closed
+    /// set is unreadable: the runner fails the task saying so (`Outcome::Garbled`), never
+    /// reads it as a pass or a fail.
+    #[test]
+    fn a_reply_missing_a_field_or_with_an_unknown_status_is_refused() {
+        for key in full().as_object().unwrap().keys() {
+            let mut v = full();
+            v.as_object_mut().unwrap().remove(key);
+            assert!(
+                serde_json::from_value::<Reply>(v).is_err(),
+                "a reply without {key:?} was read"
+            );
+        }
+        let mut v = full();
+        v["status"] = "passed".into();
+        assert!(serde_json::from_value::<Reply>(v).is_err());
+        let mut v = full();
+        v["extra"] = 1.into();
+        assert!(serde_json::from_value::<Reply>(v).is_err());
     }
 }

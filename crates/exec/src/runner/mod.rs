@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use super::problem::Problem;
 use super::result::{Details, EvalResult, Status, TamperCheck};
 use super::sandbox::{self, Interpreter, Layout};
-use super::zygote::{Outcome, Request, Zygote};
+use super::zygote::{Outcome, ReplyStatus, Request, Zygote};
 use twin_check::TwinCache;
 
 /// Resource limits per task.
@@ -618,7 +618,7 @@ impl Runner {
             match z.run(&req, timeout + WATCHDOG_GRACE) {
                 Err(_) => continue,
                 Ok(Outcome::Reply(reply)) => {
-                    if reply.status == "error" {
+                    if reply.status == ReplyStatus::Error {
                         // The harness refused the request: a bug on this side, never a verdict.
                         self.give_back(z);
                         return Raw::failure(format!(
@@ -636,10 +636,10 @@ impl Runner {
                     if let Ok(mut p) = self.profile.lock() {
                         p.add_reply(&problem.task_id, &reply, sent.elapsed());
                     }
-                    let status = match reply.status.as_str() {
-                        "pass" => Status::Pass,
-                        "timeout" => Status::Timeout,
-                        _ => Status::Fail,
+                    let status = match reply.status {
+                        ReplyStatus::Pass => Status::Pass,
+                        ReplyStatus::Timeout => Status::Timeout,
+                        ReplyStatus::Fail | ReplyStatus::Error => Status::Fail,
                     };
                     let mut output = reply.output;
                     if !reply.note.is_empty() {

@@ -227,7 +227,10 @@ fn branches_and_fixtures_are_changed_too() {
         .collect();
     assert_eq!(
         fixtures,
-        [("setUp".to_string(), (6, 6)), ("tearDown".to_string(), (10, 10))]
+        [
+            ("setUp".to_string(), (6, 6)),
+            ("tearDown".to_string(), (10, 10))
+        ]
     );
     assert!(ts[1].changes[0].fixture && ts[2].changes[0].fixture);
 }
@@ -239,6 +242,8 @@ fn a_pure_builtin_of_values_is_an_expected_value() {
     let ts = candidates(&p, &mut Rng::with_seed(6));
     assert_eq!(ts[0].kind, TwinKind::Value, "{ts:?}");
     only_changed(humaneval_check(&p).unwrap(), &ts[0]);
-    assert!(ts[0].test.contains("assert candidate([3, 1, 2]) == sorted(["));
+    assert!(ts[0]
+        .test
+        .contains("assert candidate([3, 1, 2]) == sorted(["));
     assert!(!ts[0].test.contains("sorted([3, 1, 2])"), "{}", ts[0].test);
 }

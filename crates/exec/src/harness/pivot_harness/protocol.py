@@ -107,6 +107,25 @@ def check_head(req, head):
             raise ProtocolError("the request's %r differs from its head's" % key)
 
 
+# A reply's status: a task's verdict, or "error" when the request was refused (nothing ran).
+STATUSES = ("pass", "fail", "timeout", "error")
+
+
+def reply(status, details=(), note="", *, id=None, output="", error="", passed=(), skipped=(), line=None,
+          scratch_clean=True, clean=True, elapsed=0.0, setup=0.0, teardown=0.0, preload=0.0, cpu=0.0,
+          head_start=None):
+    """The one way a reply is made: every field `zygote::Reply` requires, the status one of
+    STATUSES (the Rust side refuses a reply with a field missing, unknown or mistyped)."""
+    if status not in STATUSES:
+        raise ValueError("reply status %r is none of %s" % (status, ", ".join(STATUSES)))
+    return {
+        "id": id, "status": status, "details": [[str(k), str(v)] for k, v in details], "output": output,
+        "note": note, "error": error, "passed": list(passed), "skipped": list(skipped), "line": line,
+        "scratch_clean": scratch_clean, "clean": clean, "elapsed": float(elapsed), "setup": float(setup),
+        "teardown": float(teardown), "preload": float(preload), "cpu": float(cpu), "head_start": head_start,
+    }
+
+
 def write_all(fd, data):
     view = memoryview(data)
     while view:

