@@ -13,6 +13,7 @@ mod check_scoped;
 mod cli_usage;
 mod durability;
 mod history;
+mod history_instructions;
 mod hostile_inputs;
 mod hostile_repository;
 mod hub_dataset;

@@ -1,0 +1,204 @@
+//! The sessions of a rules file's history: a commit is a session when the rules read from
+//! the file (rules.rs) differ from those in force before it, never merely because the
+//! file's bytes changed. Each pivot keeps the versions the sessions gave it, so that the
+//! version in force at any commit, the version before it, and the session and commit
+//! that gave each can be named.
+
+use super::rules::{pivots_toml, read_rules, RuleVersion, Rules, RulesFile};
+use super::{Commit, Repo};
+use anyhow::Result;
+use std::collections::HashMap;
+
+/// A commit whose rules differ from those before it, and how.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Session {
+    pub index: usize,
+    pub commit: Commit,
+    /// The commit's place in the first-parent history (`RuleHistory::commits`).
+    pub position: usize,
+    pub added: Vec<String>,
+    pub updated: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+/// One version of a pivot: given at `session`, or withdrawn there (`rule` None).
+#[derive(Clone, Debug)]
+pub struct Given {
+    pub session: usize,
+    pub rule: Option<RuleVersion>,
+}
+
+/// The rules file's history on HEAD's first-parent line.
+#[derive(Debug, Default)]
+pub struct RuleHistory {
+    pub file: String,
+    pub kind: Option<RulesFile>,
+    /// Every first-parent commit, oldest first.
+    pub commits: Vec<Commit>,
+    /// For each commit, the session in force (None: before the first one).
+    pub session_of: Vec<Option<usize>>,
+    pub sessions: Vec<Session>,
+    /// Pivot id -> its versions, in session order.
+    pub pivots: HashMap<String, Vec<Given>>,
+    /// The top-level `exclude` of each session.
+    project_exclude: Vec<Vec<String>>,
+    /// Commits whose file could not be read: the rules before them stay in force.
+    pub warnings: Vec<String>,
+    position: HashMap<String, usize>,
+}
+
+impl RuleHistory {
+    /// A commit's place in `commits`.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.position.get(id).copied()
+    }
+
+    /// The version of `id` in force at `session`, and the index of the version in its list.
+    fn in_force_at(&self, id: &str, session: usize) -> Option<(usize, &Given)> {
+        let given = self.pivots.get(id)?;
+        let i = given.iter().rposition(|g| g.session <= session)?;
+        given[i].rule.as_ref().map(|_| (i, &given[i]))
+    }
+
+    /// The session that gave the version of `id` in force at `session`.
+    pub fn given_at(&self, id: &str, session: usize) -> Option<usize> {
+        self.in_force_at(id, session).map(|(_, g)| g.session)
+    }
+
+    /// The version of `id` before the one in force at `session`, and the session that gave
+    /// it; None when the one in force is its first (or follows a withdrawal).
+    pub fn version_before(&self, id: &str, session: usize) -> Option<(&RuleVersion, usize)> {
+        let (i, _) = self.in_force_at(id, session)?;
+        let g = self.pivots.get(id)?.get(i.checked_sub(1)?)?;
+        g.rule.as_ref().map(|r| (r, g.session))
+    }
+
+    /// Every pivot in force at `session`, with the session that gave its version, by id.
+    pub fn in_force(&self, session: usize) -> Vec<(&RuleVersion, usize)> {
+        let mut ids: Vec<&String> = self.pivots.keys().collect();
+        ids.sort();
+        ids.into_iter()
+            .filter_map(|id| {
+                let (_, g) = self.in_force_at(id, session)?;
+                Some((g.rule.as_ref()?, g.session))
+            })
+            .collect()
+    }
+
+    /// The `pivots.toml` in force at `session`, each version marked with its session.
+    pub fn toml_at(&self, session: usize) -> String {
+        let exclude = self
+            .project_exclude
+            .get(session)
+            .cloned()
+            .unwrap_or_default();
+        pivots_toml(self.in_force(session), &exclude)
+    }
+
+    /// A `pivots.toml` of the versions before those in force at `session`, of `ids`.
+    pub fn toml_before(&self, session: usize, ids: &[String]) -> String {
+        let exclude = self
+            .project_exclude
+            .get(session)
+            .cloned()
+            .unwrap_or_default();
+        let before: Vec<(&RuleVersion, usize)> = ids
+            .iter()
+            .filter_map(|id| self.version_before(id, session))
+            .collect();
+        pivots_toml(before, &exclude)
+    }
+}
+
+impl Repo {
+    /// The sessions of `rel` (relative to the root) on HEAD's first-parent line, read as
+    /// `kind` says. The file is read again only at the commits where its bytes changed.
+    pub fn rule_history(&self, rel: &str, kind: RulesFile) -> Result<RuleHistory> {
+        let commits = match self.repo.head() {
+            Ok(_) => self.commits("HEAD", None)?,
+            Err(_) => Vec::new(),
+        };
+        let mut h = RuleHistory {
+            file: rel.to_string(),
+            kind: Some(kind),
+            position: (commits.iter().enumerate())
+                .map(|(i, c)| (c.id.clone(), i))
+                .collect(),
+            ..RuleHistory::default()
+        };
+        let mut in_force = Rules::default();
+        let mut last_blob = None;
+        for (i, c) in commits.iter().enumerate() {
+            let blob = self.blob_at(&c.id, rel)?;
+            if blob != last_blob {
+                last_blob = blob;
+                let now = match blob {
+                    None => Ok(Rules::default()),
+                    Some(id) => read_rules(kind, rel, self.repo.find_blob(id)?.content()),
+                };
+                match now {
+                    Ok(now) => {
+                        if let Some(s) = h.session(i, c, &in_force, &now) {
+                            h.sessions.push(s);
+                            h.project_exclude.push(now.project_exclude.clone());
+                        }
+                        in_force = now;
+                    }
+                    Err(e) => h.warnings.push(format!(
+                        "commit {} ({}): {rel} is not read ({e:#}); the rules before it stay in force",
+                        c.short, c.summary
+                    )),
+                }
+            }
+            h.session_of.push(h.sessions.len().checked_sub(1));
+        }
+        h.commits = commits;
+        Ok(h)
+    }
+}
+
+impl RuleHistory {
+    /// The session commit `c` (at `position`) makes, when `now` differs from `before`.
+    fn session(
+        &mut self,
+        position: usize,
+        c: &Commit,
+        before: &Rules,
+        now: &Rules,
+    ) -> Option<Session> {
+        let k = self.sessions.len();
+        let old: HashMap<&str, &RuleVersion> =
+            before.pivots.iter().map(|p| (p.id.as_str(), p)).collect();
+        let mut s = Session {
+            index: k,
+            commit: c.clone(),
+            position,
+            added: Vec::new(),
+            updated: Vec::new(),
+            removed: Vec::new(),
+        };
+        for p in &now.pivots {
+            match old.get(p.id.as_str()) {
+                Some(o) if o.same_rule(p) => continue,
+                Some(_) => s.updated.push(p.id.clone()),
+                None => s.added.push(p.id.clone()),
+            }
+            self.pivots.entry(p.id.clone()).or_default().push(Given {
+                session: k,
+                rule: Some(p.clone()),
+            });
+        }
+        for p in &before.pivots {
+            if !now.pivots.iter().any(|q| q.id == p.id) {
+                s.removed.push(p.id.clone());
+                self.pivots.entry(p.id.clone()).or_default().push(Given {
+                    session: k,
+                    rule: None,
+                });
+            }
+        }
+        let changed = !(s.added.is_empty() && s.updated.is_empty() && s.removed.is_empty())
+            || before.project_exclude != now.project_exclude;
+        changed.then_some(s)
+    }
+}
