@@ -202,3 +202,65 @@ impl RuleHistory {
         changed.then_some(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sessions::tests::{commit, pivot};
+
+    fn summaries(h: &RuleHistory) -> Vec<&str> {
+        h.sessions
+            .iter()
+            .map(|s| s.commit.summary.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_pivots_file_gives_a_session_only_when_a_pivot_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let f = pivot("fn", "start with f_", "^f_");
+        let g = pivot("fn", "start with g_", "^g_");
+        commit(&repo, &[("a.py", Some("x = 1\n"))], "code");
+        commit(&repo, &[("pivots.toml", Some(&f))], "add fn");
+        commit(
+            &repo,
+            &[("pivots.toml", Some(&format!("# why\n{f}")))],
+            "a comment",
+        );
+        let reworded = f.replace("start with f_", "begin with f_");
+        commit(&repo, &[("pivots.toml", Some(&reworded))], "reworded");
+        commit(&repo, &[("pivots.toml", Some("not toml ["))], "broken");
+        commit(&repo, &[("pivots.toml", Some(&g))], "fn: g_");
+        commit(&repo, &[("pivots.toml", None)], "removed");
+        let r = Repo::open(dir.path()).unwrap();
+        let h = r.rule_history("pivots.toml", RulesFile::Pivots).unwrap();
+        assert_eq!(summaries(&h), ["add fn", "fn: g_", "removed"]);
+        assert_eq!(h.warnings.len(), 1, "{:?}", h.warnings);
+        assert_eq!(
+            h.session_of,
+            [None, Some(0), Some(0), Some(0), Some(0), Some(1), Some(2)]
+        );
+        let s: Vec<(&[String], &[String], &[String])> = (h.sessions.iter())
+            .map(|s| (&s.added[..], &s.updated[..], &s.removed[..]))
+            .collect();
+        let fn_ = ["fn".to_string()];
+        assert_eq!(
+            s,
+            [
+                (&fn_[..], &[][..], &[][..]),
+                (&[][..], &fn_[..], &[][..]),
+                (&[][..], &[][..], &fn_[..])
+            ]
+        );
+        // The version in force names the session that gave it; the one before it is the
+        // first version's, which has none before it.
+        assert_eq!(h.given_at("fn", 1), Some(1));
+        assert_eq!(h.version_before("fn", 1).map(|(_, s)| s), Some(0));
+        assert!(h.version_before("fn", 0).is_none());
+        assert!(h.in_force(2).is_empty());
+        // The words in force are the session's, not a later rewording's.
+        assert_eq!(h.in_force(0)[0].0.text, "start with f_");
+        assert!(h.toml_at(1).contains("session = 1"), "{}", h.toml_at(1));
+    }
+}
