@@ -12,6 +12,8 @@ use std::path::Path;
 #[derive(Default)]
 pub struct Blame {
     lines: HashMap<(String, Oid), Vec<Oid>>,
+    /// (path relative to the root, blob) -> the place of the commit that last changed it.
+    pub(crate) changed: HashMap<(String, Oid), Option<usize>>,
 }
 
 impl Blame {

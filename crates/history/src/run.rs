@@ -47,6 +47,12 @@ pub trait Checker {
     /// Findings gathered from several checks, put in the order one check of the whole
     /// tree gives.
     fn sort(&self, findings: &mut Vec<Self::Finding>);
+    /// Whether a change of `path` can change which other files are checked (an ignore
+    /// file): then the whole tree is checked again.
+    fn affects_all(&self, path: &str) -> bool {
+        let _ = path;
+        false
+    }
 }
 
 /// What a new finding is, by when its code was written.
@@ -145,7 +151,7 @@ pub fn run<C: Checker>(
                     .update_tree(from, &c.id, dir.path())?
                     .into_iter()
                     .collect();
-                if *s == session {
+                if *s == session && !changed.iter().any(|p| checker.affects_all(p)) {
                     let mut kept: Vec<C::Finding> = (before.iter())
                         .filter(|f| !changed.contains(f.path()))
                         .cloned()
@@ -233,8 +239,11 @@ fn attribute<C: Checker>(
             });
             continue;
         };
-        let written = (blame.written(repo, &c.id, f.path(), f.line())?)
-            .and_then(|id| h.position(&id.to_string()));
+        let written = match blame.written(repo, &c.id, f.path(), f.line())? {
+            Some(id) => h.position(&id.to_string()),
+            // No such line (a file-level finding on an empty file): the file's last change.
+            None => last_change(repo, h, blame, c, f.path())?,
+        };
         let since = h.sessions[given].position;
         let class = match written {
             Some(w) if w < since => Class::OlderThanInstruction,
@@ -281,6 +290,29 @@ fn attribute<C: Checker>(
         }
     }
     Ok(out)
+}
+
+/// The place of the last commit up to `c` that changed `rel` (relative to the root).
+/// (Once per file version.)
+fn last_change(
+    repo: &Repo,
+    h: &RuleHistory,
+    blame: &mut Blame,
+    c: &Commit,
+    rel: &str,
+) -> Result<Option<usize>> {
+    let (Some(mut at), Some(blob)) = (h.position(&c.id), repo.blob_at(&c.id, rel)?) else {
+        return Ok(None);
+    };
+    let key = (rel.to_string(), blob);
+    if let Some(&known) = blame.changed.get(&key) {
+        return Ok(known);
+    }
+    while at > 0 && repo.blob_at(&h.commits[at - 1].id, rel)? == Some(blob) {
+        at -= 1;
+    }
+    blame.changed.insert(key, Some(at));
+    Ok(Some(at))
 }
 
 /// One pivot's new findings while one of its versions was in force.

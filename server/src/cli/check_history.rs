@@ -121,6 +121,12 @@ impl Checker for ServerCheck<'_> {
     fn sort(&self, findings: &mut Vec<Finding>) {
         report::sort(findings);
     }
+
+    /// The walk reads .gitignore and .ignore files (check_walk.rs).
+    fn affects_all(&self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        matches!(name, ".gitignore" | ".ignore")
+    }
 }
 
 fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {

@@ -375,3 +375,84 @@ fn sessions_are_the_commits_that_change_the_rules_and_findings_are_attributed_by
         "{text}"
     );
 }
+
+/// The history's commits' findings (with their new findings' classes and commits), next
+/// to a checkout's of each commit checked against what `pivots import` reads from it.
+fn history_and_checkouts(dir: &Path, root: &Path, commits: &[(String, &str)]) -> Vec<Value> {
+    let h = check(
+        root,
+        &[
+            "--history",
+            "--instructions",
+            "AGENTS.md",
+            "--format",
+            "json",
+        ],
+    );
+    let h = json_of(&h);
+    let got = h["commits"].as_array().unwrap().clone();
+    assert_eq!(got.len(), commits.len(), "{h}");
+    let checkout = dir.join("checkout");
+    git(dir, &["clone", "-q", root.to_str().unwrap(), "checkout"]);
+    let toml = dir.join("imported.toml");
+    for ((id, what), c) in commits.iter().zip(&got) {
+        git(&checkout, &["checkout", "-q", id]);
+        imported(&checkout, &checkout.join("AGENTS.md"), &toml);
+        let o = check(
+            &checkout,
+            &[
+                "--pivots",
+                toml.to_str().unwrap(),
+                "--format",
+                "json",
+                "--no-cache",
+            ],
+        );
+        assert_eq!(
+            unnumbered(&c["findings"]),
+            unnumbered(&json_of(&o)["findings"]),
+            "{what}: {}",
+            stderr(&o)
+        );
+    }
+    got
+}
+
+#[test]
+fn an_ignore_file_rechecks_the_tree_and_an_empty_file_is_dated_by_its_last_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    let mut commits = Vec::new();
+    let mut commit = |what: &'static str| {
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", what]);
+        commits.push((git(&root, &["rev-parse", "HEAD"]), what));
+    };
+    write(&root.join("app/__init__.py"), "");
+    write(
+        &root.join("generated/gen.py"),
+        "import logging\n\n\ndef Gen():\n    return 0\n",
+    );
+    commit("code: an empty package and generated code");
+    write(
+        &root.join("AGENTS.md"),
+        "## Style\n\n- Always import `logging`.\n- Start function names with `f_`.\n",
+    );
+    commit("AGENTS.md: logging, and function names start with f_");
+    write(&root.join(".gitignore"), "generated/\n");
+    commit("ignore generated/");
+    let root = root.canonicalize().unwrap();
+    let got = history_and_checkouts(dir.path(), &root, &commits);
+    // The empty file's finding (it has no line to blame) is dated by the file's last
+    // change: older than the instruction.
+    let init = (got[1]["new"].as_array().unwrap().iter())
+        .find(|n| n["finding"]["path"] == "app/__init__.py")
+        .unwrap_or_else(|| panic!("{}", got[1]));
+    assert_eq!(init["class"], "older-than-instruction", "{init}");
+    assert_eq!(init["written"]["id"], commits[0].0.as_str());
+    // The ignore file took generated/ out: the whole tree was checked again.
+    assert!(got[1]["findings"].to_string().contains("generated/gen.py"));
+    assert!(!got[2]["findings"].to_string().contains("generated/gen.py"));
+}
