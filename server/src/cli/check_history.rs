@@ -139,6 +139,16 @@ fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {
     for w in &h.warnings {
         eprintln!("warning: {}", log_safe::text(w));
     }
+    if h.sessions.is_empty() {
+        eprintln!(
+            "warning: no commit's {} gives a rule{}: every commit is checked for syntax only",
+            log_safe::text(&rel),
+            match kind {
+                RulesFile::Instructions => " that pivots import reads",
+                RulesFile::Pivots => "",
+            }
+        );
+    }
     let todo = match repo.commits("HEAD", a.since.as_deref()) {
         Ok(r) => r.len(),
         Err(e) => return input_error(format!("{e:#}")),
