@@ -19,6 +19,11 @@ pub struct Session {
     pub added: Vec<String>,
     pub updated: Vec<String>,
     pub removed: Vec<String>,
+    /// `[old, new]`: in an instruction file, the one pivot of a kind removed and the one of
+    /// that kind added in the same commit are one rule rewritten ("snake_case for functions"
+    /// become "camelCase"): the importer's ids name the rule's form, not the team's topic.
+    /// The new one's version before is the old one's.
+    pub replaced: Vec<[String; 2]>,
 }
 
 /// One version of a pivot: given at `session`, or withdrawn there (`rule` None).
@@ -26,6 +31,8 @@ pub struct Session {
 pub struct Given {
     pub session: usize,
     pub rule: Option<RuleVersion>,
+    /// The pivot this first version rewrites (`Session::replaced`).
+    pub replaces: Option<String>,
 }
 
 /// The rules file's history on HEAD's first-parent line.
@@ -68,8 +75,16 @@ impl RuleHistory {
     /// The version of `id` before the one in force at `session`, and the session that gave
     /// it; None when the one in force is its first (or follows a withdrawal).
     pub fn version_before(&self, id: &str, session: usize) -> Option<(&RuleVersion, usize)> {
-        let (i, _) = self.in_force_at(id, session)?;
-        let g = self.pivots.get(id)?.get(i.checked_sub(1)?)?;
+        let (i, now) = self.in_force_at(id, session)?;
+        if i == 0 {
+            // A rewritten rule's version before is the last of the one it replaces.
+            let old = now.replaces.as_deref()?;
+            let g = (self.pivots.get(old)?.iter())
+                .rev()
+                .find(|g| g.session < now.session)?;
+            return g.rule.as_ref().map(|r| (r, g.session));
+        }
+        let g = self.pivots.get(id)?.get(i - 1)?;
         g.rule.as_ref().map(|r| (r, g.session))
     }
 
@@ -102,11 +117,18 @@ impl RuleHistory {
             .get(session)
             .cloned()
             .unwrap_or_default();
-        let before: Vec<(&RuleVersion, usize)> = ids
+        // Under the id in force (a rewritten rule's version before has the old id), so
+        // that its findings are matched to the ones they would be.
+        let before: Vec<(RuleVersion, usize)> = ids
             .iter()
-            .filter_map(|id| self.version_before(id, session))
+            .filter_map(|id| {
+                let (r, k) = self.version_before(id, session)?;
+                let mut r = r.clone();
+                r.id = id.clone();
+                Some((r, k))
+            })
             .collect();
-        pivots_toml(before, &exclude)
+        pivots_toml(before.iter().map(|(r, k)| (r, *k)), &exclude)
     }
 }
 
@@ -138,7 +160,7 @@ impl Repo {
                 };
                 match now {
                     Ok(now) => {
-                        if let Some(s) = h.session(i, c, &in_force, &now) {
+                        if let Some(s) = h.session(i, c, &in_force, &now, kind) {
                             h.sessions.push(s);
                             h.project_exclude.push(now.project_exclude.clone());
                         }
@@ -158,6 +180,32 @@ impl Repo {
 }
 
 impl RuleHistory {
+    /// Of session `s`'s additions and removals, those that are one rule of a kind
+    /// rewritten (the only one of its kind removed, and the only one added).
+    fn rewritten(&mut self, s: &mut Session, before: &Rules, now: &Rules) {
+        let kind_of =
+            |rules: &Rules, id: &str| (rules.pivots.iter()).find(|p| p.id == id).map(|p| p.kind);
+        let mut pairs = Vec::new();
+        for old in &s.removed {
+            let k = kind_of(before, old);
+            let same: Vec<&String> = (s.removed.iter())
+                .filter(|o| kind_of(before, o) == k)
+                .collect();
+            let new: Vec<&String> = (s.added.iter()).filter(|a| kind_of(now, a) == k).collect();
+            if let ([_], [new]) = (&same[..], &new[..]) {
+                pairs.push([old.clone(), (*new).clone()]);
+            }
+        }
+        for [old, new] in &pairs {
+            if let Some(g) = self.pivots.get_mut(new).and_then(|v| v.last_mut()) {
+                g.replaces = Some(old.clone());
+            }
+            s.removed.retain(|r| r != old);
+            s.added.retain(|a| a != new);
+        }
+        s.replaced = pairs;
+    }
+
     /// The session commit `c` (at `position`) makes, when `now` differs from `before`.
     fn session(
         &mut self,
@@ -165,6 +213,7 @@ impl RuleHistory {
         c: &Commit,
         before: &Rules,
         now: &Rules,
+        file: RulesFile,
     ) -> Option<Session> {
         let k = self.sessions.len();
         let old: HashMap<&str, &RuleVersion> =
@@ -176,6 +225,7 @@ impl RuleHistory {
             added: Vec::new(),
             updated: Vec::new(),
             removed: Vec::new(),
+            replaced: Vec::new(),
         };
         for p in &now.pivots {
             match old.get(p.id.as_str()) {
@@ -186,6 +236,7 @@ impl RuleHistory {
             self.pivots.entry(p.id.clone()).or_default().push(Given {
                 session: k,
                 rule: Some(p.clone()),
+                replaces: None,
             });
         }
         for p in &before.pivots {
@@ -194,10 +245,17 @@ impl RuleHistory {
                 self.pivots.entry(p.id.clone()).or_default().push(Given {
                     session: k,
                     rule: None,
+                    replaces: None,
                 });
             }
         }
-        let changed = !(s.added.is_empty() && s.updated.is_empty() && s.removed.is_empty())
+        if file == RulesFile::Instructions {
+            self.rewritten(&mut s, before, now);
+        }
+        let changed = !(s.added.is_empty()
+            && s.updated.is_empty()
+            && s.removed.is_empty()
+            && s.replaced.is_empty())
             || before.project_exclude != now.project_exclude;
         changed.then_some(s)
     }
@@ -262,5 +320,32 @@ mod tests {
         // The words in force are the session's, not a later rewording's.
         assert_eq!(h.in_force(0)[0].0.text, "start with f_");
         assert!(h.toml_at(1).contains("session = 1"), "{}", h.toml_at(1));
+    }
+
+    #[test]
+    fn an_instruction_rewritten_in_another_form_is_the_same_rule_s_next_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let file = |rule: &str| format!("## Style\n\n- Use {rule} for function names.\n");
+        commit(&repo, &[("AGENTS.md", Some(&file("snake_case")))], "snake");
+        commit(&repo, &[("AGENTS.md", Some(&file("camelCase")))], "camel");
+        let r = Repo::open(dir.path()).unwrap();
+        let h = r
+            .rule_history("AGENTS.md", RulesFile::Instructions)
+            .unwrap();
+        assert_eq!(summaries(&h), ["snake", "camel"]);
+        let s = &h.sessions[1];
+        assert_eq!(
+            s.replaced,
+            [
+                ["function-snake-case", "function-camel-case"],
+                ["method-snake-case", "method-camel-case"]
+            ]
+            .map(|p| p.map(String::from))
+        );
+        assert!(s.added.is_empty() && s.removed.is_empty(), "{s:?}");
+        let (before, at) = h.version_before("function-camel-case", 1).unwrap();
+        assert_eq!((before.id.as_str(), at), ("function-snake-case", 0));
+        assert!(h.version_before("function-snake-case", 0).is_none());
     }
 }

@@ -129,6 +129,8 @@ pub struct HistorySession<'a> {
     pub added: &'a [String],
     pub updated: &'a [String],
     pub removed: &'a [String],
+    /// `[old, new]`: an instruction rewritten in another rule form.
+    pub replaced: &'a [[String; 2]],
 }
 
 /// A session and the commit that made it.

@@ -316,14 +316,18 @@ fn report_text(rel: &str, kind: RulesFile, run: &Run<Finding>) -> String {
             true => String::new(),
             false => format!("; {what} {}", log_safe::text(&ids.join(", "))),
         };
+        let replaced: Vec<String> = (se.replaced.iter())
+            .map(|[old, new]| format!("{old} by {new}"))
+            .collect();
         s.push_str(&format!(
-            "  session {}: commit {} {}{}{}{}\n",
+            "  session {}: commit {} {}{}{}{}{}\n",
             se.index,
             se.commit.short,
             log_safe::text(&se.commit.summary),
             list("added", &se.added),
             list("updated", &se.updated),
-            list("removed", &se.removed)
+            list("removed", &se.removed),
+            list("replaced", &replaced)
         ));
     }
     if let Some(b) = &run.baseline {
@@ -452,6 +456,7 @@ fn report_json<'a>(
                 added: &se.added,
                 updated: &se.updated,
                 removed: &se.removed,
+                replaced: &se.replaced,
             })
             .collect(),
         baseline: run.baseline.as_ref(),

@@ -456,3 +456,54 @@ fn an_ignore_file_rechecks_the_tree_and_an_empty_file_is_dated_by_its_last_chang
     assert!(got[1]["findings"].to_string().contains("generated/gen.py"));
     assert!(!got[2]["findings"].to_string().contains("generated/gen.py"));
 }
+
+#[test]
+fn an_instruction_rewritten_in_another_form_keeps_its_version_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    let mut commits = Vec::new();
+    let mut commit = |what: &'static str| {
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", what]);
+        commits.push((git(&root, &["rev-parse", "HEAD"]), what));
+    };
+    let agents = |case: &str| format!("# Notes\n\n## Style\n\n- Use {case} for function names.\n");
+    write(&root.join("AGENTS.md"), &agents("snake_case"));
+    write(&root.join("app/a.py"), "def load_all():\n    return 0\n");
+    commit("AGENTS.md: snake_case functions");
+    write(&root.join("AGENTS.md"), &agents("camelCase"));
+    commit("AGENTS.md: camelCase functions now");
+    write(
+        &root.join("app/b.py"),
+        "def save_all():\n    return 1\n\n\ndef Save_Mixed():\n    return 2\n\n\ndef saveAll():\n    return 3\n",
+    );
+    commit("code: three functions");
+    let root = root.canonicalize().unwrap();
+    let got = history_and_checkouts(dir.path(), &root, &commits);
+    let classes: Vec<String> = (got[2]["new"].as_array().unwrap().iter())
+        .map(|n| {
+            let m = n["finding"]["message"].as_str().unwrap();
+            format!(
+                "{} {} {}",
+                m.split('`').nth(1).unwrap(),
+                n["class"].as_str().unwrap(),
+                n["before"]["session"]
+            )
+        })
+        .collect();
+    // save_all keeps the snake_case version (the rule's version before, though the
+    // importer's id for it changed); Save_Mixed keeps neither; saveAll is no finding.
+    assert_eq!(
+        classes,
+        [
+            "save_all follows-version-before 0",
+            "Save_Mixed breaks-version-in-force null"
+        ]
+    );
+    // At the rewrite, load_all (written before it) is older than the instruction.
+    let at = got[1]["new"].as_array().unwrap();
+    assert_eq!(at.len(), 1, "{at:?}");
+    assert_eq!(at[0]["class"], "older-than-instruction");
+}
