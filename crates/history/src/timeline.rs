@@ -7,6 +7,7 @@
 use super::rules::{pivots_toml, read_rules, RuleVersion, Rules, RulesFile};
 use super::{Commit, Repo};
 use anyhow::Result;
+use pivot_python::pivots::Rule;
 use std::collections::HashMap;
 
 /// A commit whose rules differ from those before it, and how.
@@ -181,10 +182,20 @@ impl Repo {
 
 impl RuleHistory {
     /// Of session `s`'s additions and removals, those that are one rule of a kind
-    /// rewritten (the only one of its kind removed, and the only one added).
+    /// rewritten (the only one of its kind removed, and the only one added, in the same
+    /// form: two name patterns, two presences, or one decorator's or import's presence and
+    /// absence; "import `logging`" and "never import `pickle`" are two rules).
     fn rewritten(&mut self, s: &mut Session, before: &Rules, now: &Rules) {
-        let kind_of =
-            |rules: &Rules, id: &str| (rules.pivots.iter()).find(|p| p.id == id).map(|p| p.kind);
+        let kind_of = |rules: &Rules, id: &str| {
+            (rules.pivots.iter()).find(|p| p.id == id).map(|p| {
+                let form = match &p.rule {
+                    Rule::Regex { .. } => String::from("regex"),
+                    Rule::Presence(_) => String::from("presence"),
+                    Rule::Member { name, .. } => format!("member {name}"),
+                };
+                (p.kind, form)
+            })
+        };
         let mut pairs = Vec::new();
         for old in &s.removed {
             let k = kind_of(before, old);
@@ -347,5 +358,23 @@ mod tests {
         let (before, at) = h.version_before("function-camel-case", 1).unwrap();
         assert_eq!((before.id.as_str(), at), ("function-snake-case", 0));
         assert!(h.version_before("function-snake-case", 0).is_none());
+
+        // Two import rules of different modules are two rules, not one rewritten.
+        commit(
+            &repo,
+            &[("AGENTS.md", Some("- Always import `logging`.\n"))],
+            "logging",
+        );
+        commit(
+            &repo,
+            &[("AGENTS.md", Some("- Never import `pickle`.\n"))],
+            "pickle",
+        );
+        let h = r
+            .rule_history("AGENTS.md", RulesFile::Instructions)
+            .unwrap();
+        let last = h.sessions.last().unwrap();
+        assert!(last.replaced.is_empty(), "{last:?}");
+        assert_eq!((last.added.len(), last.removed.len()), (1, 1), "{last:?}");
     }
 }
