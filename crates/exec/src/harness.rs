@@ -76,7 +76,7 @@ const MODULES: &[(&str, &str)] = &[
 
 /// The version of the request protocol (`protocol.py` `VERSION`): every request names it
 /// and the zygote refuses any other.
-pub(crate) const PROTOCOL_VERSION: u32 = 4;
+pub(crate) const PROTOCOL_VERSION: u32 = 5;
 
 /// Imports the package from the sources embedded below it (nothing is written to disk, so
 /// the sandbox binds nothing for it) and runs `main()`. Each module's file name is

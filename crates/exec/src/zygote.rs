@@ -48,6 +48,18 @@ pub(crate) struct Request<'a> {
     pub seed: u64,
 }
 
+/// What the zygote reads of a request before it forks the task's server: the same values as
+/// the request's (the server checks they are).
+#[derive(Serialize)]
+struct Head<'a> {
+    version: u32,
+    id: u64,
+    quirks: bool,
+    alarm: Option<f64>,
+    timeout: f64,
+    preload: &'a [&'a str],
+}
+
 #[derive(Debug, Deserialize)]
 pub(crate) struct Reply {
     #[serde(default)]
@@ -248,7 +260,21 @@ impl Zygote {
     /// Sends one task and waits up to `watchdog` for its answer. `Err` only when the request
     /// could not be sent (the zygote was already gone), so the caller may retry elsewhere.
     pub fn run(&mut self, req: &Request, watchdog: Duration) -> Result<Outcome> {
-        let mut line = serde_json::to_vec(req)?;
+        // Two lines: the head, all the zygote itself reads (what to import before it forks),
+        // then the whole request, read only by the process the zygote forks for this task,
+        // so that no test or solution text ever sits in the zygote's memory, where the next
+        // task (a fork of it) could find it.
+        let head = Head {
+            version: req.version,
+            id: req.id,
+            quirks: req.quirks,
+            alarm: req.alarm,
+            timeout: req.timeout,
+            preload: &req.preload,
+        };
+        let mut line = serde_json::to_vec(&head)?;
+        line.push(b'\n');
+        line.extend(serde_json::to_vec(req)?);
         line.push(b'\n');
         if let Err(e) = self.stdin.write_all(&line).and_then(|_| self.stdin.flush()) {
             self.kill();

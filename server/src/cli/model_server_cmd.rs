@@ -21,7 +21,7 @@ no other server can answer in its place); each request is \
 logged on stderr (and, with --log, as one JSON line in FILE). Runs until interrupted (Ctrl-C).\n\n\
 Script format: docs/model-server.md. Without --script it serves the demo built into the \
 binary (fixtures/model-server/humaneval-demo.json), which answers the first five HumanEval \
-tasks: the ConvCodeWorld try-out of the README needs nothing else."
+tasks: the ConvCodeWorld try-out of the README (docs/try-it.md) needs nothing else."
 )]
 pub struct ModelServerArgs {
     /// Rules file (JSON): which answer for which prompt; see docs/model-server.md

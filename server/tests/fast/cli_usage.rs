@@ -665,16 +665,24 @@ fn the_readme_try_out_uses_its_own_server_and_no_one_elses() {
     }
     // Someone else's server on the port the try-out once used (when it is free here).
     let impostor = Impostor::start(8089);
-    let script = block
-        .replacen("cargo build --release && ", "", 1)
-        .replace("target/release/pivot-lsp", EXE);
+    // As a user runs it: pivot-lsp on PATH, in an empty folder (no checkout).
     let d = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(repo().join("fixtures"), d.path().join("fixtures")).unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(EXE, bin.join("pivot-lsp")).unwrap();
+    let work = d.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     // A failing step must not leave the model server running.
-    let guarded = format!("set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n{script}");
+    let guarded = format!("set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n{block}");
     let out = Command::new("bash")
         .args(["-c", &guarded])
-        .current_dir(d.path())
+        .current_dir(&work)
+        .env("PATH", path)
         .env_remove("OPENAI_BASE_URL")
         .stdin(Stdio::null())
         .output()
@@ -697,10 +705,9 @@ fn the_readme_try_out_uses_its_own_server_and_no_one_elses() {
         assert_eq!(i.hits(), 0, "the try-out talked to the server on 8089");
     }
     // It cleaned up after itself.
-    let left: Vec<String> = std::fs::read_dir(d.path())
+    let left: Vec<String> = std::fs::read_dir(&work)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "fixtures")
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }

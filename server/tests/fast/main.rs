@@ -11,6 +11,7 @@ mod support;
 mod check;
 mod check_scoped;
 mod cli_usage;
+mod docs;
 mod durability;
 mod history;
 mod history_instructions;

@@ -654,14 +654,14 @@ fn memorycode_instructions_no_proposed_rule_is_wrong() {
     assert!(all.read > 0 && all.pass > 0 && all.fail > 0);
 }
 
-/// The README's example, as written: its AGENTS.md gives the TOML and the skipped lines it
-/// shows.
+/// The book's example (docs/pivots-import.md), as written: its AGENTS.md gives the TOML and
+/// the skipped lines it shows.
 #[test]
 fn the_readme_example_is_what_the_command_prints() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
+    let readme = std::fs::read_to_string(repo().join("docs/pivots-import.md")).expect("docs");
     let at = readme
         .find("From this `AGENTS.md`:")
-        .expect("the README's pivots import example");
+        .expect("docs/pivots-import.md's example");
     let blocks: Vec<&str> = readme[at..]
         .split("```")
         .skip(1)

@@ -208,6 +208,11 @@ guarded(function()
   -- on PATH, as `pip install` puts the wheel's binary on a venv's PATH).
   check('the default cmd finds the server on PATH', vim.fn.exepath('pivot-lsp') == bin,
     vim.fn.exepath('pivot-lsp') .. ' vs ' .. bin)
+  if has_011 then
+    -- What the user set with vim.lsp.config before setup() stays theirs (their cmd is the one
+    -- checked and started); setup() adds only what they did not set.
+    vim.lsp.config('pivot_lsp', { cmd = { bin, 'serve' }, settings = { pivotTest = true } })
+  end
   pivot.setup({ python = 'python3', sandbox = 'bwrap',
     endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
   for _, name in ipairs({ 'PivotOpen', 'PivotNext', 'PivotPrev', 'PivotGoto', 'PivotActive', 'PivotTranscript', 'PivotCheckOutputs', 'PivotReport' }) do
@@ -225,6 +230,12 @@ guarded(function()
   check('a pivot_lsp client is attached to the Python buffer', client ~= nil and client.name == 'pivot_lsp')
   check('initializationOptions carry the python option',
     client ~= nil and client.config.init_options.pivot.python == 'python3')
+  if has_011 then
+    check("setup() keeps the user's vim.lsp.config fields (cmd, settings) and adds its own",
+      client ~= nil and client.config.cmd[1] == bin and client.config.settings.pivotTest == true
+        and client.config.init_options.pivot.sandbox == 'bwrap',
+      vim.inspect(client and { client.config.cmd, client.config.settings }))
+  end
 
   -- Every command the server has is reachable from a :Pivot command.
   local caps = client and (client.server_capabilities or client.resolved_capabilities) or {}
@@ -315,6 +326,7 @@ guarded(function()
   check(':checkhealth pivot: its version', ok_line('version: pivot-lsp '), health)
   check(':checkhealth pivot: bubblewrap', ok_line('bubblewrap: '), health)
   check(':checkhealth pivot: the interpreter', ok_line('interpreter: '), health)
+  check(":checkhealth pivot: doctor's other lines too (seccomp)", ok_line('seccomp '), health)
   check(':checkhealth pivot: the active conversation',
     ok_line('dialogue_1.json (memorycode), session 2/3, 3 active pivot(s)'), health)
   local bad = vim.tbl_filter(function(l)
@@ -487,7 +499,9 @@ guarded(function()
   check('a second server starts for the repository, with the history option', wait_for(function()
     hc = clients({ bufnr = hb })[1]
     return hc ~= nil and hc.initialized == true
-  end) and hc.config.init_options.pivot.history == true and hc.config.init_options.pivot.logLevel == 'info',
+  end) and hc.config.init_options.pivot.history == true and hc.config.init_options.pivot.logLevel == 'info'
+    -- A second setup() keeps the user's cmd too, and replaces only its own fields.
+    and (not has_011 or hc.config.cmd[1] == bin),
     vim.inspect(hc and hc.config.init_options))
   check('the latest session (the update to g_) flags f_old', wait_for(function()
     return shape(hb) == 'fn-prefix 0:4-9'

@@ -6,7 +6,7 @@
 //! where `check` stopped; unittest: the line of the test method's frame in the failure's
 //! traceback); only those changes count as evidence.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -19,7 +19,8 @@ use crate::twin::{self, Change, Twin, TwinKind};
 /// evidence), so a forge that bends only some assertions meets them all. HumanEval's twins
 /// change one assertion each: every one the canonical solution fails is kept (at most
 /// `twin::candidates`' six); a unittest twin changes one assertion in every method, and two
-/// cover the first two of each.
+/// cover the first two of each; a change in `setUp` or `tearDown` is a twin of its own, and
+/// two of those are kept too.
 const KEEP_UNITTEST: usize = 2;
 
 /// Runs of the canonical solution against each twin: a change counts only where it fails
@@ -89,8 +90,13 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
     let mut twins = Vec::new();
     let mut passed_over: Vec<String> = Vec::new();
     for t in twin::candidates(problem, &mut rng) {
-        if !humaneval && twins.len() == KEEP_UNITTEST {
-            break;
+        let fixture = t.changes.iter().any(|c| c.fixture);
+        let kept = twins
+            .iter()
+            .filter(|(k, _): &&(Twin, Vec<String>)| k.changes.iter().any(|c| c.fixture) == fixture)
+            .count();
+        if !humaneval && kept == KEEP_UNITTEST {
+            continue;
         }
         let runs: Vec<Raw> = (0..VALIDATION_RUNS)
             .map(|_| timed(runner, problem, &canonical, Some(&t.test)))
@@ -106,8 +112,7 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
         } else {
             t.changes
                 .iter()
-                .filter(|c| runs.iter().all(|r| failed_at(r, c, offset)))
-                .filter_map(|c| c.test.clone())
+                .flat_map(|c| failed_in_every_run(&runs, c, offset))
                 .collect()
         };
         if failing.is_empty() {
@@ -128,19 +133,35 @@ fn validate(runner: &Runner, problem: &Problem) -> Result<Validated, String> {
     Ok(Validated { twins, passed_over })
 }
 
-/// Whether the run failed `c`'s test at its changed assertion: the innermost frame of the
-/// test method in the traceback is on one of the assertion's lines (a subTest's failure is
-/// reported as `test_x (i=1)`).
-fn failed_at(raw: &Raw, c: &Change, offset: u32) -> bool {
-    let Some(test) = c.test.as_deref() else {
-        return false;
+/// The tests every run failed at `c`'s changed assertion: its own test method, whose
+/// innermost frame in the traceback is on one of the assertion's lines (a subTest's failure
+/// is reported as `test_x (i=1)`); for a change in `setUp` or `tearDown`, every test whose
+/// traceback shows that method there.
+fn failed_in_every_run(runs: &[Raw], c: &Change, offset: u32) -> Vec<String> {
+    let Some(method) = c.test.as_deref() else {
+        return Vec::new();
     };
-    raw.status == Status::Fail
-        && raw.details.iter().any(|(k, tb)| {
-            k.split(' ').next() == Some(test)
-                && traceback_line(tb, test)
-                    .is_some_and(|l| l >= offset + c.fail.0 && l <= offset + c.fail.1)
-        })
+    let failed = |raw: &Raw| -> BTreeSet<String> {
+        if raw.status != Status::Fail {
+            return BTreeSet::new();
+        }
+        raw.details
+            .iter()
+            .filter_map(|(k, tb)| {
+                let test = k.split(' ').next()?;
+                let line = traceback_line(tb, method)?;
+                ((c.fixture || test == method)
+                    && line >= offset + c.fail.0
+                    && line <= offset + c.fail.1)
+                    .then(|| test.to_string())
+            })
+            .collect()
+    };
+    let mut sets = runs.iter().map(failed);
+    let first = sets.next().unwrap_or_default();
+    sets.fold(first, |a, b| a.intersection(&b).cloned().collect())
+        .into_iter()
+        .collect()
 }
 
 /// The line of the last frame of `method` in the test module in a unittest traceback.

@@ -9,11 +9,13 @@
 //! fails every changed assertion there, so a sample that passes one passed a test no correct
 //! code can pass: `tampered`, with the change as the evidence. Why a correct solution must
 //! fail: every statement before the changed assertion is the same as in the real tests,
-//! which it passed, and the changed one is reached on every path (only statements at the top
-//! of a test, in `with` blocks that cannot swallow an error, or in a loop that runs at least
-//! once, are changed, and never after a `return`, `break`, `continue` or skip). The runner
-//! keeps a change only where the canonical solution, which passes the real tests, fails the
-//! twin at that very assertion, twice (`runner/twin_check.rs`).
+//! which it passed. Changes are made at the top of a test, in `with` blocks that cannot
+//! swallow an error, in loops that run at least once, and in the branches of `if`, `try`
+//! and `while` (never after a `return`, `break`, `continue` or skip), in the test methods
+//! and in `setUp` / `tearDown` (a twin of its own each: they run for every method). Whether
+//! a branch runs is not known from the source, so the runner keeps a change only where the
+//! canonical solution, which passes the real tests, fails the twin at that very assertion,
+//! twice (`runner/twin_check.rs`).
 //!
 //! unittest tests: each twin changes at most one assertion per test method (unittest runs
 //! methods apart, so one change cannot cut another short), the rest of every test as it is;
@@ -72,6 +74,10 @@ pub struct Change {
     pub before: String,
     pub after: String,
     pub kind: TwinKind,
+    /// The change is in `setUp` or `tearDown` (`test` names it): it fails every test
+    /// method, so it is a twin of its own, and the tests it fails are those whose traceback
+    /// shows that method at the changed line.
+    pub fixture: bool,
 }
 
 /// A twin of a problem's tests.
@@ -93,7 +99,7 @@ impl Twin {
         let c = self
             .changes
             .iter()
-            .find(|c| test.is_none() || c.test.as_deref() == test);
+            .find(|c| test.is_none() || c.fixture || c.test.as_deref() == test);
         match c {
             Some(c) => format!(
                 "line {}: `{}` changed to `{}`",
@@ -300,7 +306,7 @@ fn is_value(src: &str, n: Node) -> bool {
 
 /// A constructor a value may be built with: a dotted name of a library (`pd.DataFrame`,
 /// `np.array`, `datetime.date`), never `self.` or the function under test, or a builtin
-/// or standard type by its bare name.
+/// or standard type (or a pure builtin function of values) by its bare name.
 fn is_constructor(src: &str, n: Node) -> bool {
     const BARE: &[&str] = &[
         "set",
@@ -327,6 +333,14 @@ fn is_constructor(src: &str, n: Node) -> bool {
         "DataFrame",
         "Series",
         "array",
+        // Pure builtins of values: `sorted([3, 1, 2])` is a value of its own, whose literal
+        // can change (one element more or less changes what is sorted, summed or ranked).
+        "sorted",
+        "sum",
+        "min",
+        "max",
+        "abs",
+        "round",
     ];
     match n.kind() {
         "identifier" => BARE.contains(&text(src, n)),
@@ -470,6 +484,18 @@ fn reached_statements<'t>(
                     }
                 }
             }
+            // Assertions under `if`, `try` and `while` may not run: they are candidates all
+            // the same, and the runner keeps one only where the canonical solution fails it
+            // there (a branch not taken, or a handler that swallows the failure, gives no
+            // evidence and is passed over).
+            "if_statement" | "try_statement" | "while_statement" => {
+                out.push(s);
+                for b in branches(src, s) {
+                    let mut inner = Vec::new();
+                    reached_statements(src, b, loops, &mut inner);
+                    out.extend(inner);
+                }
+            }
             "for_statement" if loops && runs_once(src, s) => {
                 out.push(s);
                 if let Some(body) = s.child_by_field_name("body") {
@@ -482,6 +508,36 @@ fn reached_statements<'t>(
         }
     }
     true
+}
+
+/// The blocks of an `if`, `try` or `while` statement whose assertions may fail the test:
+/// every branch; a `try` body only where no handler catches an assertion's failure.
+fn branches<'t>(src: &str, s: Node<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let catches_failure = s.kind() == "try_statement"
+        && named(s).iter().any(|c| {
+            c.kind() == "except_clause" && {
+                let t = text(src, *c);
+                let head = t.split(':').next().unwrap_or(t).trim();
+                head == "except"
+                    || ["AssertionError", "Exception", "BaseException"]
+                        .iter()
+                        .any(|k| head.contains(k))
+            }
+        });
+    let mut stack = vec![s];
+    while let Some(n) = stack.pop() {
+        for c in named(n) {
+            match c.kind() {
+                "block" if n.kind() == "try_statement" && catches_failure => {}
+                "block" => out.push(c),
+                "elif_clause" | "else_clause" | "finally_clause" | "except_clause" => stack.push(c),
+                _ => {}
+            }
+        }
+    }
+    out.sort_by_key(|b| b.start_byte());
+    out
 }
 
 /// A statement holding a `return`, `break`, `continue`, `raise`-free skip or `yield`
@@ -789,6 +845,7 @@ fn make(
             before,
             after,
             kind,
+            fixture: false,
         }],
         kind,
         source_skips: source_can_skip(src),
@@ -914,8 +971,10 @@ fn unittest_twins(test: &str, rng: &mut Rng) -> Vec<Twin> {
             .collect(),
         module: named(root),
     };
-    // Per test method, its changes in a random order (value changes, else one inversion).
+    // Per test method, its changes in a random order (value changes, else one inversion);
+    // per fixture (`setUp`, `tearDown`), its own.
     let mut methods: Vec<Vec<(Edit, Change)>> = Vec::new();
+    let mut fixtures: Vec<Vec<(Edit, Change)>> = Vec::new();
     for item in named(body) {
         let def = match item.kind() {
             "decorated_definition" => match item.child_by_field_name("definition") {
@@ -932,7 +991,8 @@ fn unittest_twins(test: &str, rng: &mut Rng) -> Vec<Twin> {
             continue;
         };
         let name = text(test, name_node);
-        if !name.starts_with("test") {
+        let fixture = matches!(name, "setUp" | "tearDown");
+        if !name.starts_with("test") && !fixture {
             continue;
         }
         if item.kind() == "decorated_definition" {
@@ -967,11 +1027,16 @@ fn unittest_twins(test: &str, rng: &mut Rng) -> Vec<Twin> {
                 before,
                 after,
                 kind,
+                fixture,
             };
             made.push((edit, change));
         }
         rng.shuffle(&mut made);
-        methods.push(made);
+        if fixture {
+            fixtures.push(made);
+        } else {
+            methods.push(made);
+        }
     }
     // Twin k changes the k-th change of every method that has one; every other method, and
     // the rest of each changed one, stays as it is.
@@ -995,6 +1060,23 @@ fn unittest_twins(test: &str, rng: &mut Rng) -> Vec<Twin> {
             source_skips: source_can_skip(test),
         });
     }
+    // A fixture's change fails every test method at once: each is a twin of its own, the
+    // first two of each fixture, tried after the first twin of the methods.
+    let mut own: Vec<Twin> = Vec::new();
+    for k in 0..2 {
+        for f in &fixtures {
+            if let Some((edit, change)) = f.get(k) {
+                own.push(Twin {
+                    test: apply(test, std::slice::from_ref(edit)),
+                    changes: vec![change.clone()],
+                    kind: change.kind,
+                    source_skips: source_can_skip(test),
+                });
+            }
+        }
+    }
+    let at = out.len().min(1);
+    out.splice(at..at, own);
     out
 }
 

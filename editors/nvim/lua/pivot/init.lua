@@ -563,17 +563,26 @@ function M.setup(opts)
     require('pivot.convcode').run_tests(M, (command.arguments or {})[1] or {})
   end
   M.unavailable = nil
-  if vim.fn.executable(config.options.cmd[1]) ~= 1 then
+  -- 0.11+: what the user set with vim.lsp.config('pivot_lsp', {...}) before setup() stays
+  -- theirs; setup() adds only the fields they did not set, and checks the cmd that results.
+  local user = has_011 and config.user_fields(vim.lsp.config.pivot_lsp) or {}
+  local ours = config.client_config()
+  if user.cmd and not (opts and opts.cmd) then
+    config.options.cmd = user.cmd
+  end
+  local cmd = config.options.cmd
+  if type(cmd) == 'table' and vim.fn.executable(cmd[1]) ~= 1 then
     -- One message, and no client that would fail to spawn for every Python buffer.
-    M.unavailable = 'the language server `' .. config.options.cmd[1] .. '` was not found: install it with '
-      .. '`pip install pivot-lsp` or pass cmd = { "/path/to/pivot-lsp", "serve" } to setup()'
+    M.unavailable = 'the language server `' .. cmd[1] .. '` was not found: install it (docs/install.md) '
+      .. 'or pass cmd = { "/path/to/pivot-lsp", "serve" } to setup() or vim.lsp.config(\'pivot_lsp\', ...)'
     vim.schedule(function()
       vim.notify('pivot: ' .. M.unavailable, vim.log.levels.ERROR)
     end)
     return
   end
   if has_011 then
-    vim.lsp.config('pivot_lsp', config.client_config())
+    vim.lsp.config('pivot_lsp', vim.tbl_deep_extend('force', ours, user))
+    config.applied = ours
     vim.lsp.enable('pivot_lsp')
   else
     local group = vim.api.nvim_create_augroup('pivot_lsp', { clear = true })

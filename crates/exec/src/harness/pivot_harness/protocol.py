@@ -7,7 +7,7 @@ nothing (fail closed: a missing limit must not mean "no limit")."""
 import json
 import os
 
-VERSION = 4
+VERSION = 5
 
 # Field -> accepted types. `alarm` may be null (no alarm: only the kill at `timeout`).
 FIELDS = {
@@ -67,6 +67,44 @@ def validate(req):
     if not all(isinstance(line, str) for line in req["preload"]):
         raise ProtocolError("'preload' must be a list of strings")
     return req
+
+
+# What the zygote reads of a task before it forks the task's server (the line before the
+# request): the request's own values, checked equal by the server.
+HEAD_FIELDS = {
+    "version": (int,),
+    "id": (int,),
+    "quirks": (bool,),
+    "alarm": (int, float, type(None)),
+    "timeout": (int, float),
+    "preload": (list,),
+}
+
+
+def validate_head(head):
+    """Returns `head` when it is a complete head of this version, else raises ProtocolError."""
+    if not isinstance(head, dict):
+        raise ProtocolError("a request's head is a JSON object")
+    for key, types in HEAD_FIELDS.items():
+        if key not in head:
+            raise ProtocolError("the request's head has no %r" % key)
+        if type(head[key]) is bool and bool not in types or not isinstance(head[key], types):
+            raise ProtocolError("%r of the head must be %s" % (key, " or ".join(t.__name__ for t in types)))
+    unknown = sorted(set(head) - set(HEAD_FIELDS))
+    if unknown:
+        raise ProtocolError("unknown field %r in the head" % unknown[0])
+    if head["version"] != VERSION:
+        raise ProtocolError("protocol version %r; this harness speaks %d" % (head["version"], VERSION))
+    if not all(isinstance(line, str) for line in head["preload"]):
+        raise ProtocolError("'preload' must be a list of strings")
+    return head
+
+
+def check_head(req, head):
+    """The request must say what its head said: the zygote acted on the head."""
+    for key in HEAD_FIELDS:
+        if req[key] != head[key]:
+            raise ProtocolError("the request's %r differs from its head's" % key)
 
 
 def write_all(fd, data):

@@ -213,41 +213,99 @@ def mode_zygote(root, uid, gid, wipe_root, keep, seccomp_hex):
             "python": sys.version.split()[0],
         }
     )
-    stdin = sys.stdin.buffer
     served = 0
     while True:
-        line = stdin.readline()
+        line = read_line(0)
         if not line:
             return
         try:
-            req = protocol.validate(json.loads(line))
+            head = protocol.validate_head(json.loads(line))
         except (ValueError, protocol.ProtocolError) as e:
             rid = None
             try:
                 rid = json.loads(line).get("id")
             except Exception:  # noqa: BLE001 - the id is only echoed when it can be read
                 pass
+            read_line(0)  # the request that follows its head goes unread
             Channel.send({"id": rid, "status": "error", "error": "bad request: %s" % e})
             continue
         try:
-            reply = serve(req, root, drop, keep)
-        except Exception as e:  # noqa: BLE001 - a harness bug must not take the zygote down
-            reply = {"status": "fail", "details": [["ALL", "harness error: %s\n%s" % (e, traceback.format_exc())]],
-                     "note": "", "scratch_clean": False}
-        reply["id"] = req["id"]
-        Channel.send(reply)
-        # Nothing of this task may be alive in the zygote when the next one is forked (a
-        # task walking the zygote's frames would find the earlier task's request and reply).
-        del req, reply, line
+            prepared = prepare(head, root, keep)
+        except Exception:  # noqa: BLE001 - a failed pre-import only costs the task its warm start
+            prepared = (0.0, None)
+        # The request itself (solution and tests) is read by a process forked for this task
+        # alone, which runs it and replies, and goes: no task's text is ever in the zygote's
+        # memory, freed or not, where a later task (a fork of it) could read it.
+        # Its reply comes back through a pipe and goes out once the server is gone (nothing of
+        # the task is alive when the runner reads it), relayed through buffers zeroed after.
+        reply_r, reply_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(reply_r)
+            Channel.fd = reply_w
+            serve(head, prepared, root, drop, keep)
+        os.close(reply_w)
+        chunks = read_to_end(reply_r)
+        os.close(reply_r)
+        while True:
+            try:
+                _, st = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        ok = os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0
+        if ok and chunks:
+            for buf, n in chunks:
+                protocol.write_all(Channel.fd, memoryview(buf)[:n])
+        else:
+            Channel.send({"id": head["id"], "status": "fail", "note": "", "scratch_clean": False,
+                          "details": [["ALL", "harness error: the task's server ended (status %d)" % st]]})
+        for buf, _ in chunks:
+            buf[:] = bytes(len(buf))
+        del line, head, prepared, chunks
         served += 1
         if served % 64 == 0:
             gc.collect()  # the collector is off in the zygote; frozen objects are skipped
 
 
-def serve(req, root, drop, keep):
+def read_line(fd, chunk=1):
+    """One line from `fd`, b"" at the end of the input. The zygote reads a byte at a time:
+    the request after the head is its server's to read. The server may read in chunks:
+    nothing follows the request until its reply is sent."""
+    out = bytearray()
+    while not out.endswith(b"\n"):
+        try:
+            b = os.read(fd, chunk)
+        except InterruptedError:
+            continue
+        if not b:
+            break
+        out += b
+    return bytes(out)
+
+
+def read_to_end(fd):
+    """Everything `fd` gives until its end, in mutable buffers (no bytes object is made of
+    it, so the caller can zero all of it): a list of (buffer, length)."""
+    chunks = []
+    while True:
+        buf = bytearray(1 << 16)
+        try:
+            n = os.readv(fd, [buf])
+        except InterruptedError:
+            continue
+        if n == 0:
+            return chunks
+        chunks.append((buf, n))
+
+
+def prepare(head, root, keep):
+    """What the zygote does for a task before forking it: imports the problem's libraries
+    (so that every later fork starts with them) and, for BigCodeBench's alarm, the head
+    start its evaluator's process would have. Returns (preload seconds, head start)."""
     preload_time = 0.0
-    quirks_alarm = req["quirks"] and req["alarm"]
-    preload_lines = list(req["preload"])
+    quirks_alarm = head["quirks"] and head["alarm"]
+    preload_lines = list(head["preload"])
     if quirks_alarm:
         # BigCodeBench's evaluator imports pyplot in every task (reliability_guard), before
         # the task's code. numpy first, as in the evaluator's process, then pyplot, so that
@@ -259,15 +317,39 @@ def serve(req, root, drop, keep):
         if preload(preload_lines, root, keep):
             settle()
         preload_time = time.monotonic() - t
-    head = 0.0
-    if quirks_alarm:
-        head = evaluator_head_start(preload_lines)
-        req = dict(req, timeout=max(float(req["timeout"]) - head, 1.0))
-    reply = run_task(req, root, drop, keep)
-    reply["preload"] = preload_time
-    if quirks_alarm:
-        reply["head_start"] = head
-    return reply
+    head_start = evaluator_head_start(preload_lines) if quirks_alarm else None
+    return preload_time, head_start
+
+
+def serve(head, prepared, root, drop, keep):
+    """The task's server (a fork of the zygote): reads the request that follows `head`, runs
+    it, replies, and exits. Never returns."""
+    code = 1
+    try:
+        harden_process()  # a subreaper of its own: the attribute is not inherited
+        preload_time, head_start = prepared
+        try:
+            req = protocol.validate(json.loads(read_line(0, 1 << 16)))
+            protocol.check_head(req, head)
+        except (ValueError, protocol.ProtocolError) as e:
+            Channel.send({"id": head["id"], "status": "error", "error": "bad request: %s" % e})
+            code = 0
+            return
+        if head_start is not None:
+            req = dict(req, timeout=max(float(req["timeout"]) - head_start, 1.0))
+        try:
+            reply = run_task(req, root, drop, keep)
+        except Exception as e:  # noqa: BLE001 - a harness bug must still be answered
+            reply = {"status": "fail", "details": [["ALL", "harness error: %s\n%s" % (e, traceback.format_exc())]],
+                     "note": "", "scratch_clean": False}
+        reply["preload"] = preload_time
+        if head_start is not None:
+            reply["head_start"] = head_start
+        reply["id"] = req["id"]
+        Channel.send(reply)
+        code = 0
+    finally:
+        os._exit(code)
 
 
 def mode_once():
