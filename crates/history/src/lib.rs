@@ -7,9 +7,17 @@
 //! clone, whose history stops early, is refused with a message rather than read as if it
 //! began there.
 
+mod blame;
+mod rules;
+mod run;
 mod sessions;
+mod timeline;
 
+pub use blame::Blame;
+pub use rules::{pivots_toml, read_rules, RuleVersion, Rules, RulesFile};
+pub use run::{adherence, run, Adherence, Attributed, Checker, Class, Run, Seen, Step};
 pub use sessions::PivotHistory;
+pub use timeline::{Given, RuleHistory, Session};
 
 use anyhow::{bail, Context, Result};
 use git2::{ObjectType, Oid, Repository, Sort, TreeWalkMode, TreeWalkResult};
@@ -118,12 +126,22 @@ impl Repo {
         Ok(Some(self.repo.find_blob(entry.id())?.content().to_vec()))
     }
 
-    /// Writes the files of the root's part of the tree at `rev` into `dest` (regular and
-    /// executable files; links and submodules are left out, as nothing is read through
-    /// them). Returns how many were written.
-    pub fn write_tree(&self, rev: &str, dest: &Path) -> Result<usize> {
+    /// The blob of `rel` (relative to the root) at commit `rev`; None when it has no such
+    /// file. Comparing ids tells a changed file without reading it.
+    pub fn blob_at(&self, rev: &str, rel: &str) -> Result<Option<Oid>> {
         let tree = self.commit_of(rev)?.tree()?;
-        let sub = match self.prefix.as_str() {
+        match tree.get_path(Path::new(&self.in_repo(rel))) {
+            Ok(e) if e.kind() == Some(ObjectType::Blob) => Ok(Some(e.id())),
+            Ok(_) => Ok(None),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The root's part of the tree at `rev`.
+    fn root_tree(&self, rev: &str) -> Result<git2::Tree<'_>> {
+        let tree = self.commit_of(rev)?.tree()?;
+        Ok(match self.prefix.as_str() {
             "" => tree,
             p => {
                 let e = tree
@@ -131,7 +149,59 @@ impl Repo {
                     .with_context(|| format!("{rev} has no folder {p}"))?;
                 self.repo.find_tree(e.id())?
             }
-        };
+        })
+    }
+
+    /// `dest`, holding the root's files at `from` (as `write_tree` or this wrote them),
+    /// brought to `to`: only the files that differ are written or removed. Returns the
+    /// paths (relative to the root, `/`-separated) that differ.
+    pub fn update_tree(&self, from: &str, to: &str, dest: &Path) -> Result<Vec<String>> {
+        let (a, b) = (self.root_tree(from)?, self.root_tree(to)?);
+        let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
+        let mut changed = Vec::new();
+        for d in diff.deltas() {
+            for file in [d.old_file(), d.new_file()] {
+                let Some(rel) = file.path() else { continue };
+                let name = rel.to_string_lossy().replace('\\', "/");
+                if !changed.contains(&name) {
+                    changed.push(name);
+                }
+            }
+        }
+        for rel in &changed {
+            safe(to, Path::new(rel))?;
+            let at = dest.join(rel);
+            let entry = b.get_path(Path::new(rel)).ok();
+            let regular = entry
+                .as_ref()
+                .is_some_and(|e| matches!(e.filemode(), 0o100644 | 0o100755));
+            match entry.filter(|_| regular) {
+                Some(e) => {
+                    if let Some(dir) = at.parent() {
+                        std::fs::create_dir_all(dir)
+                            .with_context(|| format!("cannot create {}", dir.display()))?;
+                    }
+                    let blob = self.repo.find_blob(e.id())?;
+                    std::fs::write(&at, blob.content())
+                        .with_context(|| format!("cannot write {}", at.display()))?;
+                }
+                None => match std::fs::remove_file(&at) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(e).with_context(|| format!("cannot remove {}", at.display()))
+                    }
+                },
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Writes the files of the root's part of the tree at `rev` into `dest` (regular and
+    /// executable files; links and submodules are left out, as nothing is read through
+    /// them). Returns how many were written.
+    pub fn write_tree(&self, rev: &str, dest: &Path) -> Result<usize> {
+        let sub = self.root_tree(rev)?;
         let mut files: Vec<(PathBuf, Oid)> = Vec::new();
         sub.walk(TreeWalkMode::PreOrder, |dir, entry| {
             let regular = matches!(entry.filemode(), 0o100644 | 0o100755);
@@ -143,13 +213,7 @@ impl Repo {
             TreeWalkResult::Ok
         })?;
         for (rel, id) in &files {
-            // A tree from git never holds `..` or an absolute name; refuse one anyway.
-            if rel
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-            {
-                bail!("{rev}: a path that leaves the tree: {}", rel.display());
-            }
+            safe(rev, rel)?;
             let to = dest.join(rel);
             if let Some(dir) = to.parent() {
                 std::fs::create_dir_all(dir)
@@ -195,6 +259,17 @@ impl Repo {
         }
         Ok(out)
     }
+}
+
+/// A tree from git never holds `..` or an absolute name; refuse one anyway.
+fn safe(rev: &str, rel: &Path) -> Result<()> {
+    if rel
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        bail!("{rev}: a path that leaves the tree: {}", rel.display());
+    }
+    Ok(())
 }
 
 fn describe(c: &git2::Commit<'_>) -> Commit {

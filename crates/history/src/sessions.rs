@@ -1,6 +1,7 @@
 //! A pivots file's history read as a ledger, for the editor: session k is the k-th commit
-//! that changed the file (oldest first), and what the file says at that commit is what is
-//! in force from then on. A pivot that appears is added, one whose version in force changes
+//! that changed the file's pivots (oldest first; a comment-only edit, or a file that does
+//! not parse, changes none), and what the file says at that commit is what is in force
+//! from then on. A pivot that appears is added, one whose version in force changes
 //! is updated, one the file stops naming is withdrawn (so a renamed id is a withdrawal and
 //! an addition). When the working tree's file differs from the last commit's, it is one more
 //! session, uncommitted.
@@ -75,7 +76,6 @@ impl Builder<'_> {
     /// those in force before it.
     fn step(&mut self, commit: Option<Commit>, file: Option<&[u8]>, label: &str) {
         let k = self.h.sessions.len();
-        self.h.sessions.push(commit);
         let now = match file.map(|b| read(b, self.origin)).transpose() {
             Ok(l) => l.unwrap_or_default(),
             Err(e) => {
@@ -87,6 +87,7 @@ impl Builder<'_> {
             }
         };
         let mut next: HashMap<String, PivotVersion> = HashMap::new();
+        let mut changed = false;
         for p in now.pivots {
             // The version in force in this file: the latest hand-written session's.
             let Some(v) = p.versions.into_iter().last() else {
@@ -97,6 +98,7 @@ impl Builder<'_> {
                 .get(&p.id)
                 .is_some_and(|b| b.text == v.text && b.kind == v.kind && b.rule == v.rule);
             if !same {
+                changed = true;
                 self.h.ledger.give_indexed(
                     &mut self.index,
                     &p.id,
@@ -111,10 +113,14 @@ impl Builder<'_> {
         }
         for id in self.in_force.keys() {
             if !next.contains_key(id) {
+                changed = true;
                 self.h.ledger.withdraw(id, k);
             }
         }
         self.in_force = next;
+        if changed {
+            self.h.sessions.push(commit);
+        }
     }
 }
 
@@ -124,16 +130,16 @@ fn read(bytes: &[u8], origin: &str) -> Result<Ledger> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::Path;
 
-    fn pivot(id: &str, text: &str, rule: &str) -> String {
+    pub(crate) fn pivot(id: &str, text: &str, rule: &str) -> String {
         format!("[[pivot]]\nid = \"{id}\"\n[[pivot.version]]\ntext = \"{text}\"\nkind = \"function\"\nrule = \"{rule}\"\n\n")
     }
 
     /// Commits `files` (path, text; None removes) on HEAD with `message`.
-    fn commit(repo: &git2::Repository, files: &[(&str, Option<&str>)], message: &str) {
+    pub(crate) fn commit(repo: &git2::Repository, files: &[(&str, Option<&str>)], message: &str) {
         let root = repo.workdir().unwrap().to_path_buf();
         let mut index = repo.index().unwrap();
         for (path, text) in files {
@@ -194,6 +200,11 @@ mod tests {
         );
         let renamed = g.replace("id = \"fn\"", "id = \"fn-prefix\"");
         commit(&repo, &[("pivots.toml", Some(&renamed))], "rename fn");
+        commit(
+            &repo,
+            &[("pivots.toml", Some(&format!("# reviewed\n{renamed}")))],
+            "a comment only",
+        );
         commit(&repo, &[("pivots.toml", Some("not toml ["))], "broken");
         commit(&repo, &[("pivots.toml", None)], "remove the file");
 
@@ -210,7 +221,6 @@ mod tests {
                 "fn: g_",
                 "drop cls",
                 "rename fn",
-                "broken",
                 "remove the file"
             ]
         );
@@ -219,27 +229,27 @@ mod tests {
         assert_eq!(changes(&h, 2), ["+fn@1"]);
         assert_eq!(changes(&h, 3), ["-cls@1"]);
         assert_eq!(changes(&h, 4), ["+fn-prefix@0", "-fn@2"]);
-        // A file that does not parse changes nothing, and says which commit it was.
-        assert_eq!(changes(&h, 5), Vec::<String>::new());
+        // A comment, or a file that does not parse, is no session (the latter says which
+        // commit it was).
         assert_eq!(h.warnings.len(), 1);
         assert!(h.warnings[0].contains("broken"), "{:?}", h.warnings);
-        assert_eq!(changes(&h, 6), ["-fn-prefix@1"]);
+        assert_eq!(changes(&h, 5), ["-fn-prefix@1"]);
         let active = |k| -> Vec<String> {
             (h.ledger.active_at(k).iter())
                 .map(|a| format!("{}={}", a.pivot.id, a.version.rule.describe()))
                 .collect()
         };
         assert_eq!(active(2).len(), 2);
-        assert_eq!(active(4), active(5));
-        assert!(active(6).is_empty());
+        assert_eq!(active(4).len(), 1);
+        assert!(active(5).is_empty());
 
         // The working tree's file, when it differs from HEAD's, is one more session.
         let w = r
             .pivot_history("pivots.toml", "pivots.toml", Some(f.as_bytes()))
             .unwrap();
-        assert_eq!(w.sessions.len(), 8);
-        assert!(w.sessions[7].is_none());
-        assert_eq!(changes(&w, 7), ["+fn@3"]);
+        assert_eq!(w.sessions.len(), 7);
+        assert!(w.sessions[6].is_none());
+        assert_eq!(changes(&w, 6), ["+fn@3"]);
     }
 
     #[test]

@@ -114,9 +114,16 @@ pub struct CheckArgs {
     /// The sessions are the commits that changed the pivots file.
     #[arg(long, conflicts_with_all = ["shard", "baseline", "bundle"])]
     pub history: bool,
-    /// With --history: start after this commit [default: the first commit].
+    /// With --history: start after this commit, whose findings are the baseline (none of
+    /// them is new) [default: the first commit].
     #[arg(long, value_name = "REV", requires = "history")]
     pub since: Option<String>,
+    /// With --history: the sessions are the commits that change the rules read from this
+    /// file [default: the pivots file]: an instruction file (AGENTS.md, CLAUDE.md, ...) read
+    /// as `pivots import` reads it, or a pivots.toml. A change of its words that gives the
+    /// same rules (a comment, a moved line) is no session.
+    #[arg(long, value_name = "FILE", requires = "history")]
+    pub instructions: Option<PathBuf>,
     /// No pivots file found is an error (exit 3), not a warning: for CI, where a check
     /// without pivots would pass without checking anything.
     #[arg(long)]
@@ -124,6 +131,10 @@ pub struct CheckArgs {
     /// Print which pivots file and which pivots apply to FILE, and why; check nothing.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rev", "history", "shard"])]
     pub show_settings: Option<PathBuf>,
+    /// Only these of the files found (relative paths): the history checks again only the
+    /// files a commit changed. Not a flag.
+    #[arg(skip)]
+    pub only: Option<std::collections::BTreeSet<String>>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -261,10 +272,14 @@ pub fn check_tree(
         Ok(n) => n,
         Err(e) => return Ok(Err(e)),
     };
-    let walked = match walk(root, &a.paths, a.shard) {
+    let mut walked = match walk(root, &a.paths, a.shard) {
         Ok(w) => w,
         Err(e) => return Ok(Err(format!("{e:#}"))),
     };
+    if let Some(only) = &a.only {
+        walked.files.retain(|f| only.contains(&f.rel));
+        walked.problems.retain(|p| only.contains(&p.path));
+    }
 
     // The files of each pivots file: the root's (or the one named), and each nested one's
     // (a pivots.toml in a folder below applies to its files, as in ruff).

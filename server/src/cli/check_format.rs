@@ -101,41 +101,91 @@ pub struct BaselineFinding {
     pub fingerprint: String,
 }
 
-/// `check --history --format json`: each commit checked, and adherence per pivot.
+/// `check --history --format json`: the sessions of the rules file, each commit checked
+/// with its new findings attributed, and adherence per pivot.
 #[derive(Clone, Debug, Serialize)]
 pub struct HistoryReport<'a> {
     pub version: &'a str,
     pub root: String,
-    pub pivots_file: &'a str,
-    /// The pivots file's sessions: the commits that changed it, oldest first.
-    pub sessions: &'a [Commit],
+    /// The file the sessions come from, and how it is read (`pivots` or `instructions`).
+    pub rules_file: &'a str,
+    pub read_as: &'a str,
+    /// The commits that changed the rules, oldest first.
+    pub sessions: Vec<HistorySession<'a>>,
+    /// `--since`'s commit: its findings are the baseline.
+    pub baseline: Option<&'a Commit>,
     pub commits: Vec<HistoryCommit<'a>>,
-    /// Pivot id -> one row per session in force while commits were checked.
-    pub adherence: BTreeMap<String, Vec<AdherenceRow>>,
+    /// New findings by class, over every commit.
+    pub totals: BTreeMap<&'static str, usize>,
+    /// Pivot id -> one row per version of it in force while commits were checked.
+    pub adherence: BTreeMap<String, Vec<AdherenceRow<'a>>>,
+    pub warnings: &'a [String],
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HistorySession<'a> {
+    pub index: usize,
+    pub commit: &'a Commit,
+    pub added: &'a [String],
+    pub updated: &'a [String],
+    pub removed: &'a [String],
+    /// `[old, new]`: an instruction rewritten in another rule form.
+    pub replaced: &'a [[String; 2]],
+}
+
+/// A session and the commit that made it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionRef<'a> {
+    pub session: usize,
+    pub commit: &'a Commit,
+}
+
+/// A pivot in force at a commit, and the session that gave its version.
+#[derive(Clone, Debug, Serialize)]
+pub struct InForce<'a> {
+    pub id: &'a str,
+    pub text: &'a str,
+    pub kind: &'a str,
+    pub rule: String,
+    pub given: SessionRef<'a>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct HistoryCommit<'a> {
     pub commit: &'a Commit,
     pub session: Option<usize>,
-    pub pivots: &'a Value,
+    pub pivots: Vec<InForce<'a>>,
     pub findings: Vec<JsonFinding>,
-    pub new: Vec<NewFinding>,
+    pub new: Vec<NewFinding<'a>>,
+    /// Files checked for this commit (the others' findings were carried over).
+    pub rechecked: usize,
+    pub seconds: f64,
 }
 
-/// A finding a commit introduced, and whether it obeys the version of its pivot in force
-/// before the current one (the instruction was followed, but an old version of it).
+/// A finding a commit introduced, attributed by when its code was written.
 #[derive(Clone, Debug, Serialize)]
-pub struct NewFinding {
+pub struct NewFinding<'a> {
     pub finding: JsonFinding,
+    /// `older-than-instruction`, `follows-version-before`, `breaks-version-in-force` or
+    /// `no-pivot`.
+    pub class: pivot_history::Class,
+    /// Whether it keeps the version before the one in force (the update forgotten).
     pub follows_version_before: bool,
+    /// The commit that wrote its line.
+    pub written: Option<&'a Commit>,
+    /// The session that gave the version in force, and (when it follows it) the version
+    /// before.
+    pub given: Option<SessionRef<'a>>,
+    pub before: Option<SessionRef<'a>>,
 }
 
-/// One pivot's adherence while one session was in force.
+/// One pivot's new findings while one of its versions was in force.
 #[derive(Clone, Debug, Serialize)]
-pub struct AdherenceRow {
-    pub session: Option<usize>,
+pub struct AdherenceRow<'a> {
+    pub session: usize,
+    pub commit: &'a Commit,
     pub commits: usize,
+    pub older_than_instruction: usize,
     pub broke: usize,
     pub followed_version_before: usize,
 }

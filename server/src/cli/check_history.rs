@@ -1,18 +1,21 @@
-//! `check --rev REV` and `check --history [--since REV]`: a project's own history as
-//! sessions. The tree of a commit is written out (core `history`, through libgit2) and
-//! checked as a checkout of that commit would be, against the pivots file of that commit;
-//! the history walks the branch's commits and sorts each pivot's new findings into those
-//! that break the version in force and those that still follow the version before it.
+//! `check --rev REV` and `check --history [--since REV] [--instructions FILE]`: a
+//! project's own history as sessions. The tree of a commit is written out (core
+//! `history`, through libgit2) and checked as a checkout of that commit would be. For the
+//! history, the core reads the sessions (the commits that change the rules of the pivots
+//! or instruction file), walks the commits and attributes each new finding; this file
+//! gives it the check (the language servers, as `check` runs them) and writes the report.
 
 use super::check_cmd::{
-    check_and_write, check_tree, input_error, say_counts, CheckArgs, CheckFormat, Outcome,
+    check_and_write, check_tree, input_error, say_counts, CheckArgs, CheckFormat,
 };
-use super::check_format::{AdherenceRow, HistoryCommit, HistoryReport, NewFinding};
-use super::check_report::Finding;
+use super::check_format::{
+    AdherenceRow, HistoryCommit, HistoryReport, HistorySession, InForce, NewFinding, SessionRef,
+};
+use super::check_report::{self as report, Finding};
 use super::log_safe;
 use anyhow::{Context, Result};
-use pivot_history::{Commit, Repo};
-use std::collections::{BTreeMap, HashSet};
+use pivot_history::{Attributed, Checker, Class, Commit, Repo, RuleHistory, RulesFile, Run, Seen};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub fn run(a: &CheckArgs, root: &Path) -> Result<i32> {
@@ -54,149 +57,164 @@ fn at_rev(a: &CheckArgs, root: &Path, repo: &Repo, rev: &str) -> Result<i32> {
     check_and_write(a, dir.path(), root)
 }
 
-/// The pivots file's path relative to the root.
-fn pivots_rel(a: &CheckArgs) -> String {
-    a.pivots
+/// The rules file's path relative to the root: `--instructions`, else the pivots file.
+fn rules_rel(a: &CheckArgs) -> String {
+    a.instructions
         .as_deref()
+        .or(a.pivots.as_deref())
         .unwrap_or(Path::new("pivots.toml"))
         .to_string_lossy()
         .into_owned()
 }
 
-/// A finding's place, for matching it across two runs on the same files.
-fn place(f: &Finding) -> (String, u32, u32, String) {
-    let r = f.diagnostic.range;
-    (f.path.clone(), r.start.line, r.start.character, f.code())
+impl Seen for Finding {
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn line(&self) -> u32 {
+        self.diagnostic.range.start.line
+    }
+    fn col(&self) -> u32 {
+        self.diagnostic.range.start.character
+    }
+    fn pivot(&self) -> Option<String> {
+        (self.source() != "python").then(|| self.code())
+    }
+    fn key(&self) -> &str {
+        &self.fingerprint
+    }
 }
 
-/// One commit's check, and what is new in it.
-struct Step {
-    commit: Commit,
-    /// The index of the pivots file's session in force (None: before its first commit).
-    session: Option<usize>,
-    outcome: Outcome,
-    /// Of the findings, those not found in the commit before (by fingerprint), each with
-    /// whether it still follows the pivot's version before the one in force.
-    new: Vec<(usize, bool)>,
+/// `check` as the core's history asks for it: the tree against a pivots file the core
+/// wrote, through the language servers.
+struct ServerCheck<'a> {
+    a: CheckArgs,
+    root: &'a Path,
+    /// A set-up error in any commit (exit 2).
+    setup_errors: bool,
+}
+
+impl Checker for ServerCheck<'_> {
+    type Finding = Finding;
+
+    fn check(
+        &mut self,
+        tree: &Path,
+        pivots: &str,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<(Vec<Finding>, usize)> {
+        // Always the same name in the tree, so that the cache's key is the same from one
+        // commit (and one run) to the next while the rules are.
+        let file = tree.join(".pivot-history.toml");
+        std::fs::write(&file, pivots)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        let mut b = args_with_pivots(&self.a, file);
+        b.only = only.cloned();
+        let o = check_tree(&b, tree, self.root)?.map_err(anyhow::Error::msg)?;
+        if only.is_none() {
+            say_counts(&o);
+        }
+        self.setup_errors |= !o.setup_errors.is_empty();
+        Ok((o.findings, o.checked.len()))
+    }
+
+    fn sort(&self, findings: &mut Vec<Finding>) {
+        report::sort(findings);
+    }
+
+    /// The walk reads .gitignore and .ignore files (check_walk.rs).
+    fn affects_all(&self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        matches!(name, ".gitignore" | ".ignore")
+    }
 }
 
 fn history(a: &CheckArgs, root: &Path, repo: &Repo) -> Result<i32> {
     if !matches!(a.format, CheckFormat::Text | CheckFormat::Json) {
         return input_error("--history writes text or JSON (--format text|json)".into());
     }
-    let rel = pivots_rel(a);
-    let all = repo.commits("HEAD", None)?;
-    let sessions = repo.changed(&all, &rel)?;
-    let range = match repo.commits("HEAD", a.since.as_deref()) {
+    let rel = rules_rel(a);
+    let kind = RulesFile::of(&rel);
+    let h = repo.rule_history(&rel, kind)?;
+    for w in &h.warnings {
+        eprintln!("warning: {}", log_safe::text(w));
+    }
+    if h.sessions.is_empty() {
+        eprintln!(
+            "warning: no commit's {} gives a rule{}: every commit is checked for syntax only",
+            log_safe::text(&rel),
+            match kind {
+                RulesFile::Instructions => " that pivots import reads",
+                RulesFile::Pivots => "",
+            }
+        );
+    }
+    let todo = match repo.commits("HEAD", a.since.as_deref()) {
+        Ok(r) => r.len(),
+        Err(e) => return input_error(format!("{e:#}")),
+    };
+    eprintln!(
+        "history of {} (read as {}): {} commit{} to check, {} session{}",
+        log_safe::text(&rel),
+        read_as(kind),
+        todo,
+        if todo == 1 { "" } else { "s" },
+        h.sessions.len(),
+        if h.sessions.len() == 1 { "" } else { "s" },
+    );
+    let mut check = ServerCheck {
+        a: CheckArgs {
+            instructions: None,
+            ..a.clone()
+        },
+        root,
+        setup_errors: false,
+    };
+    let mut each = |st: &pivot_history::Step<Finding>, _: &RuleHistory| {
+        eprintln!(
+            "commit {} ({}), session {}: {} finding{}, {} new, {} file{} checked, {:.2} s",
+            st.commit.short,
+            log_safe::text(&st.commit.summary),
+            st.session.map_or("none".into(), |s| s.to_string()),
+            st.findings.len(),
+            if st.findings.len() == 1 { "" } else { "s" },
+            st.new.len(),
+            st.rechecked,
+            if st.rechecked == 1 { "" } else { "s" },
+            st.seconds
+        );
+    };
+    let run = match pivot_history::run(repo, h, a.since.as_deref(), &mut check, &mut each) {
         Ok(r) => r,
         Err(e) => return input_error(format!("{e:#}")),
     };
-    // The pivots file of each session, and for each commit the session in force.
-    let mut session_files: Vec<Option<Vec<u8>>> = Vec::new();
-    for s in &sessions {
-        session_files.push(repo.file_at(&s.id, &rel)?);
-    }
-    // Each commit's place in the history, and each session's (in order).
-    let position: std::collections::HashMap<&str, usize> = (all.iter().enumerate())
-        .map(|(i, c)| (c.id.as_str(), i))
-        .collect();
-    let at = |c: &Commit| position.get(c.id.as_str()).copied().unwrap_or(0);
-    let starts: Vec<usize> = sessions.iter().map(at).collect();
-    let session_of =
-        |c: &Commit| -> Option<usize> { starts.partition_point(|&s| s <= at(c)).checked_sub(1) };
-    eprintln!(
-        "history of {}: {} commit{} to check, {} session{} ({} changed)",
-        log_safe::text(&rel),
-        range.len(),
-        if range.len() == 1 { "" } else { "s" },
-        sessions.len(),
-        if sessions.len() == 1 { "" } else { "s" },
-        log_safe::text(&rel)
-    );
-    let mut steps: Vec<Step> = Vec::new();
-    let mut before: HashSet<String> = HashSet::new();
-    let mut exit = 0;
-    for c in range {
-        let dir = written(repo, &c)?;
-        let session = session_of(&c);
-        eprintln!(
-            "commit {} ({}), session {}:",
-            c.short,
-            log_safe::text(&c.summary),
-            session.map_or("none".into(), |s| s.to_string())
-        );
-        let outcome = match check_tree(a, dir.path(), root)? {
-            Ok(o) => o,
-            Err(e) => return input_error(format!("commit {}: {e}", c.short)),
-        };
-        say_counts(&outcome);
-        if !outcome.setup_errors.is_empty() {
-            exit = 2;
-        }
-        // The same files against the session before's pivots: a new finding that is not
-        // there follows the version before the one in force.
-        let previous = match session {
-            Some(s) if s > 0 => session_files[s - 1].as_ref(),
-            _ => None,
-        };
-        let old_places: Option<HashSet<(String, u32, u32, String)>> = match previous {
-            Some(bytes) => {
-                let other = tempfile::tempdir()?;
-                let file = other.path().join("pivots.toml");
-                std::fs::write(&file, bytes)?;
-                let mut b = args_with_pivots(a, file);
-                b.session = None;
-                match check_tree(&b, dir.path(), root)? {
-                    Ok(o) => Some(o.findings.iter().map(place).collect()),
-                    Err(_) => None,
-                }
-            }
-            None => None,
-        };
-        let new: Vec<(usize, bool)> = outcome
-            .findings
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !before.contains(&f.fingerprint))
-            .map(|(i, f)| {
-                let follows_old = old_places
-                    .as_ref()
-                    .is_some_and(|old| f.source() != "python" && !old.contains(&place(f)));
-                (i, follows_old)
-            })
-            .collect();
-        before = outcome
-            .findings
-            .iter()
-            .map(|f| f.fingerprint.clone())
-            .collect();
-        steps.push(Step {
-            commit: c,
-            session,
-            outcome,
-            new,
-        });
-    }
     let out = match a.format {
         CheckFormat::Json => {
             log_safe::json(serde_json::to_string_pretty(&report_json(
-                root, &rel, &sessions, &steps,
+                root, &rel, kind, &run,
             ))?) + "\n"
         }
-        _ => report_text(&sessions, &steps),
+        _ => report_text(&rel, kind, &run),
     };
     match a.output.as_deref() {
         Some(p) => pivot_base::durable::write_atomic(p, out.as_bytes())?,
         None => print!("{out}"),
     }
-    let any = steps.iter().any(|s| !s.outcome.findings.is_empty());
-    Ok(if exit != 0 {
-        exit
+    let any = run.steps.iter().any(|s| !s.findings.is_empty());
+    Ok(if check.setup_errors {
+        2
     } else if any && !a.exit_zero {
         1
     } else {
         0
     })
+}
+
+fn read_as(kind: RulesFile) -> &'static str {
+    match kind {
+        RulesFile::Pivots => "pivots",
+        RulesFile::Instructions => "instructions",
+    }
 }
 
 /// `a` with `--pivots FILE` (a path outside the tree, read as named) and nothing written.
@@ -210,88 +228,159 @@ fn args_with_pivots(a: &CheckArgs, file: PathBuf) -> CheckArgs {
         rev: None,
         history: false,
         since: None,
+        instructions: None,
+        session: None,
         ..a.clone()
     }
 }
 
-/// Per pivot and session: the new findings in the commits while that session was in
-/// force, split into breaking the version in force and following the one before.
-fn adherence(steps: &[Step]) -> BTreeMap<String, BTreeMap<Option<usize>, [usize; 3]>> {
-    // [commits checked, new findings that break the version in force, that follow the
-    // version before]
-    let mut t: BTreeMap<String, BTreeMap<Option<usize>, [usize; 3]>> = BTreeMap::new();
-    for s in steps {
-        let ids: Vec<String> = s.outcome.pivots.as_array().map_or(Vec::new(), |ps| {
-            ps.iter()
-                .filter_map(|p| p["id"].as_str().map(str::to_string))
-                .collect()
+fn class_name(c: Class) -> &'static str {
+    match c {
+        Class::OlderThanInstruction => "older-than-instruction",
+        Class::FollowsVersionBefore => "follows-version-before",
+        Class::BreaksVersionInForce => "breaks-version-in-force",
+        Class::NoPivot => "no-pivot",
+    }
+}
+
+/// "session 2 (commit 9c0d1e2f3a4b)".
+fn session_label(h: &RuleHistory, k: usize) -> String {
+    match h.sessions.get(k) {
+        Some(s) => format!("session {k} (commit {})", s.commit.short),
+        None => format!("session {k}"),
+    }
+}
+
+/// What the report says of an attributed finding, after its message.
+fn attribution(h: &RuleHistory, a: &Attributed) -> String {
+    let given = a.given.map(|g| session_label(h, g)).unwrap_or_default();
+    let written = a
+        .written
+        .and_then(|w| h.commits.get(w))
+        .map_or("an unknown commit".into(), |c| {
+            format!("commit {}", c.short)
         });
-        for id in &ids {
-            t.entry(id.clone())
-                .or_default()
-                .entry(s.session)
-                .or_default()[0] += 1;
+    match a.class {
+        Class::OlderThanInstruction => format!(
+            " (older than the instruction: written at {written}, before {given} gave the version in force)"
+        ),
+        Class::FollowsVersionBefore => format!(
+            " (follows the version before, given at {}: the update forgotten; written at {written}, after {given} gave the version in force)",
+            a.before.map(|b| session_label(h, b)).unwrap_or_default()
+        ),
+        Class::BreaksVersionInForce => {
+            format!(" (breaks the version in force, given at {given}; written at {written})")
         }
-        for &(i, follows_old) in &s.new {
-            let f = &s.outcome.findings[i];
-            if f.source() == "python" {
-                continue;
-            }
-            let row = t.entry(f.code()).or_default().entry(s.session).or_default();
-            row[if follows_old { 2 } else { 1 }] += 1;
-        }
+        Class::NoPivot => String::new(),
+    }
+}
+
+fn finding_line(f: &Finding) -> String {
+    let r = f.diagnostic.range.start;
+    format!(
+        "{}:{}:{}: [{}] {}",
+        log_safe::path(&f.path),
+        r.line + 1,
+        r.character + 1,
+        log_safe::text(&f.code()),
+        log_safe::text(&f.message().replace(['\r', '\n'], " "))
+    )
+}
+
+fn totals(run: &Run<Finding>) -> BTreeMap<&'static str, usize> {
+    let mut t: BTreeMap<&'static str, usize> = [
+        Class::OlderThanInstruction,
+        Class::FollowsVersionBefore,
+        Class::BreaksVersionInForce,
+        Class::NoPivot,
+    ]
+    .into_iter()
+    .map(|c| (class_name(c), 0))
+    .collect();
+    for a in run.steps.iter().flat_map(|s| &s.new) {
+        *t.entry(class_name(a.class)).or_default() += 1;
     }
     t
 }
 
-fn report_text(sessions: &[Commit], steps: &[Step]) -> String {
-    let mut s = String::new();
-    for st in steps {
+fn report_text(rel: &str, kind: RulesFile, run: &Run<Finding>) -> String {
+    let h = &run.history;
+    let mut s = format!(
+        "sessions of {} (read as {}): {}\n",
+        log_safe::text(rel),
+        read_as(kind),
+        h.sessions.len()
+    );
+    for se in &h.sessions {
+        let list = |what: &str, ids: &[String]| match ids.is_empty() {
+            true => String::new(),
+            false => format!("; {what} {}", log_safe::text(&ids.join(", "))),
+        };
+        let replaced: Vec<String> = (se.replaced.iter())
+            .map(|[old, new]| format!("{old} by {new}"))
+            .collect();
+        s.push_str(&format!(
+            "  session {}: commit {} {}{}{}{}{}\n",
+            se.index,
+            se.commit.short,
+            log_safe::text(&se.commit.summary),
+            list("added", &se.added),
+            list("updated", &se.updated),
+            list("removed", &se.removed),
+            list("replaced", &replaced)
+        ));
+    }
+    if let Some(b) = &run.baseline {
+        s.push_str(&format!(
+            "baseline: commit {} {} (its findings are not new)\n",
+            b.short,
+            log_safe::text(&b.summary)
+        ));
+    }
+    for st in &run.steps {
         s.push_str(&format!(
             "== commit {} {} (session {}): {} finding{}, {} new\n",
             st.commit.short,
             log_safe::text(&st.commit.summary),
             st.session.map_or("none".into(), |k| k.to_string()),
-            st.outcome.findings.len(),
-            if st.outcome.findings.len() == 1 {
-                ""
-            } else {
-                "s"
-            },
+            st.findings.len(),
+            if st.findings.len() == 1 { "" } else { "s" },
             st.new.len()
         ));
-        for &(i, follows_old) in &st.new {
-            let f = &st.outcome.findings[i];
-            let r = f.diagnostic.range.start;
+        let (older, rest): (Vec<&Attributed>, Vec<&Attributed>) =
+            (st.new.iter()).partition(|a| a.class == Class::OlderThanInstruction);
+        for a in rest {
+            let f = &st.findings[a.index];
+            s.push_str(&format!("{}{}\n", finding_line(f), attribution(h, a)));
+        }
+        if !older.is_empty() {
             s.push_str(&format!(
-                "{}:{}:{}: [{}] {}{}\n",
-                log_safe::path(&f.path),
-                r.line + 1,
-                r.character + 1,
-                log_safe::text(&f.code()),
-                log_safe::text(&f.message().replace(['\r', '\n'], " ")),
-                if follows_old {
-                    " (follows the version before: the update forgotten)"
-                } else {
-                    ""
-                }
+                "  older than the instruction (a backlog, not a forgotten update): {}\n",
+                older.len()
             ));
+            for a in older {
+                let f = &st.findings[a.index];
+                s.push_str(&format!("  {}{}\n", finding_line(f), attribution(h, a)));
+            }
         }
     }
-    s.push_str("\nper pivot, new findings while each session was in force (commits checked: broke the version in force / followed the version before):\n");
-    for (id, rows) in adherence(steps) {
+    s.push_str("\nnew findings by class:");
+    for (class, n) in totals(run) {
+        s.push_str(&format!(" {class} {n};"));
+    }
+    s.pop();
+    s.push_str("\nper pivot, new findings while each of its versions was in force (commits checked: older than the instruction / broke it / followed the version before):\n");
+    for (id, rows) in pivot_history::adherence(run) {
         s.push_str(&format!("{}\n", log_safe::text(&id)));
-        for (session, [n, broke, old]) in rows {
-            let label = match session {
-                Some(k) => format!(
-                    "session {k} (commit {})",
-                    sessions.get(k).map_or("?", |c| c.short.as_str())
-                ),
-                None => "before the first session".into(),
-            };
+        for (given, r) in rows {
             s.push_str(&format!(
-                "  {label}: {n} commit{}: {broke} broke it, {old} followed the version before\n",
-                if n == 1 { "" } else { "s" }
+                "  {}: {} commit{}: {} older than the instruction, {} broke it, {} followed the version before\n",
+                session_label(h, given),
+                r.commits,
+                if r.commits == 1 { "" } else { "s" },
+                r.older_than_instruction,
+                r.broke,
+                r.followed_version_before
             ));
         }
     }
@@ -301,32 +390,55 @@ fn report_text(sessions: &[Commit], steps: &[Step]) -> String {
 fn report_json<'a>(
     root: &Path,
     rel: &'a str,
-    sessions: &'a [Commit],
-    steps: &'a [Step],
+    kind: RulesFile,
+    run: &'a Run<Finding>,
 ) -> HistoryReport<'a> {
+    let h = &run.history;
     let json_finding = super::check_report::json_finding;
-    let commits = (steps.iter())
+    let at = |k: usize| SessionRef {
+        session: k,
+        commit: &h.sessions[k].commit,
+    };
+    let commits = (run.steps.iter())
         .map(|st| HistoryCommit {
             commit: &st.commit,
             session: st.session,
-            pivots: &st.outcome.pivots,
-            findings: st.outcome.findings.iter().map(json_finding).collect(),
+            pivots: st.session.map_or(Vec::new(), |k| {
+                (h.in_force(k).into_iter())
+                    .map(|(p, g)| InForce {
+                        id: &p.id,
+                        text: &p.text,
+                        kind: p.kind.name(),
+                        rule: p.rule.describe(),
+                        given: at(g),
+                    })
+                    .collect()
+            }),
+            findings: st.findings.iter().map(json_finding).collect(),
             new: (st.new.iter())
-                .map(|&(i, follows_old)| NewFinding {
-                    finding: json_finding(&st.outcome.findings[i]),
-                    follows_version_before: follows_old,
+                .map(|a| NewFinding {
+                    finding: json_finding(&st.findings[a.index]),
+                    class: a.class,
+                    follows_version_before: a.class == Class::FollowsVersionBefore,
+                    written: a.written.and_then(|w| h.commits.get(w)),
+                    given: a.given.map(at),
+                    before: a.before.map(at),
                 })
                 .collect(),
+            rechecked: st.rechecked,
+            seconds: st.seconds,
         })
         .collect();
-    let adherence = (adherence(steps).into_iter())
+    let adherence = (pivot_history::adherence(run).into_iter())
         .map(|(id, rows)| {
             let rows = (rows.into_iter())
-                .map(|(session, [n, broke, old])| AdherenceRow {
-                    session,
-                    commits: n,
-                    broke,
-                    followed_version_before: old,
+                .map(|(given, r)| AdherenceRow {
+                    session: given,
+                    commit: &h.sessions[given].commit,
+                    commits: r.commits,
+                    older_than_instruction: r.older_than_instruction,
+                    broke: r.broke,
+                    followed_version_before: r.followed_version_before,
                 })
                 .collect();
             (id, rows)
@@ -335,9 +447,22 @@ fn report_json<'a>(
     HistoryReport {
         version: super::VERSION,
         root: root.display().to_string(),
-        pivots_file: rel,
-        sessions,
+        rules_file: rel,
+        read_as: read_as(kind),
+        sessions: (h.sessions.iter())
+            .map(|se| HistorySession {
+                index: se.index,
+                commit: &se.commit,
+                added: &se.added,
+                updated: &se.updated,
+                removed: &se.removed,
+                replaced: &se.replaced,
+            })
+            .collect(),
+        baseline: run.baseline.as_ref(),
         commits,
+        totals: totals(run),
         adherence,
+        warnings: &h.warnings,
     }
 }

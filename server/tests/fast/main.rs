@@ -14,6 +14,7 @@ mod cli_usage;
 mod docs;
 mod durability;
 mod history;
+mod history_instructions;
 mod hostile_inputs;
 mod hostile_repository;
 mod hub_dataset;
