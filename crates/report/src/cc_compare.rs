@@ -37,10 +37,13 @@ fn column<'a>(r: &'a Run, config: &str) -> Option<&'a Column> {
     r.scores.present().find(|c| c.config == config)
 }
 
+/// Pass@1 by turn.
+type Curve = Vec<(u64, Option<f64>)>;
+
 /// A run's Pass@1 by turn, turn 0 included: a live run's first row; for a static replay,
 /// the reference model's turn 0 from the score file (`turn0`, absent in older files).
-fn by_turn(r: &Run, col: &Column) -> Vec<(u64, Option<f64>)> {
-    let mut out: Vec<(u64, Option<f64>)> = r
+fn by_turn(r: &Run, col: &Column) -> Curve {
+    let mut out: Curve = r
         .scores
         .turns
         .iter()
@@ -63,7 +66,7 @@ pub fn pass_figures(bench: &str, runs: &[Run]) -> Result<Vec<Figure>, String> {
     };
     let mut figs = Vec::new();
     for (code, label) in configs(runs) {
-        let with: Vec<(&Run, Vec<(u64, Option<f64>)>)> = (runs.iter())
+        let with: Vec<(&Run, Curve)> = (runs.iter())
             .filter_map(|r| Some((r, by_turn(r, column(r, &code)?))))
             .collect();
         let mut turns: Vec<u64> = with

@@ -519,6 +519,9 @@ fn macro_csv(mc: &[(&String, &McScoreFile)]) -> String {
     super::csv::write(&["model", "score", "value"], &rows)
 }
 
+/// One macro score of a file.
+type ScoreOf = Box<dyn Fn(&McScoreFile) -> Option<f64>>;
+
 /// The macro figure with the instructions-chain and RAG scores added as further metrics
 /// when any input has them (their names say the History scorer gave them).
 fn with_modes(fig: Figure, mc: &[(&String, &McScoreFile)]) -> Result<Figure, String> {
@@ -533,14 +536,14 @@ fn with_modes(fig: Figure, mc: &[(&String, &McScoreFile)]) -> Result<Figure, Str
     if names.is_empty() {
         return Ok(fig);
     }
-    let mut cats: Vec<(String, Box<dyn Fn(&McScoreFile) -> Option<f64>>)> = MC_METRICS
+    let mut cats: Vec<(String, ScoreOf)> = MC_METRICS
         .iter()
         .map(|k| {
             let k = *k;
             (
                 k.to_string(),
                 Box::new(move |m: &McScoreFile| m.macro_scores.get(k).and_then(McScore::value))
-                    as Box<dyn Fn(&McScoreFile) -> Option<f64>>,
+                    as ScoreOf,
             )
         })
         .collect();
