@@ -5,8 +5,8 @@
 
 use super::charts::{self, Axis, Series};
 use super::csv;
+use super::figure::{Figure, Table};
 use super::input::{Column, Convcode};
-use super::page::{Figure, Table};
 use pivot_bench::convcode::numeric::py_float;
 
 /// One score file of a benchmark, with its label.

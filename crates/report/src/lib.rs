@@ -6,6 +6,7 @@
 mod cc_compare;
 mod charts;
 mod csv;
+mod figure;
 pub mod input;
 mod mc_lengths;
 mod page;

@@ -4,7 +4,7 @@
 
 use super::charts::{self, Axis, Extras, Series};
 use super::csv;
-use super::page::{Figure, Table};
+use super::figure::{Figure, Table};
 use super::stats::{self, Estimate};
 use pivot_bench::memorycode::report::{fmt as mc_fmt, SHORT_HISTORY_MAX_ID};
 use pivot_bench::memorycode::score_file::{DialogueRow, Score, ScoreFile};

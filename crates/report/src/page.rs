@@ -4,6 +4,7 @@
 
 use super::cc_compare;
 use super::charts::{self, Axis, Series};
+use super::figure::{slug, Figure, Table};
 use super::input::{Convcode, Score, ScoreFile, MC_METRICS};
 use pivot_bench::convcode::numeric::py_float;
 use pivot_bench::convcode::table::LEGEND;
@@ -12,45 +13,6 @@ use pivot_bench::memorycode::score_file::{Score as McScore, ScoreFile as McScore
 use pivot_python::python::ObjectKind;
 use serde::Serialize;
 use serde_json::Value;
-
-#[derive(Serialize)]
-pub(crate) struct Table {
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
-
-/// A chart (SVG; empty for a table alone), its caption, its table (the text output's
-/// rounding), notes, and the data behind it as CSV with a file name for the exports.
-#[derive(Serialize)]
-pub(crate) struct Figure {
-    pub name: String,
-    pub svg: String,
-    pub caption: String,
-    pub table: Table,
-    pub notes: Vec<String>,
-    pub csv: String,
-}
-
-impl Table {
-    /// The table as CSV (for the figures whose table is their data).
-    fn csv(&self) -> String {
-        let header: Vec<&str> = self.header.iter().map(String::as_str).collect();
-        super::csv::write(&header, &self.rows)
-    }
-}
-
-/// A file-name-safe form of `s` (for export names).
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').to_string()
-}
 
 #[derive(Serialize)]
 struct McSection {
