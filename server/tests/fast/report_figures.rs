@@ -188,6 +188,30 @@ fn every_figure_s_csv_is_as_snapshotted() {
     }
     // File names differ per run (temporary folders); the model labels do not.
     insta::assert_snapshot!("report_figure_csvs", text);
+
+    // ConvCodeBench's turn 0 is the reference model's own turn-0 Pass@1, as its live score
+    // has it in Table 1's first row.
+    let out = Command::new(EXE)
+        .args(["score", "convcode", "--results"])
+        .arg(dir.path().join("convcode"))
+        .args(["--model", REF, "--format", "json"])
+        .output()
+        .unwrap();
+    let live: Value = serde_json::from_slice(&ok(out, "score convcode").stdout).unwrap();
+    let ccb: Value = serde_json::from_slice(&std::fs::read(&inputs[4]).unwrap()).unwrap();
+    assert_eq!(ccb["benchmark"], "convcodebench");
+    assert_eq!(
+        ccb["turn0"]["reference_pass_at_1"],
+        live["columns"][0]["pass_at_1"][0]
+    );
+    let want = format!(
+        "org/model-a,CF_EF_FULL_SEF,w/ CF EF (full TC) SEF,0,{}",
+        live["columns"][0]["pass_at_1"][0]
+    );
+    let (_, pass) = (figures.iter())
+        .find(|(n, _)| n == "convcodebench-pass-at-1-cf_ef_full_sef")
+        .unwrap();
+    assert!(pass.contains(&want), "{want} not in {pass}");
 }
 
 /// Per dialogue length: how many dialogues have a score in `metric` (the History row's one
