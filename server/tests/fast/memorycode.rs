@@ -876,13 +876,24 @@ fn instructions_chain_and_rag_are_scored_as_history_is() {
     // Through the language server (answers sent as an editor sends them, the chain's and
     // RAG's as history answers): the same scores.
     let out = Command::new(EXE)
-        .args(["score", "memorycode", "--via-lsp", "--format", "json", "--dataset"])
+        .args([
+            "score",
+            "memorycode",
+            "--via-lsp",
+            "--format",
+            "json",
+            "--dataset",
+        ])
         .arg(fixtures().join("dataset"))
         .arg("--outputs")
         .arg(&modes)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let via: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(via["modes"], with["modes"]);
     assert_eq!(via["dialogues"], with["dialogues"]);
