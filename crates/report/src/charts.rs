@@ -225,6 +225,44 @@ pub fn lines(
     y: &Axis,
     series: &[Series],
 ) -> Result<String, Err> {
+    lines_with(title, x_label, xs, None, y, series, &Extras::default())
+}
+
+/// What a line chart may draw besides its lines.
+#[derive(Default)]
+pub struct Extras<'a> {
+    /// Per series, per x position: the band's (low, high), drawn translucent under the lines.
+    pub bands: &'a [Vec<Option<(f64, f64)>>],
+    /// Per x position, a short text written just above the x axis (e.g. `n=30`).
+    pub counts: &'a [String],
+    /// A dotted vertical rule between two x positions (at this x), with its label.
+    pub divider: Option<(f64, &'a str)>,
+}
+
+/// A line chart over categories (`labels[i]` at x = i, evenly spaced) with bands under the
+/// lines and counts above the axis: for x values that are few and far apart (dialogue
+/// lengths 1, 2, ..., 15, 20, ..., 100).
+pub fn band_lines(
+    title: &str,
+    x_label: &str,
+    labels: &[String],
+    y: &Axis,
+    series: &[Series],
+    extras: &Extras,
+) -> Result<String, Err> {
+    let xs: Vec<u64> = (0..labels.len() as u64).collect();
+    lines_with(title, x_label, &xs, Some(labels), y, series, extras)
+}
+
+fn lines_with(
+    title: &str,
+    x_label: &str,
+    xs: &[u64],
+    labels: Option<&[String]>,
+    y: &Axis,
+    series: &[Series],
+    extras: &Extras,
+) -> Result<String, Err> {
     // (rank in its group, group size) and the group's first series, per series.
     let mut place = vec![(0usize, 1usize); series.len()];
     let mut same_as = vec![None; series.len()];
@@ -241,20 +279,38 @@ pub fn lines(
     chart_svg(title, height, series, &rows, true, |plot| {
         let x_max = xs.iter().copied().max().unwrap_or(0).max(1) as f64;
         let x_min = xs.iter().copied().min().unwrap_or(0) as f64;
+        // Counts get a strip of their own under the value 0, clear of every line.
+        let y_min = if extras.counts.is_empty() {
+            0.0
+        } else {
+            -y.max * 0.07
+        };
         let mut chart = builder(plot, title)
             .y_label_area_size(70)
-            .build_cartesian_2d(x_min - 0.3..x_max + 0.3, 0f64..y.max * 1.04)
+            .build_cartesian_2d(x_min - 0.3..x_max + 0.3, y_min..y.max * 1.04)
             .map_err(e)?;
         let n_x = xs.len().clamp(2, 21);
         let dec = y.tick_decimals();
         let x_label_of = |v: &f64| {
             if (v - v.round()).abs() < 1e-9 {
-                format!("{}", v.round() as i64)
+                match labels {
+                    Some(l) => (v.round() >= 0.0)
+                        .then(|| l.get(v.round() as usize).cloned())
+                        .flatten()
+                        .unwrap_or_default(),
+                    None => format!("{}", v.round() as i64),
+                }
             } else {
                 String::new()
             }
         };
-        let y_label_of = |v: &f64| format!("{v:.dec$}");
+        let y_label_of = |v: &f64| {
+            if *v < -1e-9 {
+                String::new()
+            } else {
+                format!("{:.dec$}", v.abs())
+            }
+        };
         draw_mesh(
             chart
                 .configure_mesh()
@@ -264,6 +320,51 @@ pub fn lines(
                 .x_label_formatter(&x_label_of)
                 .y_label_formatter(&y_label_of),
         )?;
+        // Bands first, under every line: one translucent polygon per run of the series.
+        for (i, band) in extras.bands.iter().enumerate() {
+            for run in band_runs(xs, band) {
+                let mut pts: Vec<(f64, f64)> = run.iter().map(|(x, lo, _)| (*x, *lo)).collect();
+                pts.extend(run.iter().rev().map(|(x, _, hi)| (*x, *hi)));
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        pts,
+                        PALETTE[i % PALETTE.len()].mix(0.16).filled(),
+                    )))
+                    .map_err(e)?;
+            }
+        }
+        if let Some((at, label)) = extras.divider {
+            let dotted = BLACK.mix(0.45).stroke_width(1);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(at, 0.0), (at, y.max * 1.04)],
+                    3,
+                    4,
+                    dotted,
+                ))
+                .map_err(e)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label.to_string(),
+                    (at, y.max * 1.03),
+                    (FONT, 13)
+                        .into_font()
+                        .color(&BLACK.mix(0.7))
+                        .pos(Pos::new(HPos::Center, VPos::Top)),
+                )))
+                .map_err(e)?;
+        }
+        let counts = xs.iter().zip(extras.counts).map(|(x, c)| {
+            Text::new(
+                c.clone(),
+                (*x as f64, y_min / 2.0),
+                (FONT, 12)
+                    .into_font()
+                    .color(&BLACK.mix(0.65))
+                    .pos(Pos::new(HPos::Center, VPos::Center)),
+            )
+        });
+        chart.draw_series(counts).map_err(e)?;
         // With many points, a marker on each would bury the lines: markers then go on every
         // k-th point (staggered between series) and on isolated points, and lines thin.
         let k = xs.len().div_ceil(20).max(1);
@@ -310,6 +411,27 @@ pub fn lines(
         }
         Ok(())
     })
+}
+
+/// Consecutive x positions with a band (a gap splits it).
+fn band_runs(xs: &[u64], band: &[Option<(f64, f64)>]) -> Vec<Vec<(f64, f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new()];
+    for (x, b) in xs.iter().zip(band) {
+        match b {
+            Some((lo, hi)) if lo.is_finite() && hi.is_finite() => {
+                out.last_mut().unwrap().push((*x as f64, *lo, *hi))
+            }
+            _ if out.last().is_some_and(|r| !r.is_empty()) => out.push(Vec::new()),
+            _ => {}
+        }
+    }
+    // A lone point's band is a vertical bar: a thin polygon around it.
+    for r in out.iter_mut().filter(|r| r.len() == 1) {
+        let (x, lo, hi) = r[0];
+        *r = vec![(x - 0.08, lo, hi), (x + 0.08, lo, hi)];
+    }
+    out.retain(|r| !r.is_empty());
+    out
 }
 
 /// Consecutive points with a value (a gap splits the line).

@@ -43,6 +43,16 @@ pub struct Convcode {
     /// What the text output prints under its tables (e.g. configurations that repeat turn 0).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// ConvCodeBench's turn 0 (absent from live files and older static ones).
+    #[serde(default)]
+    pub turn0: Option<StaticTurn0>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct StaticTurn0 {
+    pub reference_pass_at_1: f64,
+    #[serde(default)]
+    pub model_pass_at_1: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

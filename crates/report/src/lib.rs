@@ -3,9 +3,14 @@
 //! score formats and rounding; the core never imports it. The CLI (`cli/report_cmd.rs`) and
 //! the editor command `pivot.report.open` both call [`build`] and [`write`].
 
+mod cc_compare;
 mod charts;
+mod csv;
+mod figure;
 pub mod input;
+mod mc_lengths;
 mod page;
+mod stats;
 
 pub use input::Input;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,9 @@
 //! each section, the provenance rows, then the template (`report.html.j2`, minijinja with
 //! HTML auto-escaping; only our SVG and the embedded JSON are marked safe).
 
+use super::cc_compare;
 use super::charts::{self, Axis, Series};
+use super::figure::{slug, Figure, Table};
 use super::input::{Convcode, Score, ScoreFile, MC_METRICS};
 use pivot_bench::convcode::numeric::py_float;
 use pivot_bench::convcode::table::LEGEND;
@@ -13,25 +15,20 @@ use serde::Serialize;
 use serde_json::Value;
 
 #[derive(Serialize)]
-struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-#[derive(Serialize)]
-struct Figure {
-    svg: String,
-    caption: String,
-    table: Table,
-    notes: Vec<String>,
-}
-
-#[derive(Serialize)]
 struct McSection {
     #[serde(rename = "macro")]
     macro_scores: Figure,
+    by_length: Vec<Figure>,
     sessions: Vec<Figure>,
     kinds: Option<Figure>,
+}
+
+/// One benchmark's figures with models side by side, then each run's own.
+#[derive(Serialize)]
+struct CcSection {
+    pass: Vec<Figure>,
+    scores: Vec<Figure>,
+    runs: Vec<CcBlock>,
 }
 
 #[derive(Serialize)]
@@ -79,16 +76,37 @@ pub fn render(
     };
     let mut live = Vec::new();
     let mut statics = Vec::new();
+    let mut live_runs = Vec::new();
+    let mut static_runs = Vec::new();
     for (f, name) in files.iter().zip(&names) {
         if let Score::Convcode(c) = &f.score {
             let block = convcode_block(c, name, &f.name)?;
+            let run = cc_compare::Run {
+                label: name,
+                scores: c,
+            };
             if c.is_static() {
                 statics.push(block);
+                static_runs.push(run);
             } else {
                 live.push(block);
+                live_runs.push(run);
             }
         }
     }
+    let section = |bench: &str, runs: &[cc_compare::Run], blocks: Vec<CcBlock>| {
+        if blocks.is_empty() {
+            return Ok::<_, String>(None);
+        }
+        Ok(Some(CcSection {
+            pass: cc_compare::pass_figures(bench, runs)?,
+            scores: cc_compare::mrr_recall_figures(bench, runs)?,
+            runs: blocks,
+        }))
+    };
+    let live = section("ConvCodeWorld", &live_runs, live)?;
+    let statics = section("ConvCodeBench", &static_runs, statics)?;
+    let gap = cc_compare::gap_figure(&live_runs, &static_runs);
     let inputs: Vec<Provenance> = files
         .iter()
         .zip(sizes)
@@ -128,6 +146,7 @@ pub fn render(
         memorycode => memorycode,
         live => live,
         static => statics,
+        gap => gap,
         legend => LEGEND.lines().map(|l| l.trim().trim_start_matches("- ").to_string()).collect::<Vec<_>>(),
         inputs => inputs,
         data => data,
@@ -249,6 +268,8 @@ fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, Strin
     let title = "MemoryCode: macro scores by model";
     let macro_scores =
         Figure {
+            name: "memorycode-macro".into(),
+            csv: String::new(),
             svg: charts::grouped_bars(title, "score", &metrics, &score_axis, &series)?,
             caption: "The four scores of MemoryCode's evaluator, one bar per model.".into(),
             table: Table {
@@ -268,6 +289,9 @@ fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, Strin
             },
             notes: vec![],
         };
+    let mut macro_scores = with_modes(macro_scores, mc)?;
+    macro_scores.csv = macro_csv(mc);
+    let by_length = super::mc_lengths::figures(mc)?;
 
     let mut sessions = Vec::new();
     for (name, m) in mc {
@@ -276,7 +300,8 @@ fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, Strin
             .map(|k| m.per_session.get(k).map_or(0, Vec::len))
             .max()
             .unwrap_or(0);
-        let xs: Vec<u64> = (0..len as u64).collect();
+        // Sessions numbered from 1, as the dialogue lengths are.
+        let xs: Vec<u64> = (1..=len as u64).collect();
         let lines: Vec<Series> = MC_METRICS
             .iter()
             .map(|k| Series {
@@ -288,26 +313,49 @@ fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, Strin
             .collect();
         let title = format!("MemoryCode per session: {name}");
         let notes = coincidence_notes(&lines, "session");
+        let table = Table {
+            header: std::iter::once("session number".to_string())
+                .chain(metrics.iter().cloned())
+                .collect(),
+            rows: (0..len)
+                .map(|i| {
+                    std::iter::once((i + 1).to_string())
+                        .chain(MC_METRICS.iter().map(|k| {
+                            mc_fmt(opt(m
+                                .per_session
+                                .get(k)
+                                .and_then(|v| v.get(i))
+                                .and_then(McScore::value)))
+                        }))
+                        .collect()
+                })
+                .collect(),
+        };
+        let csv_rows: Vec<Vec<String>> = (0..len)
+            .map(|i| {
+                std::iter::once((i + 1).to_string())
+                    .chain(MC_METRICS.iter().map(|k| {
+                        super::csv::num(
+                            m.per_session
+                                .get(k)
+                                .and_then(|v| v.get(i))
+                                .and_then(McScore::value),
+                        )
+                    }))
+                    .collect()
+            })
+            .collect();
+        let mut csv_header = vec!["session_number"];
+        csv_header.extend(MC_METRICS);
         sessions.push(Figure {
-            svg: charts::lines(&title, "session (0-based)", &xs, &score_axis, &lines)?,
+            name: format!("memorycode-per-session-{}", slug(name)),
+            svg: charts::lines(&title, "session (1-based)", &xs, &score_axis, &lines)?,
             caption: format!(
-                "{name}: each score per session index, averaged over the dialogues that have that session (gaps: none has a score there)."
+                "{name}: each score at each session (numbered from 1), averaged as the original evaluator does over the dialogues that have that session: History is scored only at a dialogue's last session, so it shows at the dialogue lengths alone (gaps: no dialogue has a score there). The figures above average by dialogue length instead."
             ),
-            table: Table {
-                header: std::iter::once("session index".to_string())
-                    .chain(metrics.iter().cloned())
-                    .collect(),
-                rows: (0..len)
-                    .map(|i| {
-                        std::iter::once(i.to_string())
-                            .chain(MC_METRICS.iter().map(|k| {
-                                mc_fmt(opt(m.per_session.get(k).and_then(|v| v.get(i)).and_then(McScore::value)))
-                            }))
-                            .collect()
-                    })
-                    .collect(),
-            },
+            table,
             notes,
+            csv: super::csv::write(&csv_header, &csv_rows),
         });
     }
 
@@ -369,7 +417,23 @@ fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, Strin
                 mc.len()
             ));
         }
+        let table = Table { header, rows };
+        let mut csv_rows = Vec::new();
+        for (name, m) in &with_kinds {
+            for k in &names {
+                let r = m.by_kind.get(k);
+                csv_rows.push(vec![
+                    name.to_string(),
+                    k.clone(),
+                    super::csv::num(r.and_then(|r| r.mean.value())),
+                    r.map_or(0, |r| r.count).to_string(),
+                    r.map_or(0, |r| r.absent).to_string(),
+                ]);
+            }
+        }
         Some(Figure {
+            name: "memorycode-by-kind".into(),
+            csv: super::csv::write(&["model", "object_kind", "mean", "scored", "absent"], &csv_rows),
             svg: charts::grouped_bars_h(
                 "MemoryCode: instruction score by object kind of the pivot",
                 &names,
@@ -380,14 +444,126 @@ fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, Strin
                 &series,
             )?,
             caption: "Instruction answers grouped by the object kind their pivot is about: the plain mean of the scored answers (answers where the object is absent have no score), so the kinds a model forgets stand out.".into(),
-            table: Table { header, rows },
+            table,
             notes,
         })
     };
     Ok(McSection {
         macro_scores,
+        by_length,
         sessions,
         kinds,
+    })
+}
+
+/// The macro scores in full precision, one row per model and score (the instructions
+/// chain's and RAG's as `instructions chain: short history` etc.).
+fn macro_csv(mc: &[(&String, &McScoreFile)]) -> String {
+    let mut rows = Vec::new();
+    for (name, m) in mc {
+        for k in MC_METRICS {
+            let v = m.macro_scores.get(k).and_then(McScore::value);
+            rows.push(vec![name.to_string(), k.to_string(), super::csv::num(v)]);
+        }
+        for (mode, s) in &m.modes {
+            for (which, v) in [
+                ("short history", s.macro_scores.short_history),
+                ("long history", s.macro_scores.long_history),
+            ] {
+                rows.push(vec![
+                    name.to_string(),
+                    format!("{mode}: {which}"),
+                    super::csv::num(v.value()),
+                ]);
+            }
+        }
+    }
+    super::csv::write(&["model", "score", "value"], &rows)
+}
+
+/// One macro score of a file.
+type ScoreOf = Box<dyn Fn(&McScoreFile) -> Option<f64>>;
+
+/// The macro figure with the instructions-chain and RAG scores added as further metrics
+/// when any input has them (their names say the History scorer gave them).
+fn with_modes(fig: Figure, mc: &[(&String, &McScoreFile)]) -> Result<Figure, String> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, m) in mc {
+        for k in m.modes.keys() {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    if names.is_empty() {
+        return Ok(fig);
+    }
+    let mut cats: Vec<(String, ScoreOf)> = MC_METRICS
+        .iter()
+        .map(|k| {
+            let k = *k;
+            (
+                k.to_string(),
+                Box::new(move |m: &McScoreFile| m.macro_scores.get(k).and_then(McScore::value))
+                    as ScoreOf,
+            )
+        })
+        .collect();
+    for n in &names {
+        for long in [false, true] {
+            let n2 = n.clone();
+            cats.push((
+                format!("{n}: {} history", if long { "long" } else { "short" }),
+                Box::new(move |m: &McScoreFile| {
+                    let s = m.modes.get(&n2)?;
+                    let v = if long {
+                        s.macro_scores.long_history
+                    } else {
+                        s.macro_scores.short_history
+                    };
+                    v.value()
+                }),
+            ));
+        }
+    }
+    let labels: Vec<String> = cats.iter().map(|(l, _)| l.clone()).collect();
+    let series: Vec<Series> = mc
+        .iter()
+        .map(|(name, m)| Series {
+            name: name.to_string(),
+            values: cats.iter().map(|(_, f)| f(m)).collect(),
+        })
+        .collect();
+    let title = "MemoryCode: macro scores by model";
+    let svg = charts::grouped_bars_h(
+        title,
+        &labels,
+        &Axis {
+            label: "score (fraction followed, 0-1)".into(),
+            max: 1.0,
+            decimals: 2,
+        },
+        &series,
+    )?;
+    let mut header = vec!["model".to_string()];
+    header.extend(labels.iter().cloned());
+    let rows = mc
+        .iter()
+        .map(|(name, m)| {
+            std::iter::once(name.to_string())
+                .chain(cats.iter().map(|(_, f)| mc_fmt(opt(f(m)))))
+                .collect()
+        })
+        .collect();
+    Ok(Figure {
+        svg,
+        caption: format!(
+            "{} Instructions chain and RAG ({}): the outputs of `memorycode generate --modes instructions-chain,rag`, scored by MemoryCode's History scorer on the same history queries and pairs (the original evaluator scores neither), averaged as History is.",
+            fig.caption,
+            names.join(", ")
+        ),
+        table: Table { header, rows },
+        ..fig
     })
 }
 
@@ -442,10 +618,13 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
         ));
     }
     let title = format!("{bench} Pass@1 per turn: {heading}");
+    let table = Table { header, rows };
     let pass = Some(Figure {
+        name: slug(&format!("{bench}-pass-at-1-{heading}")),
+        csv: table.csv(),
         svg: charts::lines(&title, "turn", &c.turns, &pct, &series)?,
         caption: caption(c, name, 1),
-        table: Table { header, rows },
+        table,
         notes,
     });
     let scored: Vec<_> = c.columns.iter().filter(|col| col.mrr.is_some()).collect();
@@ -471,7 +650,13 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
                 .chain(scored.iter().map(|col| cell(pick(col))))
                 .collect::<Vec<_>>()
         };
+        let table = Table {
+            header,
+            rows: vec![row("MRR", &|col| col.mrr), row("Recall", &|col| col.recall)],
+        };
         Some(Figure {
+            name: slug(&format!("{bench}-mrr-recall-{heading}")),
+            csv: table.csv(),
             svg: charts::grouped_bars_h(
                 &title,
                 &labels,
@@ -483,10 +668,7 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
                 &series,
             )?,
             caption: caption(c, name, 2),
-            table: Table {
-                header,
-                rows: vec![row("MRR", &|col| col.mrr), row("Recall", &|col| col.recall)],
-            },
+            table,
             notes: vec![],
         })
     };

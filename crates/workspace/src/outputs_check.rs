@@ -37,7 +37,7 @@ pub fn check_outputs(
         .iter()
         .map(|a| {
             let session = &dialogue.sessions[a.session];
-            let pairs: &[Pair] = match a.kind {
+            let pairs: &[Pair] = match a.kind.scored_as() {
                 AnswerKind::History => &session.history_regex,
                 _ => &session.session_regex,
             };

@@ -232,7 +232,8 @@ pub struct SessionScores {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AnswerScored {
     pub session: usize,
-    /// "session", "instruction" or "history".
+    /// "session", "instruction" or "history"; "instructions_chain" or "rag" for answers of
+    /// those outputs (scored on the history pairs).
     pub kind: String,
     pub answer: usize,
     pub syntax_error: Option<String>,

@@ -116,7 +116,9 @@ fn one_dialogue(
             answers: (run.iter())
                 .map(|(at, code)| AnswerArgs {
                     text: code.to_string(),
-                    kind: Text(at.kind.name().into()),
+                    // The server knows the original's three kinds; chain and RAG answers are
+                    // checked on the history pairs.
+                    kind: Text(at.kind.scored_as().name().into()),
                     answer: at.answer,
                 })
                 .collect(),

@@ -24,6 +24,7 @@ mod memorycode_generate;
 mod model_server;
 mod pivots_import;
 mod report;
+mod report_figures;
 mod self_contained;
 mod shards;
 mod stdio_flag;

@@ -7,7 +7,7 @@ use crate::support;
 use pivot_bench::memorycode::score::{AnswerKind, DialogueResult};
 use pivot_bench::memorycode::score_dirs::{score_dirs, Detail};
 use pivot_python::pivots::Verdict;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -803,4 +803,116 @@ fn score_tables_match_their_snapshots() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         insta::assert_snapshot!(name, String::from_utf8_lossy(&o.stdout));
     }
+}
+
+/// `score memorycode --format json` of an outputs folder against the bundled dataset.
+fn score_json(outputs: &Path) -> Value {
+    let out = Command::new(EXE)
+        .args(["score", "memorycode", "--format", "json", "--dataset"])
+        .arg(fixtures().join("dataset"))
+        .arg("--outputs")
+        .arg(outputs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The instructions-chain and RAG outputs are scored by the History scorer: each mode's
+/// scores equal the History scores of a copy of the outputs whose `history_model_output`
+/// holds that mode's answers (and History itself is unchanged by the extra keys).
+#[test]
+fn instructions_chain_and_rag_are_scored_as_history_is() {
+    let modes = fixtures().join("modes/model-a");
+    let with = score_json(&modes);
+    let plain = score_json(&fixtures().join("outputs/demo-model"));
+    assert!(plain.get("modes").is_none(), "no modes without their keys");
+    assert_eq!(with["macro"], plain["macro"], "History etc. unchanged");
+    assert_eq!(with["per_session"], plain["per_session"]);
+    for (name, key, row) in [
+        (
+            "instructions chain",
+            "instructions_only_model_output",
+            "instructions_chain",
+        ),
+        ("rag", "rag_model_output", "rag"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir(&modes).unwrap() {
+            let p = e.unwrap().path();
+            let mut v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            for s in v["sessions"].as_array_mut().unwrap() {
+                let s = s.as_object_mut().unwrap();
+                let answers = s.remove(key).unwrap_or(Value::Array(vec![]));
+                s.insert("history_model_output".into(), answers);
+                s.remove("instructions_only_model_output");
+                s.remove("rag_model_output");
+            }
+            std::fs::write(dir.path().join(p.file_name().unwrap()), v.to_string()).unwrap();
+        }
+        let as_history = score_json(dir.path());
+        let m = &with["modes"][name];
+        assert_eq!(m["output_key"], key);
+        assert_eq!(m["scored_as"], "history");
+        assert_eq!(m["dialogues"], 3);
+        for h in ["short history", "long history"] {
+            assert_eq!(m["macro"][h], as_history["macro"][h], "{name}: {h}");
+            assert_eq!(m["per_session"][h], as_history["per_session"][h], "{name}");
+        }
+        for (id, d) in as_history["dialogues"].as_object().unwrap() {
+            assert_eq!(with["dialogues"][id][row], d["history"], "{name}: {id}");
+        }
+        // The mode's answers differ from History's somewhere, so the check can fail.
+        assert_ne!(
+            m["macro"],
+            json!({"short history": with["macro"]["short history"], "long history": with["macro"]["long history"]}),
+            "{name}: the fixture's answers must differ from History's"
+        );
+    }
+    // Through the language server (answers sent as an editor sends them, the chain's and
+    // RAG's as history answers): the same scores.
+    let out = Command::new(EXE)
+        .args([
+            "score",
+            "memorycode",
+            "--via-lsp",
+            "--format",
+            "json",
+            "--dataset",
+        ])
+        .arg(fixtures().join("dataset"))
+        .arg("--outputs")
+        .arg(&modes)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let via: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(via["modes"], with["modes"]);
+    assert_eq!(via["dialogues"], with["dialogues"]);
+
+    // The text table names the scorer.
+    let out = Command::new(EXE)
+        .args(["score", "memorycode", "--dataset"])
+        .arg(fixtures().join("dataset"))
+        .arg("--outputs")
+        .arg(&modes)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("instructions chain (history scorer): short history"),
+        "{text}"
+    );
+    assert!(
+        text.contains("rag (history scorer): long history"),
+        "{text}"
+    );
 }

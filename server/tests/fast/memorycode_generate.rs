@@ -123,6 +123,12 @@ fn requests_and_files_equal_the_originals() {
         .output()
         .unwrap();
     assert!(score.status.success(), "{}", stderr(&score));
+    // The chain's answers, under the key generate wrote, are scored (by the History scorer).
+    let v: Value = serde_json::from_slice(&score.stdout).unwrap();
+    let chain = &v["modes"]["instructions chain"];
+    assert_eq!(chain["output_key"], "instructions_only_model_output");
+    assert_eq!(chain["dialogues"], 3, "{chain}");
+    assert!(v["modes"].get("rag").is_none(), "rag was not generated");
 }
 
 /// A request that fails leaves its dialogue unwritten and the rest written; the rerun sends

@@ -127,6 +127,23 @@ fn report_from_fixture_scores_is_self_contained_and_complete() {
     let html = build_report(dir.path(), &inputs);
     let (data, page) = split_data(&html);
 
+    // The export script makes its downloads as `data:` addresses from the page itself; it
+    // names no other address and asks for nothing (the Chromium tests record requests).
+    let open = "<script id=\"pivot-report-export\">";
+    let start = page.find(open).expect("the export script");
+    let end = start + page[start..].find("</script>").unwrap();
+    let script = &page[start..end];
+    for banned in [
+        "http",
+        "fetch(",
+        "XMLHttpRequest",
+        "import(",
+        "//cdn",
+        "WebSocket",
+    ] {
+        assert!(!script.contains(banned), "the export script has {banned}");
+    }
+    let page = format!("{}{}", &page[..start], &page[end..]);
     let refs = external_references(&page);
     assert!(refs.is_empty(), "external references: {refs:?}");
 
@@ -150,9 +167,12 @@ fn report_from_fixture_scores_is_self_contained_and_complete() {
 
     // Every chart is an inline <svg> whose first child is a non-empty <title>.
     let charts: Vec<&str> = page.split("<svg").skip(1).collect();
-    // MemoryCode: macro, 2 per-session, by kind; ConvCodeWorld: Pass@1, MRR/Recall;
-    // ConvCodeBench: none (this replay has no results, which the page says).
-    assert_eq!(charts.len(), 6, "charts in the page");
+    // MemoryCode: history, session and instruction by dialogue length, macro, 2
+    // per-session, by kind; ConvCodeWorld: Pass@1 of each of its 3 configurations (w/ CF
+    // and w/ CF SNF repeat turn 0) across models, MRR and Recall across models, then the
+    // run's own Pass@1 and MRR/Recall; ConvCodeBench: none (this replay has no results,
+    // which the page says).
+    assert_eq!(charts.len(), 7 + 7, "charts in the page");
     assert!(page.contains("No configuration has results in"));
     for c in &charts {
         let head = &c[..c.find("</title>").expect("chart without <title>")];
@@ -594,7 +614,7 @@ fn notes_coinciding_series_and_distinct_column_names_are_on_the_page() {
             "repeated column names: {names:?}"
         );
     }
-    assert!(page.contains("<th scope=\"col\">session index</th>"));
+    assert!(page.contains("<th scope=\"col\">session number</th>"));
     // The text output's per-session table too.
     let header = texts[0]
         .lines()
@@ -729,7 +749,12 @@ fn chromium_shows_every_series_even_identical_ones_and_a_lone_point() {
     let html = build_report(dir.path(), std::slice::from_ref(&input));
     // The Pass@1 chart alone, at its own size in the top left corner, so that only its
     // pixels are counted (the page's rules and links use the same palette).
-    let start = html.find("<svg").expect("a chart");
+    // The run's own chart (one line per configuration), after the figures that put models
+    // side by side (one line per model).
+    let own = html
+        .find("Each run on its own")
+        .expect("the run's own figures");
+    let start = own + html[own..].find("<svg").expect("a chart");
     let end = start + html[start..].find("</svg>").unwrap() + 6;
     let chart = dir.path().join("chart.html");
     std::fs::write(

@@ -59,6 +59,21 @@ pub struct Scores {
     pub excluded_tasks: Vec<String>,
     /// Non-fatal findings (unreadable files, dropped configurations, unneeded missing files).
     pub notes: Vec<String>,
+    /// ConvCodeBench only: the turn-0 Pass@1 its Table 1 leaves out (the original prints
+    /// turns 1-10), for the report's turn-0 point; absent from live scores, whose turn 0 is
+    /// Table 1's first row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn0: Option<StaticTurn0>,
+}
+
+/// A static replay's turn 0, as percentages rounded as Table 1's cells are.
+#[derive(Clone, Debug, Serialize)]
+pub struct StaticTurn0 {
+    /// The reference model's turn 0: the code every replayed conversation starts from, so
+    /// the static Pass@1 formula (s_t or r_0) at t = 0.
+    pub reference_pass_at_1: f64,
+    /// The target model's own turn 0 (which MRR and Recall count at rank 0).
+    pub model_pass_at_1: f64,
 }
 
 impl Scores {
@@ -327,6 +342,7 @@ fn score_live(
         columns,
         excluded_tasks: in_turn0_order(&init, &excluded),
         notes,
+        turn0: None,
     })
 }
 
@@ -489,6 +505,10 @@ fn score_static(
         columns,
         excluded_tasks: in_turn0_order(&init, &excluded),
         notes,
+        turn0: Some(StaticTurn0 {
+            reference_pass_at_1: pass_at_1(&ref_init, &ref_init)?,
+            model_pass_at_1: pass_at_1(&init, &init)?,
+        }),
     })
 }
 

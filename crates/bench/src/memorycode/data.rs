@@ -103,6 +103,14 @@ pub struct SessionOutput {
     pub instruction_model_output: Vec<String>,
     #[serde(default)]
     pub history_model_output: Vec<String>,
+    /// `generate --modes instructions-chain`: the last session's history queries after the
+    /// list of instructions alone (the original names the key `instructions_only_...`).
+    /// `None` when the file has no such key (the original evaluator reads neither key).
+    #[serde(default)]
+    pub instructions_only_model_output: Option<Vec<String>>,
+    /// `generate --modes rag`: the last session's history queries after retrieved sessions.
+    #[serde(default)]
+    pub rag_model_output: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -76,6 +76,8 @@ fn add_shard(report: &mut Report, f: &ScoreFile) -> Result<()> {
             history: floats(&d.history),
             session: floats(&d.session),
             instruction: floats(&d.instruction),
+            instructions_chain: floats(&d.instructions_chain),
+            rag: floats(&d.rag),
         };
         report.dialogues.insert(*id, scores);
     }

@@ -1,9 +1,10 @@
 //! MemoryCode's aggregate report: per-session and macro scores, in the shape of the
 //! reference dump (`reference/<model>.json`), as JSON, a table or markdown.
 
-use super::score::{nanmean, DialogueResult, DialogueScores};
+use super::score::{nanmean, DialogueResult, DialogueScores, HISTORY_SCORED_MODES};
 use super::score_file::{
-    scores, DialogueRow, KindRow, Metrics, Score, ScoreFile, Skipped, METRICS,
+    scores, DialogueRow, HistoryPair, KindRow, Metrics, ModeScores, Score, ScoreFile, Skipped,
+    METRICS,
 };
 use crate::numpy;
 use serde_json::Value;
@@ -32,6 +33,20 @@ pub struct Report {
     pub model: String,
     /// Instruction answers by the object kind of their pivot (no original evaluator has it).
     pub by_kind: BTreeMap<&'static str, KindScore>,
+    /// The modes of [`HISTORY_SCORED_MODES`] that some dialogue has, by name: per-session
+    /// (short, long) history scores and their macro means, and how many dialogues have one.
+    pub modes: BTreeMap<&'static str, ModeReport>,
+}
+
+/// One mode scored by the History scorer, aggregated as History is.
+#[derive(Clone, Debug, Default)]
+pub struct ModeReport {
+    pub output_key: &'static str,
+    pub short: Vec<f64>,
+    pub long: Vec<f64>,
+    pub macro_short: f64,
+    pub macro_long: f64,
+    pub dialogues: usize,
 }
 
 /// Instruction answers of one object kind: the mean of the scored ones (a plain mean over
@@ -89,11 +104,11 @@ impl Report {
                     .filter(|id| !listed.contains(id)),
             )
             .collect();
-        let column = |pick: &dyn Fn(u32, &DialogueScores) -> Option<&Vec<f64>>| -> Vec<f64> {
+        let column = |pick: &dyn Fn(u32, &DialogueScores) -> Option<&[f64]>| -> Vec<f64> {
             let rows: Vec<Vec<f64>> = (order.iter())
                 .filter_map(|id| pick(*id, &self.dialogues[id]))
                 .map(|r| {
-                    let mut padded = r.clone();
+                    let mut padded = r.to_vec();
                     padded.resize(len, f64::NAN);
                     padded
                 })
@@ -101,13 +116,40 @@ impl Report {
             let rows: Vec<&[f64]> = rows.iter().map(Vec::as_slice).collect();
             numpy::nanmean_axis0(&rows, len)
         };
-        let short = column(&|id, d| (id <= SHORT_HISTORY_MAX_ID).then_some(&d.history));
-        let long = column(&|id, d| (id > SHORT_HISTORY_MAX_ID).then_some(&d.history));
-        let session = column(&|_, d| Some(&d.session));
-        let instruction = column(&|_, d| Some(&d.instruction));
+        let short = column(&|id, d| (id <= SHORT_HISTORY_MAX_ID).then_some(&d.history[..]));
+        let long = column(&|id, d| (id > SHORT_HISTORY_MAX_ID).then_some(&d.history[..]));
+        let session = column(&|_, d| Some(&d.session[..]));
+        let instruction = column(&|_, d| Some(&d.instruction[..]));
         for (name, col) in METRICS.into_iter().zip([short, long, session, instruction]) {
             self.macro_scores.insert(name, nanmean(col.iter().copied()));
             self.per_session.insert(name, col);
+        }
+        self.modes.clear();
+        for (kind, name, key) in HISTORY_SCORED_MODES {
+            let with: Vec<u32> = (order.iter().copied())
+                .filter(|id| !self.dialogues[id].mode(kind).is_empty())
+                .collect();
+            if with.is_empty() {
+                continue;
+            }
+            let pick = |short: bool| {
+                column(&|id, d| {
+                    let v = d.mode(kind);
+                    (!v.is_empty() && (id <= SHORT_HISTORY_MAX_ID) == short).then_some(v)
+                })
+            };
+            let (short, long) = (pick(true), pick(false));
+            self.modes.insert(
+                name,
+                ModeReport {
+                    output_key: key,
+                    macro_short: nanmean(short.iter().copied()),
+                    macro_long: nanmean(long.iter().copied()),
+                    short,
+                    long,
+                    dialogues: with.len(),
+                },
+            );
         }
     }
 
@@ -126,6 +168,8 @@ impl Report {
                         history: scores(&d.history),
                         session: scores(&d.session),
                         instruction: scores(&d.instruction),
+                        instructions_chain: scores(&d.instructions_chain),
+                        rag: scores(&d.rag),
                     };
                     (*id, row)
                 })
@@ -143,6 +187,24 @@ impl Report {
                     (k.to_string(), row)
                 })
                 .collect(),
+            modes: (self.modes.iter())
+                .map(|(name, m)| {
+                    let row = ModeScores {
+                        output_key: m.output_key.into(),
+                        scored_as: "history".into(),
+                        macro_scores: HistoryPair {
+                            short_history: Score(m.macro_short),
+                            long_history: Score(m.macro_long),
+                        },
+                        per_session: HistoryPair {
+                            short_history: scores(&m.short),
+                            long_history: scores(&m.long),
+                        },
+                        dialogues: m.dialogues as u64,
+                    };
+                    (name.to_string(), row)
+                })
+                .collect(),
             shard: None,
         }
     }
@@ -158,6 +220,7 @@ impl Report {
         for m in METRICS {
             rows.push(vec![m.to_string(), fmt(self.macro_scores[m])]);
         }
+        rows.extend(self.mode_rows());
         let mut out = render_table(&rows);
         if per_session {
             out.push('\n');
@@ -171,6 +234,9 @@ impl Report {
         for m in METRICS {
             out.push_str(&format!("| {m} | {} |\n", fmt(self.macro_scores[m])));
         }
+        for r in self.mode_rows() {
+            out.push_str(&format!("| {} | {} |\n", r[0], r[1]));
+        }
         if per_session {
             let rows = self.per_session_rows();
             out.push('\n');
@@ -181,6 +247,21 @@ impl Report {
             }
         }
         out
+    }
+
+    /// The macro rows of the instructions-chain and RAG modes, when scored: their names say
+    /// that the History scorer scored them (`rag (history scorer): short history`).
+    fn mode_rows(&self) -> Vec<Vec<String>> {
+        let mut rows = Vec::new();
+        for (name, m) in &self.modes {
+            for (which, v) in [
+                ("short history", m.macro_short),
+                ("long history", m.macro_long),
+            ] {
+                rows.push(vec![format!("{name} (history scorer): {which}"), fmt(v)]);
+            }
+        }
+        rows
     }
 
     fn per_session_rows(&self) -> Vec<Vec<String>> {

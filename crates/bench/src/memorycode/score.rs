@@ -1,7 +1,7 @@
 //! Scoring: each answer is parsed once and checked against every pair it is scored on;
 //! dialogues are scored in parallel and aggregated as the original evaluator does.
 
-use super::data::{Dialogue, ModelOutput, Pair, Session};
+use super::data::{Dialogue, ModelOutput, Pair, Session, SessionOutput};
 use pivot_python::fasthash::{self, Prehashed};
 use pivot_python::pivots::{check, Verdict};
 use pivot_python::python::{code_block, Module, ObjectKind, SyntaxError};
@@ -56,6 +56,10 @@ pub enum AnswerKind {
     Session,
     Instruction,
     History,
+    /// An answer of `instructions_only_model_output`, scored as a history answer.
+    InstructionsChain,
+    /// An answer of `rag_model_output`, scored as a history answer.
+    Rag,
 }
 
 impl AnswerKind {
@@ -64,9 +68,31 @@ impl AnswerKind {
             AnswerKind::Session => "session",
             AnswerKind::Instruction => "instruction",
             AnswerKind::History => "history",
+            AnswerKind::InstructionsChain => "instructions_chain",
+            AnswerKind::Rag => "rag",
+        }
+    }
+
+    /// The kind whose pairs this answer is checked on: the instructions-chain and RAG
+    /// answers answer the history queries, so the History scorer scores them.
+    pub fn scored_as(self) -> AnswerKind {
+        match self {
+            AnswerKind::InstructionsChain | AnswerKind::Rag => AnswerKind::History,
+            k => k,
         }
     }
 }
+
+/// The modes beyond the original evaluator's three that are scored by its History scorer:
+/// (kind, the name in score files and reports, the output key `generate` writes).
+pub const HISTORY_SCORED_MODES: [(AnswerKind, &str, &str); 2] = [
+    (
+        AnswerKind::InstructionsChain,
+        "instructions chain",
+        "instructions_only_model_output",
+    ),
+    (AnswerKind::Rag, "rag", "rag_model_output"),
+];
 
 /// One answer: its parse verdict and the verdict of each pair it was scored on.
 #[derive(Clone, Debug, Serialize)]
@@ -85,6 +111,22 @@ pub struct DialogueScores {
     pub history: Vec<f64>,
     pub session: Vec<f64>,
     pub instruction: Vec<f64>,
+    /// The History scorer on `instructions_only_model_output` and on `rag_model_output`
+    /// (as [`HISTORY_SCORED_MODES`]), per session; empty when no session of the output has
+    /// the key.
+    pub instructions_chain: Vec<f64>,
+    pub rag: Vec<f64>,
+}
+
+impl DialogueScores {
+    /// The per-session scores of a mode of [`HISTORY_SCORED_MODES`].
+    pub fn mode(&self, kind: AnswerKind) -> &[f64] {
+        match kind {
+            AnswerKind::InstructionsChain => &self.instructions_chain,
+            AnswerKind::Rag => &self.rag,
+            _ => &self.history,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -119,7 +161,9 @@ pub fn pairs_for(session: &Session, kind: AnswerKind, answer: usize) -> Vec<(usi
             .map(|p| (answer, p))
             .into_iter()
             .collect(),
-        AnswerKind::History => session.history_regex.iter().enumerate().collect(),
+        AnswerKind::History | AnswerKind::InstructionsChain | AnswerKind::Rag => {
+            session.history_regex.iter().enumerate().collect()
+        }
     }
 }
 
@@ -207,10 +251,20 @@ pub fn score_dialogue_with<'o>(
         ));
     }
     let n = d.sessions.len();
+    // A mode is scored when any session of the output has its key.
+    let has = |key: fn(&SessionOutput) -> &Option<Vec<String>>| {
+        if out.sessions.iter().any(|o| key(o).is_some()) {
+            vec![f64::NAN; n]
+        } else {
+            Vec::new()
+        }
+    };
     let mut scores = DialogueScores {
         history: vec![f64::NAN; n],
         session: vec![f64::NAN; n],
         instruction: vec![f64::NAN; n],
+        instructions_chain: has(|o| &o.instructions_only_model_output),
+        rag: has(|o| &o.rag_model_output),
     };
     let mut answers = Vec::new();
     let mut instruction_kinds = Vec::new();
@@ -249,6 +303,17 @@ pub fn score_dialogue_with<'o>(
         if !session.history_regex.is_empty() {
             scores.history[s] =
                 per_kind(AnswerKind::History, &o.history_model_output, usize::MAX)?.0;
+            // After the original's three, so that their answers keep their order. A session
+            // without the key scores none (nanmean of nothing), as an empty list would.
+            if !scores.instructions_chain.is_empty() {
+                let texts = o.instructions_only_model_output.as_deref().unwrap_or(&[]);
+                scores.instructions_chain[s] =
+                    per_kind(AnswerKind::InstructionsChain, texts, usize::MAX)?.0;
+            }
+            if !scores.rag.is_empty() {
+                let texts = o.rag_model_output.as_deref().unwrap_or(&[]);
+                scores.rag[s] = per_kind(AnswerKind::Rag, texts, usize::MAX)?.0;
+            }
         }
     }
     Ok(DialogueResult {

@@ -116,6 +116,36 @@ pub struct DialogueRow {
     pub history: Vec<Score>,
     pub session: Vec<Score>,
     pub instruction: Vec<Score>,
+    /// The History scorer on `instructions_only_model_output` / `rag_model_output`; absent
+    /// when the output has no such key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions_chain: Vec<Score>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rag: Vec<Score>,
+}
+
+/// A mode beyond the original evaluator's (instructions chain, RAG): its answers scored by
+/// the History scorer, aggregated as History is (short / long by dialogue id).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModeScores {
+    /// The output key its answers are read from.
+    pub output_key: String,
+    /// Always `"history"`: which of the original's scorers scored the answers.
+    pub scored_as: String,
+    #[serde(rename = "macro")]
+    pub macro_scores: HistoryPair<Score>,
+    pub per_session: HistoryPair<Vec<Score>>,
+    /// Dialogues with a score in this mode.
+    pub dialogues: u64,
+}
+
+/// History's two scores, by the reference dump's names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistoryPair<T> {
+    #[serde(rename = "short history")]
+    pub short_history: T,
+    #[serde(rename = "long history")]
+    pub long_history: T,
 }
 
 /// A dialogue that was not scored, and why.
@@ -179,6 +209,10 @@ pub struct ScoreFile {
     pub warnings: Option<Vec<String>>,
     #[serde(default)]
     pub by_kind: BTreeMap<String, KindRow>,
+    /// Instructions chain and RAG, by name (`"instructions chain"`, `"rag"`), when the
+    /// outputs have them; absent otherwise (and in files written before they were scored).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub modes: BTreeMap<String, ModeScores>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRecord<ShardInput, ShardTotals>>,
 }
