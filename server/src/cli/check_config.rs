@@ -5,10 +5,10 @@
 //! files instead (the nearest one wins, as in ruff). `--show-settings FILE` says which file
 //! and which pivots apply to FILE, and why.
 
-use super::check_walk::relative;
 use super::log_safe;
 use anyhow::Result;
 use pivot_python::pivots::{Applies, Ledger};
+use pivot_workspace::walk::relative;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

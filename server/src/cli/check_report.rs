@@ -7,7 +7,7 @@ use super::check_format::{
     Baseline, Bundle, BundleInputs, CheckReport, FileDigest, JsonFinding, ProblemRow, ShardInput,
     ToolInfo,
 };
-use super::check_walk::Problem;
+use pivot_workspace::walk::Problem;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};

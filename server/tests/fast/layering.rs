@@ -26,7 +26,7 @@ fn rank(module: &str) -> Option<u8> {
         "pivots" => 2,
         "bench" | "exec" | "llm" | "history" => 3,
         "report" => 4,
-        "lsp" | "cli" => 5,
+        "lsp" | "cli" | "mcp" => 5,
         _ => return None,
     })
 }
@@ -56,6 +56,7 @@ fn crate_allowed(krate: &str, layer: &str) -> bool {
     match krate {
         "clap" | "clap_complete" | "clap_mangen" => layer == "cli",
         "tower_lsp_server" | "ls_types" | "lsp_types" => matches!(layer, "lsp" | "cli"),
+        "rmcp" => layer == "mcp",
         _ => true,
     }
 }
