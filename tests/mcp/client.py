@@ -20,6 +20,7 @@ import sys
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
 
 def dump(result):
@@ -40,22 +41,25 @@ async def step(session, s):
 
 
 async def run(plan):
-    server = StdioServerParameters(command=plan["command"], args=plan["args"], cwd=plan["cwd"])
+    server = StdioServerParameters(
+        command=plan["command"], args=plan["args"], cwd=plan["cwd"]
+    )
     timeout = plan.get("timeout", 60)
     out = {"steps": []}
-    async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
-            with anyio.fail_after(timeout):
-                init = await session.initialize()
-            out["initialize"] = dump(init)
-            for s in plan["steps"]:
-                try:
-                    with anyio.fail_after(timeout):
-                        out["steps"].append({"ok": dump(await step(session, s))})
-                except TimeoutError:
-                    out["steps"].append({"error": f"no answer in {timeout} s"})
-                except Exception as e:  # a JSON-RPC error: the test reads its text
-                    out["steps"].append({"error": f"{type(e).__name__}: {e}"})
+    async with stdio_client(server) as (read, write), ClientSession(
+        read, write
+    ) as session:
+        with anyio.fail_after(timeout):
+            init = await session.initialize()
+        out["initialize"] = dump(init)
+        for s in plan["steps"]:
+            try:
+                with anyio.fail_after(timeout):
+                    out["steps"].append({"ok": dump(await step(session, s))})
+            except TimeoutError:
+                out["steps"].append({"error": f"no answer in {timeout} s"})
+            except MCPError as e:  # a JSON-RPC error: the test reads its text
+                out["steps"].append({"error": f"{type(e).__name__}: {e}"})
     return out
 
 
