@@ -1,7 +1,8 @@
 //! The workspace as a coding agent's tools see it (the MCP face, `server/src/mcp`, translates
 //! it): the pivots in force with their history, and checks of a file, a folder or a code
-//! string. Checking is `check`'s, step for step: the root's `pivots.toml` set up as `check`'s
-//! headless servers set it up (`Workspace::headless_pivots`, the latest session), the files
+//! string. Checking is `check`'s, step for step: the root's `pivots.toml` (a nested one for the
+//! files below it) set up as `check`'s headless servers set it up
+//! (`Workspace::headless_pivots`, the latest session), the files
 //! walked by `walk::walk` and read by `walk::read_source` at the analysis limit, each text's
 //! findings from `Workspace::check_text`, reported and sorted as `check --format json` reports
 //! them. An agent is not the user: every path it names must lie inside the root once symlinks
@@ -9,6 +10,7 @@
 
 use crate::document::{analysed_limit, ANALYSED_LIMIT_VAR};
 use crate::in_force::{self, Explanation, InForce};
+use crate::pivots_files::Nested;
 use crate::reported::{self, FileFinding};
 use crate::timeline::{self, CommitRef, Timeline};
 use crate::walk::{self, Problem};
@@ -54,22 +56,46 @@ impl Agent {
         &self.root
     }
 
-    fn toml(&self) -> Option<PathBuf> {
-        Some(self.root.join(PIVOTS_TOML)).filter(|p| p.exists())
+    /// The pivots file of the folder `dir` (the root or one below it): its real path, none
+    /// when the folder has none, or why it is refused (a symlink out of the root).
+    fn pivots_file(&self, dir: &Path) -> std::result::Result<Option<PathBuf>, String> {
+        let p = dir.join(PIVOTS_TOML);
+        if std::fs::symlink_metadata(&p).is_err() {
+            return Ok(None);
+        }
+        walk::inside(&self.root, &p)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", walk::relative(&self.root, &p)))
     }
 
-    /// The pivots file read again, at its latest session; its error, if any.
-    fn refresh(&mut self) -> Vec<String> {
-        let error = self.ws.headless_pivots(self.toml().as_deref());
+    /// The pivots of the folder `dir` (None: the root) read again, at their latest session,
+    /// as `check` sets up the server of that folder's files; the errors, if any.
+    fn set_up(&mut self, dir: Option<&Path>) -> Vec<String> {
+        let file = self.pivots_file(dir.unwrap_or(&self.root));
+        let (toml, mut errors) = match file {
+            Ok(f) => (f, Vec::new()),
+            Err(e) => (None, vec![e]),
+        };
+        errors.extend(self.ws.headless_pivots(toml.as_deref()));
         self.ws.replay.go_to_last();
-        error.into_iter().collect()
+        errors
+    }
+
+    fn refresh(&mut self) -> Vec<String> {
+        self.set_up(None)
+    }
+
+    /// The root's pivots file when it is a plain file in the root (its history is read from
+    /// git by its path there).
+    fn own_toml(&self) -> Option<PathBuf> {
+        let p = self.root.join(PIVOTS_TOML);
+        (self.pivots_file(&self.root) == Ok(Some(p.clone()))).then_some(p)
     }
 
     /// The pivots in force, each with its versions, lines and the file's commits.
     pub fn pivots(&mut self) -> InForce {
         let mut errors = self.refresh();
-        let text = self
-            .toml()
+        let text = (self.pivots_file(&self.root).ok().flatten())
             .and_then(|p| pivot_base::bounded_read::read_to_string(&p).ok());
         let places = text
             .as_deref()
@@ -79,7 +105,7 @@ impl Agent {
         let (commits, warnings) = self.commits();
         errors.extend(warnings);
         InForce {
-            file: self.toml().map(|_| PIVOTS_TOML.to_string()),
+            file: (self.pivots_file(&self.root).ok().flatten()).map(|_| PIVOTS_TOML.to_string()),
             session: r.index(),
             sessions: r.count(),
             pivots: in_force::in_force(r.ledger(), r.index(), &places),
@@ -90,7 +116,11 @@ impl Agent {
 
     /// The editor's timeline with the `history` setting: a session per commit that changed
     /// the pivots file (the file's own sessions outside git).
-    pub fn timeline(&self) -> Timeline {
+    pub fn timeline(&mut self) -> Timeline {
+        if self.own_toml().is_none() {
+            self.refresh();
+            return timeline::timeline(&self.ws.replay);
+        }
         timeline::timeline(&self.with_history().0.replay)
     }
 
@@ -106,6 +136,9 @@ impl Agent {
     }
 
     fn commits(&self) -> (Vec<CommitRef>, Vec<String>) {
+        if self.own_toml().is_none() {
+            return (Vec::new(), Vec::new());
+        }
         let (ws, warnings) = self.with_history();
         let commits = ws
             .replay
@@ -133,7 +166,7 @@ impl Agent {
         } else {
             rel
         };
-        let errors = self.refresh();
+        let mut errors = self.refresh();
         let walked = walk::walk(&self.root, &[rel], None).map_err(|e| format!("{path}: {e:#}"))?;
         if !real.is_dir() {
             if let Some(p) = walked.problems.first() {
@@ -144,7 +177,21 @@ impl Agent {
         let mut findings = Vec::new();
         let mut problems = walked.problems;
         let mut files = 0;
+        // A pivots file in a folder below the root applies to that folder's files, as in
+        // `check` (the files are sorted, so a folder's come together).
+        let root = self.root.clone();
+        let mut nested = Nested::new(&root);
+        let mut current: Option<PathBuf> = None;
         for f in &walked.files {
+            let dir = nested.config_dir(&f.abs);
+            if dir != current {
+                for e in self.set_up(dir.as_deref()) {
+                    if !errors.contains(&e) {
+                        errors.push(e);
+                    }
+                }
+                current = dir;
+            }
             let text = match walk::read_source(&f.abs, limit) {
                 Ok(t) => t,
                 Err(problem) if real.is_dir() => {
@@ -189,7 +236,9 @@ impl Agent {
             Some(p) => Some(self.lexically_inside(p)?),
             None => None,
         };
-        let errors = self.refresh();
+        let root = self.root.clone();
+        let dir = at.as_deref().and_then(|p| Nested::new(&root).config_dir(p));
+        let errors = self.set_up(dir.as_deref());
         let shown = at
             .as_deref()
             .map(|p| walk::relative(&self.root, p))

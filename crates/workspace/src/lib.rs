@@ -13,6 +13,7 @@ pub mod hover_text;
 pub mod in_force;
 pub mod names;
 pub mod outputs_check;
+pub mod pivots_files;
 pub mod replay;
 pub mod replies;
 pub mod reported;

@@ -328,3 +328,55 @@ fn a_real_client_checks_lists_explains_and_is_refused_hostile_inputs() {
         "{timeline:#}"
     );
 }
+
+#[test]
+fn nested_pivots_files_and_scopes_give_check_s_findings() {
+    let py = match client_python() {
+        Ok(p) => p,
+        Err(why) => {
+            pivot_test_support::test_skip::skip(&format!("no MCP client (Python mcp): {why}"));
+            return;
+        }
+    };
+    // `include` / `exclude` patterns and a pivots.toml in a folder below the root.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("scoped");
+    copy_tree(&repo().join("fixtures/check/scoped"), &root);
+    let root = root.canonicalize().unwrap();
+    let t = session(
+        &py,
+        &root,
+        vec![
+            call("check_path", json!({"path": "."})),
+            call("check_path", json!({"path": "sub"})),
+        ],
+    );
+    let o = check(&root, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let want: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let want = want["findings"].as_array().unwrap();
+    assert!(
+        want.iter()
+            .any(|f| f["path"].as_str().unwrap().starts_with("sub/")),
+        "the nested pivots file has findings: {want:?}"
+    );
+    let got = structured(&t["steps"][0], "check_path .");
+    assert_eq!(
+        got["findings"].as_array().unwrap(),
+        want,
+        "MCP and check disagree"
+    );
+    let sub: Vec<&Value> = want
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().starts_with("sub/"))
+        .collect();
+    let got = structured(&t["steps"][1], "check_path sub");
+    assert_eq!(
+        got["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        sub
+    );
+}
