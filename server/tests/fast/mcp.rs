@@ -380,3 +380,49 @@ fn nested_pivots_files_and_scopes_give_check_s_findings() {
         sub
     );
 }
+
+#[test]
+fn a_pivots_file_linked_from_outside_the_root_is_refused_not_read() {
+    let py = match client_python() {
+        Ok(p) => p,
+        Err(why) => {
+            pivot_test_support::test_skip::skip(&format!("no MCP client (Python mcp): {why}"));
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::copy(
+        repo().join("fixtures/check/workspace/pivots.toml"),
+        dir.path().join("outside.toml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside.toml"), root.join("pivots.toml")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let t = session(
+        &py,
+        &root,
+        vec![
+            call("list_pivots", json!({})),
+            call("check_code", json!({"code": "def bad():\n    pass\n"})),
+        ],
+    );
+    let listed = structured(&t["steps"][0], "list_pivots");
+    assert_eq!(listed["pivots"], json!([]), "{listed:#}");
+    let errors = listed["errors"].to_string();
+    assert!(
+        errors.contains("symlink out of the workspace root"),
+        "{errors}"
+    );
+    let checked = structured(&t["steps"][1], "check_code");
+    assert_eq!(
+        checked["findings"],
+        json!([]),
+        "no pivot of the linked file applies: {checked:#}"
+    );
+    assert!(
+        checked["errors"].to_string().contains("pivots.toml"),
+        "{checked:#}"
+    );
+}
