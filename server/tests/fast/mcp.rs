@@ -426,3 +426,76 @@ fn a_pivots_file_linked_from_outside_the_root_is_refused_not_read() {
         "{checked:#}"
     );
 }
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Ana")
+        .env("GIT_AUTHOR_EMAIL", "ana@example.org")
+        .env("GIT_COMMITTER_NAME", "Ana")
+        .env("GIT_COMMITTER_EMAIL", "ana@example.org")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    stdout(&o).trim().to_string()
+}
+
+#[test]
+fn in_git_the_pivots_list_the_commits_and_the_timeline_is_the_history() {
+    let py = match client_python() {
+        Ok(p) => p,
+        Err(why) => {
+            pivot_test_support::test_skip::skip(&format!("no MCP client (Python mcp): {why}"));
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    let pivot = |rule: &str| {
+        format!("[[pivot]]\nid = \"fn\"\n[[pivot.version]]\ntext = \"names {rule}\"\nkind = \"function\"\nrule = \"{rule}\"\n")
+    };
+    let mut ids = Vec::new();
+    for (rule, message) in [("^f_", "Functions start with f_"), ("^g_", "Now with g_")] {
+        write(&root.join("pivots.toml"), &pivot(rule));
+        write(&root.join("app.py"), "def f_one():\n    return 1\n");
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", message]);
+        ids.push(git(&root, &["rev-parse", "HEAD"]));
+    }
+    let root = root.canonicalize().unwrap();
+    let t = session(
+        &py,
+        &root,
+        vec![
+            call("list_pivots", json!({})),
+            json!({"op": "read", "uri": "pivot://timeline"}),
+            call("check_path", json!({"path": "app.py"})),
+        ],
+    );
+    let listed = structured(&t["steps"][0], "list_pivots");
+    let commits: Vec<&str> = (listed["commits"].as_array().unwrap().iter())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(commits, ids, "{listed:#}");
+    assert_eq!(listed["commits"][1]["summary"], "Now with g_");
+    assert_eq!(listed["pivots"][0]["version"]["text"], "names ^g_");
+    let text = t["steps"][1]["ok"]["contents"][0]["text"].as_str().unwrap();
+    let timeline: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(timeline["source"], "history", "{timeline:#}");
+    let sessions: Vec<&Value> = (timeline["sessions"].as_array().unwrap().iter())
+        .map(|s| &s["commit"]["id"])
+        .collect();
+    assert_eq!(sessions, [&json!(ids[0]), &json!(ids[1])], "{timeline:#}");
+    // The check is check's on the same commit's files.
+    let o = check(&root, &["--format", "json", "app.py"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let want: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let got = structured(&t["steps"][2], "check_path app.py");
+    assert_eq!(got["findings"], want["findings"]);
+    assert_eq!(got["findings"][0]["code"], "fn", "{got:#}");
+}
