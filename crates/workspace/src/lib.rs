@@ -2,6 +2,7 @@
 //! replay of a conversation, the workspace's pivot sources and saved state. The protocol
 //! glue in `lsp/` translates requests into calls on this and results back into LSP.
 
+pub mod agent;
 pub mod closed;
 pub mod convcode_conv;
 pub mod conversation;
@@ -9,16 +10,20 @@ pub mod document;
 pub mod findings;
 pub mod fixes;
 pub mod hover_text;
+pub mod in_force;
 pub mod names;
 pub mod outputs_check;
+pub mod pivots_files;
 pub mod replay;
 pub mod replies;
+pub mod reported;
 pub mod sample;
 pub mod settings;
 pub mod state_file;
 pub mod suppress;
 pub mod test_runs;
 pub mod timeline;
+pub mod walk;
 
 use crate::replies::{Info, SourceKind};
 use anyhow::{Context, Result};
@@ -180,6 +185,43 @@ impl Workspace {
         self.replay.set_toml(ledger, history);
         self.pivots_dir = None;
         Ok((n, warnings))
+    }
+
+    /// The pivot sources of a headless client (`check`, the MCP server): the pivots file
+    /// `toml` alone (none: no pivots), read as it is, without its history, and none of the
+    /// user's own pivots or conversation. Returns the error of a bad file, whose pivots are
+    /// then none. The session is left to the caller.
+    pub fn headless_pivots(&mut self, toml: Option<&Path>) -> Option<String> {
+        self.replay.close();
+        self.replay.set_user(Ledger::default());
+        let read = toml.map(|p| {
+            let shown = self.shown(p);
+            pivot_base::bounded_read::read_to_string(p)
+                .with_context(|| format!("cannot read {shown}"))
+                .and_then(|text| Ledger::from_toml_file(&text, PIVOTS_TOML, &shown))
+        });
+        let (ledger, error) = match read.transpose() {
+            Ok(l) => (l.unwrap_or_default(), None),
+            Err(e) => (Ledger::default(), Some(format!("{e:#}"))),
+        };
+        self.replay.set_toml(ledger, None);
+        self.pivots_dir = toml.and_then(Path::parent).map(Path::to_path_buf);
+        error
+    }
+
+    /// The findings of `text` as the file at `path` (None: a text that is no file, which only
+    /// the unscoped pivots apply to), reported as the faces report them: what the editor
+    /// publishes and `check` reports for a file with this text. The document is opened and
+    /// closed as `didOpen` / `didClose` would (an identical text comes back analysed).
+    pub fn check_text(&mut self, path: Option<&Path>, text: String) -> Vec<reported::Reported> {
+        let doc = self.closed.open(text, 0);
+        let found = self.doc_findings(path, &doc);
+        let out = found
+            .iter()
+            .map(|f| reported::reported(doc.text(), f))
+            .collect();
+        self.closed.close(doc);
+        out
     }
 
     /// Open a MemoryCode conversation (at its first session); returns warnings.

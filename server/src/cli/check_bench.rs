@@ -12,9 +12,9 @@
 //! Both run in a copy of the tree's Python files (the changed-file runs edit one; both
 //! caches are written there), in alternating runs, with the peak memory of each run.
 
-use super::check_walk::{read_source, walk};
 use super::measure::{mb, run_child};
 use anyhow::{bail, Context, Result};
+use pivot_workspace::walk::{read_source, walk};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;

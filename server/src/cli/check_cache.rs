@@ -13,11 +13,11 @@
 
 use super::check_drive::Checked;
 use super::check_report::sha256_hex;
-use super::check_walk::SourceFile;
 use crate::lsp::SetupArgs;
 use anyhow::Result;
 use pivot_base::cache_dir::CacheDir;
 use pivot_workspace::replies::HeadlessSetup;
+use pivot_workspace::walk::SourceFile;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -139,7 +139,7 @@ impl CheckCache {
             for (files, hits) in files.chunks(chunk).zip(hits.chunks_mut(chunk)) {
                 s.spawn(move || {
                     for (f, hit) in files.iter().zip(hits) {
-                        *hit = match super::check_walk::read_source(&f.abs, max_bytes) {
+                        *hit = match pivot_workspace::walk::read_source(&f.abs, max_bytes) {
                             Err(problem) => Some(Checked::NotChecked(problem)),
                             Ok(text) => {
                                 let sha256 = sha256_hex(text.as_bytes());

@@ -7,7 +7,6 @@ use super::check_cache::{self, CheckCache};
 use super::check_config;
 use super::check_drive::{drive, Checked, Driven};
 use super::check_report::{self as report, Finding, Inputs};
-use super::check_walk::{named, relative, sort_problems, walk, Problem, SourceFile};
 use super::log_safe;
 use super::Progress;
 use crate::lsp::{SetupArgs, Text};
@@ -15,6 +14,7 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use pivot_base::cache_dir::CacheDir;
 use pivot_workspace::replies::HeadlessSetup;
+use pivot_workspace::walk::{named, relative, sort_problems, walk, Problem, SourceFile};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -181,7 +181,7 @@ pub fn input_error(msg: String) -> Result<i32> {
 const NO_PIVOTS: &str = "no pivots.toml in ";
 
 /// A pivots file, conversation or baseline named on the command line (relative to the
-/// root): its path, kept inside the root when written inside it (check_walk::named).
+/// root): its path, kept inside the root when written inside it (pivot_workspace::walk::named).
 fn named_input(root: &Path, p: &Path) -> std::result::Result<PathBuf, String> {
     named(root, p)
         .map(|(real, _)| real)

@@ -5,14 +5,16 @@
 //! files instead (the nearest one wins, as in ruff). `--show-settings FILE` says which file
 //! and which pivots apply to FILE, and why.
 
-use super::check_walk::relative;
 use super::log_safe;
 use anyhow::Result;
 use pivot_python::pivots::{Applies, Ledger};
-use std::collections::HashMap;
+use pivot_workspace::walk::relative;
 use std::path::{Path, PathBuf};
 
 pub const CONFIG: &str = pivot_workspace::PIVOTS_TOML;
+
+// Where a file's pivots file is (shared with the MCP server): pivot_workspace::pivots_files.
+pub use pivot_workspace::pivots_files::{discover, Nested};
 
 /// `check`'s exit code when no pivots file was found and `--require-pivots` was given.
 pub const NO_PIVOTS_EXIT: i32 = 3;
@@ -25,61 +27,6 @@ pub fn no_pivots_message(here: &Path) -> String {
          `pivot-lsp pivots import AGENTS.md --write` (see docs/pivots-toml.md)",
         here.display()
     )
-}
-
-/// Whether `dir` holds a pivots file (a symlink counts: it is refused later, with a reason,
-/// if it leads out of the tree).
-fn holds_config(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join(CONFIG)).is_ok()
-}
-
-/// The folder of the nearest pivots file at or above `here`, not above the repository root.
-pub fn discover(here: &Path) -> Option<PathBuf> {
-    for dir in here.ancestors() {
-        if holds_config(dir) {
-            return Some(dir.to_path_buf());
-        }
-        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
-            return None;
-        }
-    }
-    None
-}
-
-/// The pivots file nearest `file`, at or below `root` (None: the root's own, or none).
-pub struct Nested<'a> {
-    root: &'a Path,
-    known: HashMap<PathBuf, Option<PathBuf>>,
-}
-
-impl<'a> Nested<'a> {
-    pub fn new(root: &'a Path) -> Nested<'a> {
-        Nested {
-            root,
-            known: HashMap::new(),
-        }
-    }
-
-    /// The folder below the root whose pivots file applies to `file`, if any.
-    pub fn config_dir(&mut self, file: &Path) -> Option<PathBuf> {
-        let dir = file.parent()?;
-        self.dir_config(dir)
-    }
-
-    fn dir_config(&mut self, dir: &Path) -> Option<PathBuf> {
-        if dir == self.root || !dir.starts_with(self.root) {
-            return None;
-        }
-        if let Some(k) = self.known.get(dir) {
-            return k.clone();
-        }
-        let found = match holds_config(dir) {
-            true => Some(dir.to_path_buf()),
-            false => dir.parent().and_then(|p| self.dir_config(p)),
-        };
-        self.known.insert(dir.to_path_buf(), found.clone());
-        found
-    }
 }
 
 /// `check --show-settings FILE`: the pivots file that applies to FILE and why, then each

@@ -4,10 +4,10 @@
 //! diagnostics are kept exactly as published.
 
 use super::check_client::{uri_of, LspClient};
-use super::check_walk::{read_source, SourceFile};
 use crate::lsp::SetupArgs;
 use anyhow::{anyhow, Result};
 use pivot_workspace::replies::HeadlessSetup;
+use pivot_workspace::walk::{read_source, SourceFile};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::Path;

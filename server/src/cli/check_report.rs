@@ -7,7 +7,7 @@ use super::check_format::{
     Baseline, Bundle, BundleInputs, CheckReport, FileDigest, JsonFinding, ProblemRow, ShardInput,
     ToolInfo,
 };
-use super::check_walk::Problem;
+use pivot_workspace::walk::Problem;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -60,12 +60,11 @@ impl Finding {
     fn is_syntax(&self) -> bool {
         self.source() == "python"
     }
-    /// SARIF / text rule id: the pivot id, or `syntax-error`.
+    /// SARIF / text rule id: the pivot id, or `syntax-error` (as the MCP server names it).
     fn rule_id(&self) -> String {
-        match self.code() {
-            c if c.is_empty() && self.is_syntax() => "syntax-error".into(),
-            c => c,
-        }
+        let code = self.code();
+        let code = Some(code.as_str()).filter(|c| !c.is_empty());
+        pivot_workspace::reported::rule_id(self.source(), code)
     }
 }
 

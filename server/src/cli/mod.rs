@@ -15,7 +15,6 @@ mod check_format;
 mod check_history;
 mod check_report;
 mod check_via_lsp;
-mod check_walk;
 mod choice;
 mod completions_cmd;
 mod convcode_cmd;
@@ -26,6 +25,7 @@ mod extract_cmd;
 mod interrupt;
 mod log_safe;
 mod man_cmd;
+mod mcp_cmd;
 mod measure;
 mod memorycode_cmd;
 mod merge_cmd;
@@ -113,6 +113,9 @@ pub enum Command {
     Doctor(doctor_cmd::DoctorArgs),
     /// Serve a scripted OpenAI-compatible model on 127.0.0.1 (try ConvCodeWorld without a key).
     ModelServer(model_server_cmd::ModelServerArgs),
+    /// Serve the Model Context Protocol on stdio for coding agents: the pivots in force,
+    /// checks of files, folders and code, explanations of findings.
+    Mcp(mcp_cmd::McpArgs),
     /// Print the completion script for bash, zsh, fish, elvish or powershell.
     Completions(completions_cmd::CompletionsArgs),
     /// Print the manual page (roff), or write one page per command with --out DIR.
@@ -129,6 +132,10 @@ fn terminal_hint(command: &Option<Command>) -> Option<&'static str> {
         None | Some(Command::Serve) => Some(
             "pivot-lsp: language server on stdin/stdout, waiting for an editor's LSP messages \
              (see `pivot-lsp --help` for the commands; Ctrl-C to quit)",
+        ),
+        Some(Command::Mcp(_)) => Some(
+            "pivot-lsp mcp: MCP server on stdin/stdout, waiting for a coding agent's messages \
+             (see `pivot-lsp mcp --help`; Ctrl-C to quit)",
         ),
         Some(Command::Extract(a)) if a.file.as_os_str() == "-" => Some(
             "pivot-lsp extract: reading Python code from stdin (end with Ctrl-D), or pass a FILE",
@@ -187,6 +194,7 @@ pub fn main() -> i32 {
         Some(Command::Env(c)) => env_cmd::run(c),
         Some(Command::Doctor(a)) => doctor_cmd::run(a),
         Some(Command::ModelServer(a)) => model_server_cmd::run(a),
+        Some(Command::Mcp(a)) => mcp_cmd::run(a),
         Some(Command::Completions(a)) => completions_cmd::run(a),
         Some(Command::Man(a)) => man_cmd::run(a),
         Some(Command::Schema) => {

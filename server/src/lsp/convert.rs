@@ -6,6 +6,7 @@ use pivot_python::python::Span;
 use pivot_workspace::document::{Document, Utf16Pos};
 use pivot_workspace::findings::Finding;
 use pivot_workspace::fixes::Edit;
+use pivot_workspace::reported::{reported, Severity};
 use pivot_workspace::test_runs::TestRuns;
 use serde_json::json;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
@@ -51,40 +52,20 @@ pub fn diagnostics(src: &str, findings: &[Finding]) -> Vec<Diagnostic> {
 }
 
 fn diagnostic_with(src: &str, f: &Finding) -> Diagnostic {
-    let range = span_range(src, f.span());
-    match f {
-        Finding::Pivot { pivot, .. } => Diagnostic {
-            range,
-            severity: Some(DiagnosticSeverity::WARNING),
-            code: Some(NumberOrString::String(pivot.id.clone())),
-            source: Some("pivot".into()),
-            message: f.message().to_string(),
-            ..Diagnostic::default()
-        },
-        Finding::Syntax { .. } => Diagnostic {
-            range,
-            severity: Some(DiagnosticSeverity::ERROR),
-            source: Some("python".into()),
-            message: f.message().to_string(),
-            ..Diagnostic::default()
-        },
-        Finding::Unused { .. } => Diagnostic {
-            range,
-            severity: Some(DiagnosticSeverity::WARNING),
-            code: Some(NumberOrString::String(
-                pivot_workspace::suppress::UNUSED.into(),
-            )),
-            source: Some("pivot".into()),
-            message: f.message().to_string(),
-            ..Diagnostic::default()
-        },
-        Finding::Notice { .. } => Diagnostic {
-            range,
-            severity: Some(DiagnosticSeverity::INFORMATION),
-            source: Some("pivot".into()),
-            message: f.message().to_string(),
-            ..Diagnostic::default()
-        },
+    // The translation every face shares (reported.rs), then LSP's types.
+    let r = reported(src, f);
+    let p = |p: pivot_workspace::reported::Position| Position::new(p.line, p.character);
+    Diagnostic {
+        range: Range::new(p(r.range.start), p(r.range.end)),
+        severity: Some(match r.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Information => DiagnosticSeverity::INFORMATION,
+        }),
+        code: r.code.map(NumberOrString::String),
+        source: Some(r.source.into()),
+        message: r.message,
+        ..Diagnostic::default()
     }
 }
 

@@ -8,12 +8,12 @@
 //! sideways or up.
 //!
 //! Inside the crates that hold several layers (`pivot-python`: `fasthash` < `python` <
-//! `pivots`; `pivot-lsp`: `lsp`, `cli`), a module may use its own layer and the layers below
+//! `pivots`; `pivot-lsp`: `lsp`, `mcp`, `cli`), a module may use its own layer and the layers below
 //! it, never one above. Every path counts: `use` trees with nested groups over several
 //! lines, paths in code and types, `super::super::…` and `self::…` resolved from the file's
 //! own module (and inline `mod`s). No crate has modules that import each other. Crates that
 //! belong to one layer are checked too: clap only in `cli` (and `main.rs`), the LSP types
-//! only in `lsp` and `cli`, a tree-sitter `Parser` built only in `python`.
+//! only in `lsp` and `cli`, rmcp only in `mcp`, a tree-sitter `Parser` built only in `python`.
 
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
@@ -26,7 +26,7 @@ fn rank(module: &str) -> Option<u8> {
         "pivots" => 2,
         "bench" | "exec" | "llm" | "history" => 3,
         "report" => 4,
-        "lsp" | "cli" => 5,
+        "lsp" | "cli" | "mcp" => 5,
         _ => return None,
     })
 }
@@ -56,6 +56,7 @@ fn crate_allowed(krate: &str, layer: &str) -> bool {
     match krate {
         "clap" | "clap_complete" | "clap_mangen" => layer == "cli",
         "tower_lsp_server" | "ls_types" | "lsp_types" => matches!(layer, "lsp" | "cli"),
+        "rmcp" => layer == "mcp",
         _ => true,
     }
 }

@@ -19,6 +19,7 @@ mod hostile_inputs;
 mod hostile_repository;
 mod hub_dataset;
 mod layering;
+mod mcp;
 mod memorycode;
 mod memorycode_generate;
 mod model_server;

@@ -239,6 +239,36 @@ fn patterns(p: &mut Problems, what: &str, given: &[Spanned<String>]) -> Option<P
     }
 }
 
+/// Where a pivot is written in its file: the 1-based line of its `id` and of each version's
+/// `kind` (in the file's order), so that an agent or a reviewer is sent to the line.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Place {
+    pub id: String,
+    pub line: usize,
+    pub version_lines: Vec<usize>,
+}
+
+/// The places of the pivots of `text` (empty when it does not parse: `load` says why).
+pub fn places(text: &str) -> Vec<Place> {
+    let Ok(parsed) = toml::from_str::<TomlFile>(text) else {
+        return Vec::new();
+    };
+    let line = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
+    parsed
+        .pivot
+        .iter()
+        .map(|p| Place {
+            id: p.id.get_ref().clone(),
+            line: line(p.id.span().start),
+            version_lines: p
+                .version
+                .iter()
+                .map(|v| line(v.kind.span().start))
+                .collect(),
+        })
+        .collect()
+}
+
 /// One pivot as the file gives it, checked: its id, scope and versions.
 pub struct Loaded {
     pub id: String,

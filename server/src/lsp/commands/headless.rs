@@ -18,17 +18,15 @@
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::Session;
-use anyhow::Context;
 use pivot_bench::memorycode::score::{pairs_for, AnswerKind};
-use pivot_python::pivots::{check, Ledger};
+use pivot_python::pivots::check;
 use pivot_workspace::conversation::Conversation;
 use pivot_workspace::replay::Move;
 use pivot_workspace::replies::{AnswerChecked, AnswerVerdicts, HeadlessSetup};
-use pivot_workspace::{Workspace, PIVOTS_TOML};
+use pivot_workspace::Workspace;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::path::Path;
 use tower_lsp_server::jsonrpc::Result;
 
 pub const SETUP: &str = "pivot/headless/setup";
@@ -88,26 +86,11 @@ impl Session {
         };
         {
             let mut ws = self.ws();
-            ws.replay.close();
-            ws.replay.set_user(Ledger::default());
             let toml = match pivots {
                 Some(p) => Some(ws.resolve(p)),
                 None => ws.toml_path().filter(|p| p.exists()),
             };
-            let shown = toml.as_deref().map(|p| ws.shown(p));
-            let read = toml.as_deref().zip(shown.as_deref());
-            let ledger = match read.map(|(p, s)| read_toml(p, s)).transpose() {
-                Ok(l) => l.unwrap_or_default(),
-                Err(e) => {
-                    errors.push(format!("{e:#}"));
-                    Ledger::default()
-                }
-            };
-            ws.replay.set_toml(ledger, None);
-            ws.pivots_dir = toml
-                .as_deref()
-                .and_then(Path::parent)
-                .map(Path::to_path_buf);
+            errors.extend(ws.headless_pivots(toml.as_deref()));
             if let Some(c) = conv {
                 ws.replay.open(c);
             }
@@ -183,10 +166,4 @@ impl Session {
             results,
         })
     }
-}
-
-fn read_toml(path: &Path, shown: &str) -> anyhow::Result<Ledger> {
-    let text = pivot_base::bounded_read::read_to_string(path)
-        .with_context(|| format!("cannot read {shown}"))?;
-    Ledger::from_toml_file(&text, PIVOTS_TOML, shown)
 }

@@ -54,7 +54,7 @@ pub struct SourceFile {
 pub const IGNORE_FILE_LIMIT: u64 = 1 << 20;
 
 /// A file or folder that was not checked, and why.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Problem {
     pub path: String,
     pub problem: String,
@@ -121,6 +121,26 @@ pub fn named(root: &Path, p: &Path) -> std::result::Result<(PathBuf, PathBuf), S
     } else {
         Ok((real.clone(), real))
     }
+}
+
+/// A file or folder an agent names (relative to `root`, which is canonical, or absolute):
+/// its real path, which must be inside `root` once every symlink is followed. Unlike
+/// [`named`], a path written outside the root is refused too: what an agent's tool call
+/// names is no user's word.
+pub fn inside(root: &Path, p: &Path) -> std::result::Result<PathBuf, String> {
+    let joined = root.join(p);
+    let real =
+        std::fs::canonicalize(&joined).map_err(|e| format!("cannot read: {}", io_reason(&e)))?;
+    if real.starts_with(root) {
+        return Ok(real);
+    }
+    Err(match lexical(&joined).starts_with(root) {
+        true => format!(
+            "refused: a symlink out of the workspace root (to {}); only files inside it are read",
+            target_of(&real)
+        ),
+        false => "refused: outside the workspace root; only files inside it are read".to_string(),
+    })
 }
 
 /// Why the walker must not read `dir`'s ignore files, if it must not: each present one
