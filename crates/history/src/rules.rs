@@ -137,12 +137,7 @@ pub fn pivots_toml<'a>(
         s.push_str(&format!("session = {session}\n"));
         s.push_str(&format!("text = {}\n", toml_string(&p.text)));
         s.push_str(&format!("kind = {}\n", toml_string(p.kind.name())));
-        let rule = match &p.rule {
-            Rule::Regex { source, .. } => toml_string(source),
-            Rule::Presence(b) => b.to_string(),
-            Rule::Member { name, value } => format!("[{}, {value}]", toml_string(name)),
-        };
-        s.push_str(&format!("rule = {rule}\n"));
+        s.push_str(&format!("rule = {}\n", import::rule_toml(&p.rule)));
     }
     s
 }

@@ -7,6 +7,7 @@
 //! (a huge code string, paths outside the root and through a symlink out of it, a FIFO),
 //! the server still answering after them.
 
+use crate::history::git;
 use crate::support;
 
 use serde_json::{json, Value};
@@ -425,22 +426,6 @@ fn a_pivots_file_linked_from_outside_the_root_is_refused_not_read() {
         checked["errors"].to_string().contains("pivots.toml"),
         "{checked:#}"
     );
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Ana")
-        .env("GIT_AUTHOR_EMAIL", "ana@example.org")
-        .env("GIT_COMMITTER_NAME", "Ana")
-        .env("GIT_COMMITTER_EMAIL", "ana@example.org")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
-    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
-    stdout(&o).trim().to_string()
 }
 
 #[test]

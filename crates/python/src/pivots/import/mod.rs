@@ -473,16 +473,21 @@ fn pivot_toml(p: &Proposal) -> String {
     s.push_str("[[pivot.version]]\n");
     s.push_str(&format!("text = {}\n", toml_string(&p.text)));
     s.push_str(&format!("kind = {}\n", toml_string(p.kind.name())));
-    let rule = match &p.rule {
-        Rule::Regex { source, .. } => toml_string(source),
-        Rule::Presence(b) => b.to_string(),
-        Rule::Member { name, value } => format!("[{}, {value}]", toml_string(name)),
-    };
-    s.push_str(&format!("rule = {rule}\n"));
+    s.push_str(&format!("rule = {}\n", rule_toml(&p.rule)));
     if let Some(by) = &p.proposed {
         s.push_str(&format!("proposed = {}\n", toml_string(by)));
     }
     s
+}
+
+/// A rule as `pivots.toml` writes it: a regex as a string, a presence as a boolean, a
+/// member as `[name, value]`.
+pub fn rule_toml(rule: &Rule) -> String {
+    match rule {
+        Rule::Regex { source, .. } => toml_string(source),
+        Rule::Presence(b) => b.to_string(),
+        Rule::Member { name, value } => format!("[{}, {value}]", toml_string(name)),
+    }
 }
 
 /// A TOML basic string. Control characters are escaped, and so is the `[` of `##[` (a CI
