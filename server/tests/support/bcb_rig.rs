@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pivot_bench::bcb_parity::{self, Comparison, Sample};
+use pivot_bench::bcb_parity::{self, Comparison, Kind, Sample};
 use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
 use pivot_exec::{EvalResult, Problem, Runner, RunnerConfig};
 
@@ -230,11 +230,14 @@ impl Rig<'_> {
         // main runs (made one after the other). Where one side timed out, both sides run the
         // sample again side by side (one evaluator copy per worker, ours at the same time), up
         // to three rounds; a round where the two agree settles it. Every rerun's verdict goes
-        // into the listing.
+        // into the listing. A model's own solution is run again on any disagreement: its code
+        // may draw unseeded random numbers (BigCodeBench/76 of one model raises in about 3% of
+        // runs, in whichever test draws the bad key), so that one run of each side differs
+        // by chance; a disagreement that holds in every round is a real one.
         let mut retry: Vec<usize> = c
             .disagreements
             .iter()
-            .filter(|d| bcb_parity::timing_dependent(d))
+            .filter(|d| bcb_parity::timing_dependent(d) || d.kind == Kind::Model)
             .filter_map(|d| {
                 samples
                     .iter()
@@ -246,7 +249,7 @@ impl Rig<'_> {
                 break;
             }
             eprintln!(
-                "{label}: the evaluator again on {} sample(s) where one side timed out, {} copies at once (round {round} of 3)",
+                "{label}: the evaluator again on {} sample(s) where one side timed out or a model's code may draw at random, {} copies at once (round {round} of 3)",
                 retry.len(),
                 cfg.workers
             );
