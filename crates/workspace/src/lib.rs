@@ -30,6 +30,7 @@ use anyhow::{Context, Result};
 use convcode_conv::ConvCodeConversation;
 use conversation::Conversation;
 use document::Document;
+use pivot_python::pivots::toml_file::Format;
 use pivot_python::pivots::Ledger;
 use replay::{Replay, Source};
 use settings::Settings;
@@ -136,8 +137,11 @@ impl Workspace {
         }
     }
 
+    /// The root's pivots file: its `pivots.toml`, or its `pyproject.toml` with a
+    /// `[tool.pivot]` table; `pivots.toml` (to be made) when it has neither.
     pub fn toml_path(&self) -> Option<PathBuf> {
-        self.root.as_ref().map(|r| r.join(PIVOTS_TOML))
+        let root = self.root.as_ref()?;
+        Some(pivots_files::config_file(root).unwrap_or_else(|| root.join(PIVOTS_TOML)))
     }
 
     /// (Re)read `pivots.toml` at the root, and with the `history` setting its history:
@@ -153,13 +157,22 @@ impl Workspace {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
+        let format = Format::of(&path);
         let ledger = match &text {
-            Some(t) => Ledger::from_toml_file(t, PIVOTS_TOML, &self.shown(&path))?,
+            Some(t) => Ledger::from_config(t, PIVOTS_TOML, &self.shown(&path), format)?,
             None => Ledger::default(),
         };
         let n = ledger.pivots.len();
         let mut warnings = Vec::new();
         let history = match (&self.root, self.settings.history) {
+            (Some(_), true) if format == Format::Pyproject => {
+                warnings.push(format!(
+                    "the history option reads the history of {PIVOTS_TOML}; the pivots of \
+                     {} are read as they are now",
+                    self.shown(&path)
+                ));
+                None
+            }
             (Some(root), true) => {
                 let read = pivot_history::Repo::open(root).and_then(|r| {
                     r.pivot_history(PIVOTS_TOML, PIVOTS_TOML, text.as_deref().map(str::as_bytes))
@@ -198,7 +211,7 @@ impl Workspace {
             let shown = self.shown(p);
             pivot_base::bounded_read::read_to_string(p)
                 .with_context(|| format!("cannot read {shown}"))
-                .and_then(|text| Ledger::from_toml_file(&text, PIVOTS_TOML, &shown))
+                .and_then(|text| Ledger::from_config(&text, PIVOTS_TOML, &shown, Format::of(p)))
         });
         let (ledger, error) = match read.transpose() {
             Ok(l) => (l.unwrap_or_default(), None),

@@ -1,6 +1,7 @@
 //! Which `pivots.toml` applies to a file, as ruff finds its settings: the nearest one in the
 //! file's folder or a folder above it, stopping at the repository's root (the folder holding
-//! `.git`). `check` takes the nearest one above the current directory as its root's
+//! `.git`); a folder's `pyproject.toml` with a `[tool.pivot]` table counts as one where the
+//! folder has no `pivots.toml` (as `ruff.toml` comes before `pyproject.toml`). `check` takes the nearest one above the current directory as its root's
 //! (`discover`) and a nested one for the files below it (`Nested`); the MCP server (agent.rs)
 //! applies nested ones as `check` does.
 
@@ -11,8 +12,23 @@ use std::path::{Path, PathBuf};
 /// Whether `dir` holds a pivots file (a symlink counts: it is refused later, with a reason,
 /// if it leads out of the tree).
 fn holds_config(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join(CONFIG)).is_ok()
+    config_file(dir).is_some()
 }
+
+/// The pivots file of the folder `dir`: its `pivots.toml`, else its `pyproject.toml` when
+/// that has a `[tool.pivot]` table; None when it has neither.
+pub fn config_file(dir: &Path) -> Option<PathBuf> {
+    let toml = dir.join(CONFIG);
+    if std::fs::symlink_metadata(&toml).is_ok() {
+        return Some(toml);
+    }
+    let pyproject = dir.join(PYPROJECT);
+    let text = pivot_base::bounded_read::read_to_string(&pyproject).ok()?;
+    pivot_python::pivots::toml_file::pyproject_has_pivots(&text).then_some(pyproject)
+}
+
+/// The project file that may hold the pivots in a `[tool.pivot]` table.
+pub const PYPROJECT: &str = "pyproject.toml";
 
 /// The folder of the nearest pivots file at or above `here`, not above the repository root.
 pub fn discover(here: &Path) -> Option<PathBuf> {

@@ -217,7 +217,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file', language: 'python' }],
     initializationOptions: initializationOptions(s, process.env),
-    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/pivots.toml') },
+    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/{pivots.toml,pyproject.toml}') },
     outputChannel: output,
     // No restart loop: a server that exits says why once (reportFailure).
     errorHandler: {

@@ -171,14 +171,11 @@ pub enum CheckFormat {
 /// A message may have several lines (a TOML error shows the line it is about).
 pub fn input_error(msg: String) -> Result<i32> {
     eprintln!("error: {}", log_safe::lines(&msg));
-    Ok(match msg.starts_with(NO_PIVOTS) {
+    Ok(match msg.starts_with(check_config::NO_PIVOTS_START) {
         true => check_config::NO_PIVOTS_EXIT,
         false => 2,
     })
 }
-
-/// How the error of no pivots file starts (input_error gives it its own exit code).
-const NO_PIVOTS: &str = "no pivots.toml in ";
 
 /// A pivots file, conversation or baseline named on the command line (relative to the
 /// root): its path, kept inside the root when written inside it (pivot_workspace::walk::named).
@@ -296,7 +293,9 @@ pub fn check_tree(
             let g = match at.get(&dir) {
                 Some(&g) => g,
                 None => {
-                    let rel = PathBuf::from(relative(root, &dir.join(check_config::CONFIG)));
+                    let file = check_config::config_file(&dir)
+                        .unwrap_or_else(|| dir.join(check_config::CONFIG));
+                    let rel = PathBuf::from(relative(root, &file));
                     match read_input(root, &rel) {
                         Ok(file) => groups.push((Some(file), Vec::new())),
                         Err(e) => return Ok(Err(e)),
@@ -650,7 +649,10 @@ fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String
         .as_deref()
         .map(|p| read_baseline(root, p))
         .transpose()?;
-    let default_pivots = Path::new("pivots.toml");
+    // The root's pivots.toml, or its pyproject.toml's [tool.pivot].
+    let default_pivots = check_config::config_file(root)
+        .and_then(|f| f.file_name().map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(check_config::CONFIG));
     let pivots_file = match &a.pivots {
         Some(p) if root.join(p).is_dir() => {
             return Err(format!(
@@ -663,7 +665,8 @@ fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String
             return Err(format!("--pivots {}: no such pivots file", p.display()))
         }
         Some(p) => Some(p.as_path()),
-        None => Some(default_pivots).filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok()),
+        None => Some(default_pivots.as_path())
+            .filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok()),
     };
     let pivots_file = pivots_file.map(|p| read_input(root, p)).transpose()?;
     let conversation = a

@@ -14,15 +14,18 @@ use std::path::{Path, PathBuf};
 pub const CONFIG: &str = pivot_workspace::PIVOTS_TOML;
 
 // Where a file's pivots file is (shared with the MCP server): pivot_workspace::pivots_files.
-pub use pivot_workspace::pivots_files::{discover, Nested};
+pub use pivot_workspace::pivots_files::{config_file, discover, Nested};
 
 /// `check`'s exit code when no pivots file was found and `--require-pivots` was given.
 pub const NO_PIVOTS_EXIT: i32 = 3;
 
+/// How the message of no pivots file starts (`input_error` gives it its own exit code).
+pub const NO_PIVOTS_START: &str = "no pivots.toml (nor pyproject.toml with [tool.pivot]) in ";
+
 /// What `check` says when it checks with no pivot (and, with `--require-pivots`, refuses).
 pub fn no_pivots_message(here: &Path) -> String {
     format!(
-        "no {CONFIG} in {} or a folder above it (up to the repository root): no pivot is \
+        "{NO_PIVOTS_START}{} or a folder above it (up to the repository root): no pivot is \
          checked, only Python syntax. Make one from your instruction files with \
          `pivot-lsp pivots import AGENTS.md --write` (see docs/pivots-toml.md)",
         here.display()
@@ -51,10 +54,11 @@ pub fn show_settings(here: &Path, file: &Path) -> Result<i32> {
         print!("{out}");
         return Ok(0);
     };
-    let config = dir.join(CONFIG);
+    let config = config_file(&dir).unwrap_or_else(|| dir.join(CONFIG));
     out.push_str(&format!(
-        "configuration: {}\n  why: the nearest {CONFIG} in the file's folder or above it \
-         (the search stops at the repository root, the folder holding .git)\n",
+        "configuration: {}\n  why: the nearest {CONFIG} (or pyproject.toml with a [tool.pivot] \
+         table) in the file's folder or above it (the search stops at the repository root, \
+         the folder holding .git)\n",
         log_safe::path(&config.display().to_string())
     ));
     let text = match pivot_base::bounded_read::read_to_string(&config) {
@@ -64,7 +68,8 @@ pub fn show_settings(here: &Path, file: &Path) -> Result<i32> {
             return Ok(2);
         }
     };
-    let ledger = match Ledger::from_toml_file(&text, CONFIG, &config.display().to_string()) {
+    let format = pivot_python::pivots::toml_file::Format::of(&config);
+    let ledger = match Ledger::from_config(&text, CONFIG, &config.display().to_string(), format) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {}", log_safe::lines(&format!("{e:#}")));

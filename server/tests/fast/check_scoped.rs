@@ -101,7 +101,10 @@ fn with_no_pivots_file_a_warning_says_so_and_require_pivots_fails() {
     let o = check(&root, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("warning: no pivots.toml in"), "{err}");
+    assert!(
+        err.contains("warning: no pivots.toml (nor pyproject.toml with [tool.pivot]) in"),
+        "{err}"
+    );
     assert!(
         err.contains("pivot-lsp pivots import AGENTS.md --write"),
         "{err}"
@@ -109,7 +112,7 @@ fn with_no_pivots_file_a_warning_says_so_and_require_pivots_fails() {
     let o = check(&root, &["--require-pivots"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("error: no pivots.toml in"),
+        stderr(&o).contains("error: no pivots.toml (nor pyproject.toml with [tool.pivot]) in"),
         "{}",
         stderr(&o)
     );
@@ -253,5 +256,92 @@ fn pivots_toml_errors_are_placed_and_multi_line() {
     assert!(
         err.lines().all(|l| !l.trim_start().starts_with("::")),
         "{err}"
+    );
+}
+
+/// The fixture's pivots.toml as the `[tool.pivot]` table of a pyproject.toml, with a
+/// `per-file-ignores` table that turns `classes` off in tests/.
+fn as_pyproject(root: &std::path::Path) {
+    let toml = std::fs::read_to_string(root.join("pivots.toml")).unwrap();
+    let body = toml
+        .replace("exclude = [\"generated/\"]\n", "")
+        .replace("[[pivot]]", "[[tool.pivot.pivot]]")
+        .replace("[[pivot.version]]", "[[tool.pivot.pivot.version]]");
+    let py = format!(
+        "[project]\nname = \"team\"\nversion = \"0.1.0\"\n\n[tool.ruff]\nline-length = 100\n\n\
+         [tool.pivot]\nexclude = [\"generated/\"]\n\n[tool.pivot.per-file-ignores]\n\
+         \"tests/**\" = [\"classes\"]\n\n{body}"
+    );
+    std::fs::remove_file(root.join("pivots.toml")).unwrap();
+    write(&root.join("pyproject.toml"), &py);
+}
+
+#[test]
+fn a_pyproject_tool_pivot_table_is_found_as_pivots_toml_is_and_per_file_ignores_apply() {
+    let (_d, root) = scoped();
+    as_pyproject(&root);
+    let want: Vec<_> = expected()
+        .into_iter()
+        .filter(|f| f.0 != "tests/test_calc.py")
+        .collect();
+    // From the root and from a subfolder, as with a pivots.toml.
+    let o = check(&root, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(findings(&o), want, "{}", stderr(&o));
+    let o = check(&root.join("app"), &["--format", "json"]);
+    let app: Vec<_> = want
+        .iter()
+        .filter(|f| f.0.starts_with("app/"))
+        .cloned()
+        .collect();
+    assert_eq!(findings(&o), app, "{}", stderr(&o));
+    let o = check(&root, &["--show-settings", "tests/test_calc.py"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!(
+            "configuration: {}",
+            root.join("pyproject.toml").display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("classes [class]")
+            && out.contains("not checked: per-file-ignores `tests/**` names it"),
+        "{out}"
+    );
+    // The editor reads the same table.
+    let mut c = Client::start(&root);
+    c.session_changed();
+    let p = root.join("tests/test_calc.py");
+    let uri = file_uri(&p);
+    c.open(&uri, &std::fs::read_to_string(&p).unwrap());
+    let codes: Vec<String> = c
+        .diagnostics(&uri)
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or("").to_string())
+        .collect();
+    let p = root.join("app/calc.py");
+    let uri = file_uri(&p);
+    c.open(&uri, &std::fs::read_to_string(&p).unwrap());
+    let app_codes: Vec<String> = c
+        .diagnostics(&uri)
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or("").to_string())
+        .collect();
+    c.drain();
+    assert!(codes.is_empty(), "{codes:?}");
+    assert_eq!(app_codes, ["docstrings", "unused-suppression", "classes"]);
+    // A mistake in the table is placed in the pyproject.toml.
+    let py = std::fs::read_to_string(root.join("pyproject.toml")).unwrap();
+    write(
+        &root.join("pyproject.toml"),
+        &py.replace("[\"classes\"]", "[\"clases\"]"),
+    );
+    let o = check(&root, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pyproject.toml:12:15: per-file-ignores `tests/**` names `clases`"),
+        "{}",
+        stderr(&o)
     );
 }

@@ -535,6 +535,53 @@ guarded(function()
   stop(hc)
   vim.cmd('bwipeout! ' .. hb)
   wait_for(function() return #clients() == 1 end)
+
+  -- ---- A team's project: a pivot scoped away from tests/, and the suppression quick fix ----
+  local team = vim.fn.tempname()
+  vim.fn.mkdir(team .. '/app', 'p')
+  vim.fn.mkdir(team .. '/tests', 'p')
+  vim.fn.writefile({ '[[pivot]]', 'id = "fn-prefix"', 'exclude = ["tests/"]', '[[pivot.version]]',
+    'text = "start function names with f_"', 'kind = "function"', 'rule = "^f_"' }, team .. '/pivots.toml')
+  vim.fn.writefile({ 'def add(a, b):', '    return a + b', '', '', 'def f_sub(a, b):', '    return a - b' },
+    team .. '/app/calc.py')
+  vim.fn.writefile({ 'def test_add():', '    assert True' }, team .. '/tests/test_calc.py')
+  pivot.setup({ python = 'python3', sandbox = 'bwrap', history = false,
+    endpoint = { base_url = 'http://127.0.0.1:' .. tostring(port) .. '/v1', model = 'loopback-sim' } })
+  vim.cmd('edit ' .. vim.fn.fnameescape(team .. '/app/calc.py'))
+  local tb = vim.api.nvim_get_current_buf()
+  check('a scoped pivot applies to app/: `add` is flagged', wait_for(function()
+    return shape(tb) == 'fn-prefix 0:4-7'
+  end), shape(tb))
+  vim.cmd('edit ' .. vim.fn.fnameescape(team .. '/tests/test_calc.py'))
+  local sb = vim.api.nvim_get_current_buf()
+  -- The server answers the test file (its syntax is checked) but no pivot applies there.
+  check('the same server serves tests/test_calc.py', wait_for(function()
+    return clients({ bufnr = sb })[1] ~= nil and clients({ bufnr = sb })[1].initialized == true
+  end))
+  vim.wait(1500, function() return shape(sb) ~= '' end, 50)
+  check('the pivot is scoped away from tests/: test_add is not flagged', shape(sb) == '', shape(sb))
+  vim.cmd('buffer ' .. tb)
+  vim.api.nvim_win_set_cursor(0, { 1, 5 })
+  local titles = {}
+  vim.lsp.buf.code_action({
+    filter = function(a)
+      table.insert(titles, a.title)
+      return a.title:find('Suppress', 1, true) ~= nil
+    end,
+    apply = true,
+  })
+  check('the quick fix "suppress on this line" is offered and applied', wait_for(function()
+    return vim.api.nvim_buf_get_lines(tb, 0, 1, false)[1] == 'def add(a, b):  # pivot: ignore[fn-prefix]'
+  end), vim.inspect({ titles = titles, line = vim.api.nvim_buf_get_lines(tb, 0, 1, false)[1] }))
+  check('the suppressed finding is gone', wait_for(function()
+    return shape(tb) == ''
+  end), shape(tb))
+  for _, c in ipairs(clients({ bufnr = tb })) do
+    stop(c)
+  end
+  vim.cmd('bwipeout! ' .. tb)
+  vim.cmd('bwipeout! ' .. sb)
+  wait_for(function() return #clients() == 1 end)
   vim.cmd('buffer ' .. buf)
 
   -- ---- ConvCodeWorld: a results folder played as player "me" on HumanEval/2 ----

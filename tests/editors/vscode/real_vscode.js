@@ -515,6 +515,43 @@ async function main() {
       return t.includes('History of pivots.toml') && t.includes(commits[0].slice(0, 12)) && t.includes(commits[1].slice(0, 12));
     });
     await screenshot('history-timeline');
+
+    // A team's project: a pivot scoped away from tests/ (pytest needs test_ names), and the
+    // quick fix that suppresses a finding on its line.
+    const team = path.join(tmp, 'team');
+    fs.mkdirSync(path.join(team, 'app'), { recursive: true });
+    fs.mkdirSync(path.join(team, 'tests'), { recursive: true });
+    fs.writeFileSync(path.join(team, 'pivots.toml'), '[[pivot]]\nid = "fn-prefix"\nexclude = ["tests/"]\n[[pivot.version]]\n'
+      + 'text = "start function names with f_"\nkind = "function"\nrule = "^f_"\n');
+    fs.writeFileSync(path.join(team, 'app', 'calc.py'), 'def add(a, b):\n    return a + b\n\n\ndef f_sub(a, b):\n    return a - b\n');
+    fs.writeFileSync(path.join(team, 'tests', 'test_math.py'), 'def test_add():\n    assert True\n');
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(team)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await openFile('test_math.py');
+    await openFile('calc.py');
+    await palette('View: Focus Problems (Errors, Warnings, Infos)');
+    await until('scoped pivot: `add` in app/calc.py is in the Problems panel', async () => (await problemsText()).includes('fn-prefix'), 60000);
+    // Both files are open and analysed; only app/ is in the pivot's scope.
+    await page.waitForTimeout(1500);
+    const scoped = await problemsText();
+    if (scoped.includes('test_add') || scoped.includes('test_math.py')) {
+      await screenshot('FAILED');
+      throw new Failure(`FAIL the pivot is scoped away from tests/, yet the Problems panel shows: ${scoped}`);
+    }
+    ok('and nothing for tests/test_math.py (excluded from the pivot)');
+    await screenshot('team-scoped');
+    await page.locator('.editor-instance .view-lines').first().click();
+    await page.keyboard.press('Control+G');
+    await answer(':1:6', false);
+    await palette('Quick Fix...');
+    const fix = page.locator('.action-widget .monaco-list-row, .context-view .monaco-list-row', { hasText: 'Suppress `fn-prefix` on this line' }).first();
+    await until('Quick Fix offers "Suppress `fn-prefix` on this line"', async () => fix.isVisible());
+    await screenshot('team-quick-fix');
+    await fix.click();
+    await until('the quick fix writes the suppression comment on the line', async () =>
+      (await page.locator('.editor-instance .view-lines').first().innerText()).includes('# pivot: ignore[fn-prefix]'));
+    await until('and the finding leaves the Problems panel', async () => !(await problemsText()).includes('fn-prefix'));
+    await screenshot('team-suppressed');
     console.log(`${passed} passed, 0 failed`);
   } catch (e) {
     if (page && !(e instanceof Failure)) await screenshot('FAILED').catch(() => undefined);

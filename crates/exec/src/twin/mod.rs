@@ -184,6 +184,14 @@ enum Leaf {
     Str,
     /// An exception class a test expects, with those that may stand for it.
     Exception(&'static [&'static str]),
+    /// A computed number (`x * x`, `len(xs)`, `text` its source): shifted by a whole
+    /// number drawn from the tests, `(E) + k`.
+    Shift,
+    /// A computed list or tuple (`sorted(data)`): one more element, a literal of the tests,
+    /// `[*E, v]` / `(*E, v)`.
+    Append {
+        tuple: bool,
+    },
 }
 
 impl Edit {
@@ -705,6 +713,15 @@ fn resolve(src: &str, stmt: Node, edit: Edit, pool: &Pool, rng: &mut Rng) -> Opt
         None => return Some(edit),
         Some(Leaf::Str) => values::other_string(&edit.text, pool, rng)?,
         Some(Leaf::Exception(others)) => others[rng.usize(..others.len())].to_string(),
+        Some(Leaf::Shift) => format!("({}) + {}", edit.text, values::shift(pool, rng)),
+        Some(Leaf::Append { tuple }) => {
+            let v = values::some_literal(pool, rng);
+            if tuple {
+                format!("(*{}, {v})", edit.text)
+            } else {
+                format!("[*{}, {v}]", edit.text)
+            }
+        }
         Some(Leaf::Number) => {
             let mut stated = 0.0f64;
             let mut stack = vec![stmt];
@@ -759,7 +776,9 @@ fn humaneval_value_edit(src: &str, test: Node) -> Option<Edit> {
             }
             let (l, r) = (operands[0], operands[1]);
             match ops[0] {
-                "==" => expected_side(src, l, r).and_then(|side| change_value(src, side)),
+                "==" => expected_side(src, l, r)
+                    .and_then(|side| change_value(src, side))
+                    .or_else(|| computed_pair(src, l, r)),
                 "<" | "<=" if is_abs_call(src, l) => {
                     let inner = l
                         .child_by_field_name("arguments")
@@ -787,6 +806,16 @@ fn humaneval_value_edit(src: &str, test: Node) -> Option<Edit> {
         }
         "call" => {
             let f = test.child_by_field_name("function").map(|f| text(src, f))?;
+            if f == "all" {
+                // `all(f(x) == E for x in xs)`: the comparison inside, for every item.
+                let args = test.child_by_field_name("arguments")?;
+                let body = if args.kind() == "generator_expression" {
+                    args.child_by_field_name("body")?
+                } else {
+                    return None;
+                };
+                return humaneval_value_edit(src, body);
+            }
             if f != "math.isclose" && f != "isclose" {
                 return None;
             }
@@ -818,6 +847,73 @@ fn expected_side<'t>(src: &str, a: Node<'t>, b: Node<'t>) -> Option<Node<'t>> {
         (true, false) => Some(a),
         _ => None,
     }
+}
+
+/// The two sides of an exact equality where neither is a value: where one is the result
+/// (it calls the solution, or names a result) and the other is computed without it, the
+/// computed side's change ([`computed_edit`]).
+fn computed_pair(src: &str, a: Node, b: Node) -> Option<Edit> {
+    let result = |n: Node| {
+        calls_solution(src, n) || matches!(n.kind(), "identifier" | "attribute" | "subscript")
+    };
+    if result(a) && !calls_solution(src, b) {
+        computed_edit(src, b)
+    } else if result(b) && !calls_solution(src, a) {
+        computed_edit(src, a)
+    } else {
+        None
+    }
+}
+
+/// The change of an expected value computed from the test's own inputs with no literal to
+/// change (`sorted(data)`, `x * x`, `len(words)`): a list or tuple a builtin builds gets one
+/// more element, arithmetic is shifted by a whole number. Only for exact equality: a
+/// correct result equals the value itself, so it cannot equal the changed one (where a
+/// float absorbs the shift, the canonical solution passes the twin and the change is
+/// dropped). Unlike a changed literal this shows in the test's code (its bytecode), which
+/// a task that reads its caller's code could tell apart (docs/exec.md).
+fn computed_edit(src: &str, n: Node) -> Option<Edit> {
+    let n = if n.kind() == "parenthesized_expression" {
+        named(n).into_iter().next()?
+    } else {
+        n
+    };
+    let leaf = match n.kind() {
+        "list_comprehension" => Leaf::Append { tuple: false },
+        "call" => match n.child_by_field_name("function").map(|f| text(src, f)) {
+            Some("sorted" | "list") => Leaf::Append { tuple: false },
+            Some("tuple") => Leaf::Append { tuple: true },
+            Some("len" | "sum" | "abs" | "round" | "int" | "float") => Leaf::Shift,
+            _ => return None,
+        },
+        "binary_operator" => {
+            let op = n.child_by_field_name("operator").map(|o| text(src, o))?;
+            if !matches!(op, "+" | "-" | "*" | "**" | "//" | "%" | "/") {
+                return None;
+            }
+            Leaf::Shift
+        }
+        _ => return None,
+    };
+    Some(Edit {
+        leaf: Some(leaf),
+        ..Edit::new(n.start_byte(), n.end_byte(), text(src, n))
+    })
+}
+
+/// `n` calls the function under test (`task_func`, HumanEval's `candidate`).
+fn calls_solution(src: &str, n: Node) -> bool {
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if x.kind() == "call"
+            && x.child_by_field_name("function")
+                .is_some_and(|f| matches!(text(src, f), "task_func" | "candidate"))
+        {
+            return true;
+        }
+        stack.extend(named(x));
+    }
+    false
 }
 
 fn is_abs_call(src: &str, n: Node) -> bool {
@@ -881,6 +977,17 @@ const EQUALITY: &[&str] = &[
     "assert_almost_equal",
     "assert_allclose",
     "assert_equal",
+];
+
+/// The equality assertions of [`EQUALITY`] that hold only for equal values (no tolerance).
+const EXACT: &[&str] = &[
+    "assertEqual",
+    "assertEquals",
+    "assertListEqual",
+    "assertTupleEqual",
+    "assertSequenceEqual",
+    "assertCountEqual",
+    "assertItemsEqual",
 ];
 
 /// unittest.mock's assertions on the arguments of a call.
@@ -1180,6 +1287,10 @@ fn method_changes<'t>(
                 bound_value(src, body, &stmts[..i], b, *s)
                     .or_else(|| bound_value(src, body, &stmts[..i], a, *s))
             };
+            // A computed expected value, where the equality is exact (no tolerance).
+            let exact = EXACT.contains(&name.as_str())
+                && !named(args).iter().any(|x| x.kind() == "keyword_argument");
+            let edit = edit.or_else(|| exact.then(|| computed_pair(src, a, b)).flatten());
             if let Some(e) = edit {
                 values.push((*s, e, TwinKind::Value));
                 continue;

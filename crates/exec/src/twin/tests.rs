@@ -247,3 +247,45 @@ fn a_pure_builtin_of_values_is_an_expected_value() {
         .contains("assert candidate([3, 1, 2]) == sorted(["));
     assert!(!ts[0].test.contains("sorted([3, 1, 2])"), "{}", ts[0].test);
 }
+
+#[test]
+fn a_computed_expected_value_gets_an_element_or_a_shift() {
+    // Round 4's two forges on computed values: an object equal to every list, an int equal
+    // to everything, inside `all(...)`.
+    let test = "class TestCases(unittest.TestCase):\n    def test_sorted(self):\n        data = [3, 1, 2]\n        self.assertEqual(task_func(data), sorted(data))\n    def test_all(self):\n        self.assertTrue(all(task_func(x) == x * x for x in range(6)))\n    def test_near(self):\n        x = 2\n        self.assertAlmostEqual(task_func(x), x * 2, delta=0.5)\n";
+    let ts = unittest_twins(test, &mut Rng::with_seed(4));
+    let t = &ts[0];
+    only_changed(test, t);
+    assert_eq!(t.kind, TwinKind::Value, "{t:?}");
+    assert!(
+        t.test
+            .contains("self.assertEqual(task_func(data), [*sorted(data), "),
+        "{}",
+        t.test
+    );
+    assert!(
+        t.test
+            .contains("self.assertTrue(all(task_func(x) == (x * x) + "),
+        "{}",
+        t.test
+    );
+    // A tolerance: no shift (it could fall inside), the assertion turns.
+    assert!(
+        t.test
+            .contains("self.assertNotAlmostEqual(task_func(x), x * 2, delta=0.5)"),
+        "{}",
+        t.test
+    );
+    // HumanEval's `check` the same way.
+    let check = "def check(candidate):\n    assert all(candidate(x) == len(str(x)) for x in [1, 22])\n    assert candidate([2, 1]) == list(reversed([2, 1]))\n";
+    let p = he(check);
+    let ts = candidates(&p, &mut Rng::with_seed(2));
+    let shown: Vec<&str> = ts.iter().map(|t| t.changes[0].after.as_str()).collect();
+    assert!(
+        shown
+            .iter()
+            .any(|a| a.starts_with("assert all(candidate(x) == (len(str(x))) + ")),
+        "{shown:?}"
+    );
+    assert!(ts.iter().all(|t| t.kind == TwinKind::Value), "{ts:?}");
+}

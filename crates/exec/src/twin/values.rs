@@ -201,6 +201,38 @@ pub(super) fn other_string(text: &str, pool: &Pool, rng: &mut Rng) -> Option<Str
     Some(format!("{}{}{}{}", s.prefix, s.quote, body, s.quote))
 }
 
+/// A literal of the tests, as written, for one more element of a computed sequence (`[*E, v]`):
+/// one of the pool's numbers or strings, else `None`.
+pub(super) fn some_literal(pool: &Pool, rng: &mut Rng) -> String {
+    let n = pool.numbers.len() + pool.strings.len();
+    if n == 0 {
+        return "None".into();
+    }
+    let i = rng.usize(..n);
+    match pool.numbers.get(i) {
+        Some((_, t)) => t.clone(),
+        None => {
+            let s = &pool.strings[i - pool.numbers.len()];
+            format!("{}{}{}{}", s.prefix, s.quote, s.body, s.quote)
+        }
+    }
+}
+
+/// A non-zero whole number a computed expected value is shifted by (`(E) + k`): one of the
+/// tests' own integers where there is one, else drawn.
+pub(super) fn shift(pool: &Pool, rng: &mut Rng) -> String {
+    let ints: Vec<&String> = pool
+        .numbers
+        .iter()
+        .filter(|(m, _)| !m.float && m.value >= 1.0 && m.value < 1e15)
+        .map(|(_, t)| t)
+        .collect();
+    if ints.is_empty() {
+        return rng.u32(1..100).to_string();
+    }
+    ints[rng.usize(..ints.len())].clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +278,24 @@ mod tests {
         pool.add_string("'abc'");
         pool.add_string("\"xyz\"");
         assert_eq!(other_string("'q'", &pool, &mut rng).unwrap(), "'abc'");
+    }
+
+    #[test]
+    fn an_extra_element_and_a_shift_come_from_the_tests() {
+        let mut rng = Rng::with_seed(5);
+        assert_eq!(some_literal(&Pool::new(), &mut rng), "None");
+        let mut pool = Pool::new();
+        pool.add_number("2.5");
+        pool.add_number("0");
+        pool.add_string("'pear'");
+        for _ in 0..20 {
+            let v = some_literal(&pool, &mut rng);
+            assert!(["2.5", "0", "'pear'"].contains(&v.as_str()), "{v}");
+            // 2.5 is a float, 0 is no shift: drawn instead.
+            let k: u32 = shift(&pool, &mut rng).parse().unwrap();
+            assert!((1..100).contains(&k));
+        }
+        pool.add_number("7");
+        assert_eq!(shift(&pool, &mut rng), "7");
     }
 }

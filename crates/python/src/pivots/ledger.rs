@@ -195,7 +195,18 @@ impl Ledger {
 
     /// `from_toml`, with errors naming the file `shown` (each with its line and column).
     pub fn from_toml_file(text: &str, origin: &str, shown: &str) -> Result<Ledger> {
-        let loaded = super::toml_file::load(text, shown).map_err(anyhow::Error::msg)?;
+        Ledger::from_config(text, origin, shown, super::toml_file::Format::PivotsToml)
+    }
+
+    /// `from_toml_file` for a file of the format `format` (a pyproject.toml's
+    /// `[tool.pivot]`).
+    pub fn from_config(
+        text: &str,
+        origin: &str,
+        shown: &str,
+        format: super::toml_file::Format,
+    ) -> Result<Ledger> {
+        let loaded = super::toml_file::load_as(text, shown, format).map_err(anyhow::Error::msg)?;
         let mut ledger = Ledger::default();
         let mut index = std::collections::HashMap::new();
         for p in loaded {

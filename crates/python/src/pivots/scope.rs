@@ -69,6 +69,8 @@ pub struct Scope {
     pub exclude: Patterns,
     /// Never the files these match (the file's top-level `exclude`).
     pub project_exclude: Patterns,
+    /// Never the files these match (the `per-file-ignores` patterns that name the pivot).
+    pub file_ignores: Patterns,
 }
 
 /// Whether a scope takes a file, and why (for `check --show-settings`).
@@ -80,7 +82,10 @@ pub enum Applies {
 
 impl Scope {
     pub fn is_everywhere(&self) -> bool {
-        self.include.is_empty() && self.exclude.is_empty() && self.project_exclude.is_empty()
+        self.include.is_empty()
+            && self.exclude.is_empty()
+            && self.project_exclude.is_empty()
+            && self.file_ignores.is_empty()
     }
 
     /// Whether the pivot is checked on `rel` (relative to the pivots file's folder,
@@ -102,6 +107,9 @@ impl Scope {
         };
         if let Some(p) = self.project_exclude.matching(rel) {
             return Applies::No(format!("the top-level exclude `{p}` matches"));
+        }
+        if let Some(p) = self.file_ignores.matching(rel) {
+            return Applies::No(format!("per-file-ignores `{p}` names it"));
         }
         if let Some(p) = self.exclude.matching(rel) {
             return Applies::No(format!("its exclude `{p}` matches"));
@@ -129,6 +137,9 @@ impl Serialize for Scope {
         if !self.project_exclude.is_empty() {
             m.serialize_entry("project_exclude", &self.project_exclude.patterns)?;
         }
+        if !self.file_ignores.is_empty() {
+            m.serialize_entry("per_file_ignores", &self.file_ignores.patterns)?;
+        }
         m.end()
     }
 }
@@ -143,6 +154,7 @@ mod tests {
             include: p(include),
             exclude: p(exclude),
             project_exclude: p(project),
+            file_ignores: Patterns::default(),
         }
     }
 

@@ -28,6 +28,12 @@ pub struct TomlFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub exclude: Vec<Spanned<String>>,
+    /// Pivots turned off on some files, as ruff's `per-file-ignores`: a gitignore-syntax
+    /// pattern (relative to this file's folder) and the ids of the pivots not checked on
+    /// the files it matches.
+    #[serde(default, rename = "per-file-ignores")]
+    #[schemars(with = "std::collections::BTreeMap<String, Vec<String>>")]
+    pub per_file_ignores: std::collections::BTreeMap<String, Vec<Spanned<String>>>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -239,6 +245,52 @@ fn patterns(p: &mut Problems, what: &str, given: &[Spanned<String>]) -> Option<P
     }
 }
 
+/// `per-file-ignores`, per pivot id: the patterns that turn it off. Each pattern is checked
+/// (a glob error is said at its first id, keys having no place of their own here), and so
+/// is each id: one that names no pivot of the file is a typo that would turn nothing off.
+fn per_file_ignores(p: &mut Problems, parsed: &TomlFile) -> HashMap<String, Patterns> {
+    let ids: Vec<&str> = parsed
+        .pivot
+        .iter()
+        .map(|v| v.id.get_ref().as_str())
+        .collect();
+    let mut by_id: HashMap<String, Vec<String>> = HashMap::new();
+    for (pattern, names) in &parsed.per_file_ignores {
+        let at = names.first().map_or(0..0, |n| n.span());
+        if let Err((_, message)) = Patterns::new(vec![pattern.clone()]) {
+            p.at(
+                at.clone(),
+                &format!("invalid per-file-ignores pattern `{pattern}`"),
+                &[message],
+            );
+            continue;
+        }
+        if names.is_empty() {
+            p.at(
+                at,
+                &format!("per-file-ignores `{pattern}` names no pivot"),
+                &["give the ids of the pivots not checked on its files".into()],
+            );
+            continue;
+        }
+        for n in names {
+            let id = n.get_ref();
+            if !ids.contains(&id.as_str()) {
+                p.at(
+                    n.span(),
+                    &format!("per-file-ignores `{pattern}` names `{id}`, which no pivot of this file has"),
+                    &[format!("the pivots: {}", ids.join(", "))],
+                );
+                continue;
+            }
+            by_id.entry(id.clone()).or_default().push(pattern.clone());
+        }
+    }
+    (by_id.into_iter())
+        .filter_map(|(id, ps)| Patterns::new(ps).ok().map(|ps| (id, ps)))
+        .collect()
+}
+
 /// Where a pivot is written in its file: the 1-based line of its `id` and of each version's
 /// `kind` (in the file's order), so that an agent or a reviewer is sent to the line.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -250,7 +302,18 @@ pub struct Place {
 
 /// The places of the pivots of `text` (empty when it does not parse: `load` says why).
 pub fn places(text: &str) -> Vec<Place> {
-    let Ok(parsed) = toml::from_str::<TomlFile>(text) else {
+    places_as(text, Format::PivotsToml)
+}
+
+/// `places`, for a file of the format `format`.
+pub fn places_as(text: &str, format: Format) -> Vec<Place> {
+    let parsed = match format {
+        Format::PivotsToml => toml::from_str::<TomlFile>(text).ok(),
+        Format::Pyproject => toml::from_str::<Pyproject>(text)
+            .ok()
+            .and_then(|f| f.tool.and_then(|t| t.pivot)),
+    };
+    let Some(parsed) = parsed else {
         return Vec::new();
     };
     let line = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
@@ -281,12 +344,69 @@ pub struct Loaded {
 /// problem is said (see the module comment), separated by blank lines. The ledger makes
 /// its pivots of them (`Ledger::from_toml_file`).
 pub fn load(text: &str, file: &str) -> Result<Vec<Loaded>, String> {
+    load_as(text, file, Format::PivotsToml)
+}
+
+/// Where the pivots are written: a `pivots.toml`, or the `[tool.pivot]` table of a
+/// `pyproject.toml` (the same keys, as ruff's `[tool.ruff]` holds a `ruff.toml`'s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    PivotsToml,
+    Pyproject,
+}
+
+impl Format {
+    /// By the file's name: `pyproject.toml` holds its pivots under `[tool.pivot]`.
+    pub fn of(path: &std::path::Path) -> Format {
+        match path.file_name().and_then(|n| n.to_str()) {
+            Some("pyproject.toml") => Format::Pyproject,
+            _ => Format::PivotsToml,
+        }
+    }
+}
+
+/// A `pyproject.toml` as far as its pivots go: every other table is the project's own.
+#[derive(Deserialize)]
+struct Pyproject {
+    tool: Option<PyprojectTool>,
+}
+
+#[derive(Deserialize)]
+struct PyprojectTool {
+    pivot: Option<TomlFile>,
+}
+
+/// Whether the text of a `pyproject.toml` has a `[tool.pivot]` table (a file that does not
+/// parse has none: it is the project's, not ours to judge).
+pub fn pyproject_has_pivots(text: &str) -> bool {
+    // Most pyproject.toml files have no such table: no parse for them.
+    text.contains("pivot")
+        && toml::from_str::<toml::Table>(text).is_ok_and(|t| {
+            t.get("tool")
+                .and_then(|tool| tool.get("pivot"))
+                .is_some_and(|p| p.is_table())
+        })
+}
+
+/// `load`, for the format `format` (errors name the places of the file as it is: a
+/// pyproject.toml's own lines).
+pub fn load_as(text: &str, file: &str, format: Format) -> Result<Vec<Loaded>, String> {
     let mut p = Problems {
         file,
         text,
         out: Vec::new(),
     };
-    let parsed: TomlFile = match toml::from_str(text) {
+    let parsed: Result<TomlFile, toml::de::Error> = match format {
+        Format::PivotsToml => toml::from_str(text),
+        Format::Pyproject => toml::from_str::<Pyproject>(text).map(|f| {
+            f.tool.and_then(|t| t.pivot).unwrap_or(TomlFile {
+                pivot: Vec::new(),
+                exclude: Vec::new(),
+                per_file_ignores: Default::default(),
+            })
+        }),
+    };
+    let parsed: TomlFile = match parsed {
         Ok(f) => f,
         Err(e) => {
             let message = e.message().trim_end().to_string();
@@ -298,6 +418,7 @@ pub fn load(text: &str, file: &str) -> Result<Vec<Loaded>, String> {
         }
     };
     let project_exclude = patterns(&mut p, "exclude", &parsed.exclude).unwrap_or_default();
+    let ignores = per_file_ignores(&mut p, &parsed);
     let mut loaded = Vec::new();
     let mut first: HashMap<String, Range<usize>> = HashMap::new();
     for pivot in parsed.pivot {
@@ -396,6 +517,7 @@ pub fn load(text: &str, file: &str) -> Result<Vec<Loaded>, String> {
             include: include.unwrap_or_default(),
             exclude: exclude.unwrap_or_default(),
             project_exclude: project_exclude.clone(),
+            file_ignores: ignores.get(&id).cloned().unwrap_or_default(),
         };
         loaded.push(Loaded {
             id,
@@ -547,6 +669,79 @@ mod tests {
         assert!(!s.applies(Some("app/test_m.py")));
         assert!(!s.applies(Some("lib/m.py")));
         assert!(!s.applies(Some("gen/app/m.py")));
+    }
+
+    #[test]
+    fn a_pyproject_holds_its_pivots_under_tool_pivot() {
+        let pyproject = "[project]\nname = \"app\"\n\n[tool.ruff]\nline-length = 100\n\n[[tool.pivot.pivot]]\nid = \"x\"\nexclude = [\"tests/\"]\n[[tool.pivot.pivot.version]]\nkind = \"function\"\nrule = \"^f_\"\n";
+        assert!(pyproject_has_pivots(pyproject));
+        assert!(!pyproject_has_pivots("[project]\nname = \"pivotal\"\n"));
+        assert!(!pyproject_has_pivots("not toml [ pivot"));
+        let l = load_as(pyproject, "pyproject.toml", Format::Pyproject).unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].id, "x");
+        assert!(!l[0].scope.applies(Some("tests/t.py")));
+        // Errors name the pyproject's own lines, and only our table is held to our keys.
+        let e = load_as(
+            &pyproject.replace("rule = \"^f_\"", "rule = \"(\""),
+            "pyproject.toml",
+            Format::Pyproject,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.starts_with("pyproject.toml:12:8: invalid regular expression"),
+            "{e}"
+        );
+        let e = load_as(
+            &pyproject.replace("exclude =", "excludes ="),
+            "pyproject.toml",
+            Format::Pyproject,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.contains("pyproject.toml:9:1: unknown field `excludes`"),
+            "{e}"
+        );
+        assert_eq!(
+            Format::of(std::path::Path::new("a/pyproject.toml")),
+            Format::Pyproject
+        );
+    }
+
+    #[test]
+    fn per_file_ignores_turn_pivots_off_on_their_files() {
+        let two = format!("{ONE}\n{}", ONE.replace("\"x\"", "\"y\""));
+        let toml = format!(
+            "{two}\n[per-file-ignores]\n\"tests/**\" = [\"x\"]\n\"conftest.py\" = [\"x\", \"y\"]\n"
+        );
+        let l = crate::pivots::Ledger::from_toml(&toml, "pivots.toml").unwrap();
+        let (x, y) = (&l.pivots[0].scope, &l.pivots[1].scope);
+        assert!(!x.applies(Some("tests/test_a.py")));
+        assert!(y.applies(Some("tests/test_a.py")));
+        assert!(!x.applies(Some("conftest.py")) && !y.applies(Some("sub/conftest.py")));
+        assert!(x.applies(Some("app/a.py")));
+        assert_eq!(
+            x.explain(Some("tests/test_a.py")),
+            super::super::scope::Applies::No("per-file-ignores `tests/**` names it".into())
+        );
+        // A typo in an id turns nothing off: it is an error at its place.
+        let e = err(&format!(
+            "{ONE}\n[per-file-ignores]\n\"tests/**\" = [\"z\"]\n"
+        ));
+        assert!(
+            e.starts_with("pivots.toml:8:15: per-file-ignores `tests/**` names `z`, which no pivot of this file has"),
+            "{e}"
+        );
+        assert!(e.contains("= the pivots: x"), "{e}");
+        let e = err(&format!(
+            "{ONE}\n[per-file-ignores]\n\"a/**{{\" = [\"x\"]\n"
+        ));
+        assert!(
+            e.contains("invalid per-file-ignores pattern `a/**{`"),
+            "{e}"
+        );
     }
 }
 
