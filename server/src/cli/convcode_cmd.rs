@@ -3,7 +3,7 @@
 
 use super::score_convcode::{self, ScoreConvcodeArgs};
 use super::Progress;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use pivot_bench::convcode::config::{parse_configs, Config, Layout, DEFAULT_SIMULATOR};
 use pivot_bench::convcode::executor::{Control, Observer};
 use pivot_bench::convcode::live::{run_live, LiveOptions, RunReport, Turn0};
@@ -14,7 +14,7 @@ use pivot_bench::convcode::turn::TurnEnv;
 use pivot_bench::convcode::turn0;
 use pivot_exec::{Problem, ProblemSource, Runner, RunnerConfig};
 use pivot_llm::{Cache, Client, ClientConfig, EndpointKind};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 #[derive(clap::Subcommand, Debug)]
@@ -313,6 +313,19 @@ fn begin_shard(
     Ok(Some(input))
 }
 
+/// Whether `dir` is a results folder no run has begun: missing, or holding nothing but the
+/// temporary files of writes cut short (a run killed while it wrote the `.gitignore`).
+fn is_new_folder(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Err(_) => !dir.exists(),
+        Ok(entries) => entries.flatten().all(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(pivot_base::durable::TEMP_PREFIX))
+        }),
+    }
+}
+
 /// The `.gitignore` a new results folder gets.
 const GITIGNORE: &str = "# Written by pivot-lsp: a run's results, kept out of git. Remove this file to commit them.\n*\n";
 
@@ -320,17 +333,21 @@ const GITIGNORE: &str = "# Written by pivot-lsp: a run's results, kept out of gi
 /// the same turn files would write records twice) and clears what a killed run left: the
 /// temporary files of writes it cut short. Says when it resumes an interrupted run.
 fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_base::durable::FolderLock> {
-    let new = !common.results.exists();
-    let lock = pivot_base::durable::FolderLock::acquire(&common.results, what)?;
-    super::interrupt::hold_lock(&common.results);
-    if new {
+    if is_new_folder(&common.results) {
         // A run's output, not source: kept out of git wherever the folder is (the user's
-        // repository need not name it in its own ignore file).
+        // repository need not name it in its own ignore file). Written before the lock is
+        // taken, so that a run killed in between leaves a folder that is still new (missing,
+        // or holding only a cut-short write) and the next run writes it: never a resumed
+        // folder without it.
+        std::fs::create_dir_all(&common.results)
+            .with_context(|| format!("cannot create {}", common.results.display()))?;
         pivot_base::durable::write_atomic(
             &common.results.join(".gitignore"),
             GITIGNORE.as_bytes(),
         )?;
     }
+    let lock = pivot_base::durable::FolderLock::acquire(&common.results, what)?;
+    super::interrupt::hold_lock(&common.results);
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }
