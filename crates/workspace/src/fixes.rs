@@ -50,9 +50,13 @@ pub fn fixes(src: &str, tree: &Tree, finding: &Finding) -> Vec<Fix> {
             | ObjectKind::MethodDecorator
             | ObjectKind::ClassDecorator,
         ) => add_decorator(src, root, *span, name, pivot),
-        (Reason::Missing, ObjectKind::FunctionDocstring | ObjectKind::MethodDocstring) => {
-            add_docstring(src, root, *span)
-        }
+        (
+            Reason::Missing,
+            ObjectKind::FunctionDocstring
+            | ObjectKind::MethodDocstring
+            | ObjectKind::PublicFunctionDocstring
+            | ObjectKind::PublicMethodDocstring,
+        ) => add_docstring(src, root, *span),
         _ => None,
     };
     fix.into_iter().collect()
