@@ -398,5 +398,13 @@ mod tests {
             out,
             "def f(x):\n    \"\"\"TODO: describe `f`.\"\"\"\n    return x\n"
         );
+        // On public objects only: the private one is left as it is.
+        let src =
+            "class C:\n    def get(self):\n        pass\n\n    def _raw(self):\n        pass\n";
+        let out = fix_all(src, ObjectKind::PublicMethodDocstring, json!(true), "");
+        assert_eq!(
+            out,
+            "class C:\n    def get(self):\n        \"\"\"TODO: describe `get`.\"\"\"\n        pass\n\n    def _raw(self):\n        pass\n"
+        );
     }
 }
