@@ -1067,4 +1067,35 @@ fn team_kinds_give_the_same_findings_in_every_face() {
         })
         .collect();
     assert_eq!(placed, from_lsp);
+
+    // The editor's quick fixes on them: a suppression for a construct, a docstring for a
+    // public def.
+    let mut c = Client::start(&root);
+    c.session_changed();
+    let uri = file_uri(&root.join("app/store.py"));
+    c.open(&uri, TEAM_CODE);
+    let diagnostics = c.diagnostics(&uri);
+    let titles = |c: &mut Client, code: &str| -> Vec<String> {
+        let d = diagnostics.iter().find(|d| d["code"] == code).unwrap();
+        let actions = c
+            .request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}),
+            )
+            .unwrap();
+        actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let print = titles(&mut c, "no-print");
+    assert!(print.iter().any(|t| t.contains("`no-print`")), "{print:?}");
+    let doc = titles(&mut c, "public-docstrings");
+    assert!(
+        doc.iter().any(|t| t == "Add a docstring to `load`"),
+        "{doc:?}"
+    );
+    c.drain();
 }
