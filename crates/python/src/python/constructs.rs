@@ -62,7 +62,11 @@ impl Constructs {
     }
 
     /// `of` without the cache. Ranges are those of `src` (lone `\r`s are line ends, as in
-    /// `Module::parse`, and keep every offset).
+    /// `Module::parse`, and keep every offset). Only a module without a syntax error is
+    /// checked; where tree-sitter still reads it with errors (lines inside brackets
+    /// indented less than their block, which `Module::parse` reads again joined), what it
+    /// recovered is read: the constructs are not MemoryCode's, so no verdict of its hangs
+    /// on them.
     pub fn read(src: &str) -> Constructs {
         let text = lone_cr_as_lf(src);
         let tree = parse_tree(&text, None);

@@ -2107,6 +2107,10 @@ mod construct_tests {
             team("No `Any` types."),
             one("typing name", r#"["Any",false]"#)
         );
+        assert_eq!(
+            team("Use `str | None`, not `Optional[str]`"),
+            one("typing name", r#"["Optional",false]"#)
+        );
         let names = |got: Result<Vec<(String, String)>, String>| -> Vec<String> {
             got.unwrap().into_iter().map(|(_, r)| r).collect()
         };
