@@ -117,17 +117,8 @@ pub fn check(module: &Module, src: &str, kind: ObjectKind, rule: &Rule) -> Outco
 /// names by substring, the others by the whole text. A file without the construct passes:
 /// these rules are about the whole file.
 fn check_constructs(c: &Constructs, src: &str, kind: ObjectKind, rule: &Rule) -> Outcome {
-    let bare: Vec<Item>;
     let items: &[Item] = match kind {
-        ObjectKind::BareExcept => {
-            bare = (c.bare_excepts.iter())
-                .map(|s| Item {
-                    text: "except".into(),
-                    span: *s,
-                })
-                .collect();
-            &bare
-        }
+        ObjectKind::BareExcept => &c.bare_excepts,
         ObjectKind::Except => &c.caught,
         ObjectKind::WildcardImport => &c.wildcard_imports,
         ObjectKind::RelativeImport => &c.relative_imports,

@@ -15,7 +15,7 @@ use tree_sitter::Node;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Constructs {
     /// Each bare `except:`, at its `except` keyword.
-    pub bare_excepts: Vec<Span>,
+    pub bare_excepts: Vec<Item>,
     /// Each exception an `except` clause names (`except (A, b.C) as e` gives `A` and `b.C`),
     /// as written, at the name.
     pub caught: Vec<Item>,
@@ -203,7 +203,8 @@ impl Walker<'_> {
                 Some(n) => self.caught(n),
                 None => {
                     if let Some(keyword) = node.child(0) {
-                        self.out.bare_excepts.push(Span::of(&keyword));
+                        let bare = self.item("except", keyword);
+                        self.out.bare_excepts.push(bare);
                     }
                 }
             }
@@ -384,8 +385,8 @@ mod tests {
         let src = "try:\n    pass\nexcept:\n    pass\ntry:\n    pass\nexcept (ValueError, os.error) as e:\n    pass\nexcept Exception:\n    pass\ntry:\n    pass\nexcept* OSError:\n    pass\n";
         let c = Constructs::read(src);
         assert_eq!(c.bare_excepts.len(), 1);
-        assert_eq!(c.bare_excepts[0].text(src), "except");
-        assert_eq!(c.bare_excepts[0].start.line, 2);
+        assert_eq!(c.bare_excepts[0].span.text(src), "except");
+        assert_eq!(c.bare_excepts[0].span.start.line, 2);
         assert_eq!(
             texts(&c.caught),
             ["ValueError", "os.error", "Exception", "OSError"]
