@@ -74,7 +74,8 @@ fn json(v: &toml::Value) -> serde_json::Value {
     match v {
         toml::Value::String(s) => serde_json::Value::String(s.clone()),
         toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
-        other => panic!("a gold rule is a string or a bool, not {other}"),
+        toml::Value::Array(a) => serde_json::Value::Array(a.iter().map(json).collect()),
+        other => panic!("a gold rule is a string, a bool or [name, bool], not {other}"),
     }
 }
 

@@ -776,6 +776,14 @@ mod tests {
             ("ftry", "function try", "false"),
             ("mann", "method annotation", "true"),
             ("arg-all", "function argument", r#""^zz""#),
+            // Team kinds: public entries of a statement, and constructs of the whole text.
+            ("pub-fdoc", "public function docstring", "true"),
+            ("pub-mann", "public method annotation", "true"),
+            ("bare", "bare except", "false"),
+            ("no-print", "call", r#"["print", false]"#),
+            ("top", "import not at top", "false"),
+            ("no-list", "typing name", r#"["List", false]"#),
+            ("ctext", "comment text", r#"["e", false]"#),
         ];
         more.reverse();
         let add = |ws: &mut Workspace, (id, kind, rule): (&str, &str, &str)| {

@@ -168,9 +168,11 @@ fn syntax(e: &SyntaxError) -> Finding {
 }
 
 /// Import and comment rules are about the whole file (an empty list is scored, findings
-/// sit on line 1): they are checked on the module's imports and comments each time.
+/// sit on line 1): they are checked on the module's imports and comments each time. So are
+/// the team kinds read from the whole tree (`ObjectKind::is_construct`), which `check`
+/// reads from the document's text, not from a statement's objects.
 fn file_level(kind: ObjectKind) -> bool {
-    matches!(kind, ObjectKind::Import | ObjectKind::Comment)
+    matches!(kind, ObjectKind::Import | ObjectKind::Comment) || kind.is_construct()
 }
 
 /// Findings of the incremental analysis, cached per top-level statement.
@@ -532,7 +534,8 @@ fn chunk_findings(chunk: &Chunk, pivots: &[Arc<PivotRef>], groups: &PivotGroups)
         }
     };
     for g in &groups.kinds {
-        let entries = chunk.objects.get(g.kind);
+        // A public-only kind filters the entries of the kind it is collected as.
+        let entries = chunk.objects.get(g.kind.collected_as());
         // No entry of the kind: every pivot of it is absent here, with nothing to show.
         if entries.is_empty() {
             continue;
@@ -591,7 +594,17 @@ pub fn message(src: &str, pivot: &PivotRef, span: Span, reason: &Reason) -> Stri
     let kind = pivot.kind;
     let here = span.text(src);
     let file_level = matches!(kind, ObjectKind::Import | ObjectKind::Comment);
+    // A construct's range may span lines (a call, a statement): its first line is quoted.
+    let line = here.lines().next().unwrap_or("").trim_end();
     let detail = match reason {
+        Reason::Present if kind.is_construct() => format!("{kind}: `{line}`"),
+        Reason::MemberPresent { name } if kind.is_construct() => {
+            format!("{kind} `{name}`: `{line}`")
+        }
+        Reason::MemberMissing { name } if kind.is_construct() => {
+            format!("no {kind} `{name}` in this file")
+        }
+        Reason::Missing if kind.is_construct() => format!("no {kind} in this file"),
         Reason::NoMatch { name } => match kind {
             ObjectKind::Import => format!("`import {name}` does not match the rule"),
             ObjectKind::Comment => "the first comment does not match the rule".to_string(),

@@ -50,9 +50,13 @@ pub fn fixes(src: &str, tree: &Tree, finding: &Finding) -> Vec<Fix> {
             | ObjectKind::MethodDecorator
             | ObjectKind::ClassDecorator,
         ) => add_decorator(src, root, *span, name, pivot),
-        (Reason::Missing, ObjectKind::FunctionDocstring | ObjectKind::MethodDocstring) => {
-            add_docstring(src, root, *span)
-        }
+        (
+            Reason::Missing,
+            ObjectKind::FunctionDocstring
+            | ObjectKind::MethodDocstring
+            | ObjectKind::PublicFunctionDocstring
+            | ObjectKind::PublicMethodDocstring,
+        ) => add_docstring(src, root, *span),
         _ => None,
     };
     fix.into_iter().collect()
@@ -393,6 +397,14 @@ mod tests {
         assert_eq!(
             out,
             "def f(x):\n    \"\"\"TODO: describe `f`.\"\"\"\n    return x\n"
+        );
+        // On public objects only: the private one is left as it is.
+        let src =
+            "class C:\n    def get(self):\n        pass\n\n    def _raw(self):\n        pass\n";
+        let out = fix_all(src, ObjectKind::PublicMethodDocstring, json!(true), "");
+        assert_eq!(
+            out,
+            "class C:\n    def get(self):\n        \"\"\"TODO: describe `get`.\"\"\"\n        pass\n\n    def _raw(self):\n        pass\n"
         );
     }
 }

@@ -49,6 +49,9 @@ pub fn hover<'a>(
                 "not checked: MemoryCode tests only the first name of each {kind} list (this one {} the rule)",
                 if v.rule.matches(name) { "matches" } else { "does not match" }
             ),
+            (None, _) if v.kind.public_of().is_some() && name.starts_with('_') => {
+                format!("not checked: `{name}` is not public (its name starts with `_`)")
+            }
             (None, _) => "✓ satisfies it".to_string(),
         };
         md.push_str(&format!(
@@ -100,9 +103,30 @@ fn reason_note(r: &Reason) -> String {
 
 /// Kinds of pivot that speak about a name of `kind` (entry-level kinds anchor at the name).
 fn governed_kinds(kind: ObjectKind) -> &'static [ObjectKind] {
+    // A def's own kinds, and the public-only views of its docstring and annotations.
+    const FUNCTION: [ObjectKind; 8] = [
+        K::Function,
+        K::FunctionDocstring,
+        K::FunctionTry,
+        K::FunctionAssert,
+        K::FunctionAnnotation,
+        K::FunctionDecorator,
+        K::PublicFunctionDocstring,
+        K::PublicFunctionAnnotation,
+    ];
+    const METHOD: [ObjectKind; 8] = [
+        K::Method,
+        K::MethodDocstring,
+        K::MethodTry,
+        K::MethodAssert,
+        K::MethodAnnotation,
+        K::MethodDecorator,
+        K::PublicMethodDocstring,
+        K::PublicMethodAnnotation,
+    ];
     match kind {
-        K::Function => &ObjectKind::FUNCTION_KINDS,
-        K::Method => &ObjectKind::METHOD_KINDS,
+        K::Function => &FUNCTION,
+        K::Method => &METHOD,
         K::Class => &[K::Class, K::ClassDecorator],
         K::FunctionArgument => &[K::FunctionArgument],
         K::Attribute => &[K::Attribute],
@@ -188,5 +212,28 @@ mod tests {
             "{md}"
         );
         assert!(hover(src, &m, &l, (0, 3), |_| None, src.find("return").unwrap()).is_none());
+    }
+
+    #[test]
+    fn hover_on_a_def_names_its_public_pivots() {
+        let mut l = Ledger::default();
+        l.give(
+            "pub",
+            "t",
+            0,
+            "public docstrings".into(),
+            K::PublicFunctionDocstring,
+            Rule::Presence(true),
+        );
+        let src = "def load():\n    pass\n\ndef _helper():\n    pass\n";
+        let m = Module::parse(src);
+        let (_, md) = hover(src, &m, &l, (0, 1), |_| None, 5).unwrap();
+        assert!(
+            md.contains("**pub**") && md.contains("✗ breaks it (missing)"),
+            "{md}"
+        );
+        let at = src.find("_helper").unwrap();
+        let (_, md) = hover(src, &m, &l, (0, 1), |_| None, at).unwrap();
+        assert!(md.contains("not checked: `_helper` is not public"), "{md}");
     }
 }

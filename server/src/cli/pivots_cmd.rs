@@ -39,9 +39,16 @@ checked, not the module it comes from);\n\
 `from x import y` is not seen);\n\
   - docstrings, type annotations, try and assert statements in functions or methods: \"every \
 function must have a docstring\", \"use type hints in all methods\" (at least one annotation \
-each), \"include try statements in methods\"; comments in the file: \"add comments\".\n\n\
+each), \"include try statements in methods\"; comments in the file: \"add comments\"; \
+on public objects only (no leading `_`): \"docstrings for all public functions\";\n\
+  - constructs (the team kinds of docs/pivots-toml.md): \"never use bare `except:`\", \"catch \
+specific exceptions rather than broad `Exception`\", \"no `print()` statements\", \"avoid \
+wildcard imports\", \"use absolute imports\", \"imports always at module top\", \"use `from \
+__future__ import annotations`\", \"use `str | None`, not `Optional[str]`\", \"no `# type: ignore` \
+comments\".\n\n\
 Not checkable, and listed so: anything about a subset of the objects (\"private methods\", \
-\"public functions\", \"variables that hold tables\"), constants, modules and files, method \
+\"public functions\" but for docstrings and annotations, \"variables that hold tables\"), \
+constants, modules and files, method \
 arguments, complete annotations, class docstrings, what a name or docstring says, layout, \
 tools, tests and the workflow, negated naming rules, and any sentence whose example \
 contradicts the rule read from it.\n\n\

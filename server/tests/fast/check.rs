@@ -931,3 +931,171 @@ fn json_and_sarif_match_their_snapshots() {
         insta::assert_snapshot!(name, text);
     }
 }
+
+/// One file breaking every team kind (docs/pivots-toml.md), and a pivot of each kind.
+const TEAM_PIVOTS: &[(&str, &str, &str)] = &[
+    ("no-bare-except", "bare except", "false"),
+    ("no-broad-except", "except", "[\"Exception\", false]"),
+    ("no-wildcard", "wildcard import", "false"),
+    ("no-relative", "relative import", "false"),
+    ("imports-at-top", "import not at top", "false"),
+    (
+        "future-annotations",
+        "from import",
+        "[\"__future__.annotations\", true]",
+    ),
+    ("no-print", "call", "[\"print\", false]"),
+    ("no-optional", "typing name", "[\"Optional\", false]"),
+    (
+        "no-type-ignore",
+        "comment text",
+        "[\"type: ignore\", false]",
+    ),
+    ("public-docstrings", "public function docstring", "true"),
+    ("public-method-hints", "public method annotation", "true"),
+];
+
+const TEAM_CODE: &str = "from typing import Optional\nfrom .models import *\n\n\ndef load(path):\n    import json  # type: ignore\n    try:\n        return json.loads(path)\n    except Exception:\n        print(\n            path,\n        )\n    except:\n        pass\n\n\ndef _private(x):\n    return x\n\n\nclass Store:\n    def get(self, key):\n        \"\"\"Doc.\"\"\"\n        return key\n\n    def _raw(self):\n        pass\n";
+
+/// `check` (JSON, text, SARIF) and an editor's diagnostics give the same findings for the
+/// team kinds, each at the offending construct.
+#[test]
+fn team_kinds_give_the_same_findings_in_every_face() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    let mut toml = String::new();
+    for (id, kind, rule) in TEAM_PIVOTS {
+        toml.push_str(&format!(
+            "[[pivot]]\nid = \"{id}\"\n[[pivot.version]]\nkind = \"{kind}\"\nrule = {rule}\n\n"
+        ));
+    }
+    write(&root.join("pivots.toml"), &toml);
+    write(&root.join("app/store.py"), TEAM_CODE);
+    let root = root.canonicalize().unwrap();
+    let expected = flatten(&plain_client(&root, &["app/store.py"], None));
+    // Each pivot's findings, as (code, 1-based line, the range's text).
+    let lines: Vec<&str> = TEAM_CODE.lines().collect();
+    let got: Vec<(String, u64, String)> = expected
+        .iter()
+        .map(|f| {
+            let (s, e) = (&f["range"]["start"], &f["range"]["end"]);
+            let (sl, el) = (s["line"].as_u64().unwrap(), e["line"].as_u64().unwrap());
+            let (sc, ec) = (
+                s["character"].as_u64().unwrap() as usize,
+                e["character"].as_u64().unwrap() as usize,
+            );
+            let text = if sl == el {
+                lines[sl as usize][sc..ec].to_string()
+            } else {
+                format!("{}...", &lines[sl as usize][sc..])
+            };
+            (rule_of(f), sl + 1, text)
+        })
+        .collect();
+    let want = [
+        ("future-annotations", 1, "from typing import Optional"),
+        ("no-optional", 1, "Optional"),
+        ("no-relative", 2, "from .models import *"),
+        ("no-wildcard", 2, "from .models import *"),
+        ("public-docstrings", 5, "load"),
+        ("imports-at-top", 6, "import json"),
+        ("no-type-ignore", 6, "# type: ignore"),
+        ("no-broad-except", 9, "Exception"),
+        ("no-print", 10, "print(..."),
+        ("no-bare-except", 13, "except"),
+        ("public-method-hints", 22, "get"),
+    ];
+    let want: Vec<(String, u64, String)> = want
+        .iter()
+        .map(|(c, l, t)| (c.to_string(), *l, t.to_string()))
+        .collect();
+    let mut sorted = got.clone();
+    sorted.sort();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(sorted, want_sorted, "{expected:#?}");
+    assert!(expected.iter().all(|f| f["source"] == "pivot"));
+
+    let o = check(&root, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["findings"], json!(expected));
+
+    let text: Vec<String> = expected
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}: [{}] {}",
+                f["path"].as_str().unwrap(),
+                f["range"]["start"]["line"].as_u64().unwrap() + 1,
+                f["range"]["start"]["character"].as_u64().unwrap() + 1,
+                rule_of(f),
+                f["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let o = check(&root, &[]);
+    assert_eq!(stdout(&o).lines().collect::<Vec<_>>(), text);
+
+    let out = root.join("..").join("team.sarif");
+    let o = check(
+        &root,
+        &["--format", "sarif", "--output", out.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let placed: Vec<(String, u64, u64)> = results
+        .iter()
+        .map(|r| {
+            let region = &r["locations"][0]["physicalLocation"]["region"];
+            (
+                r["ruleId"].as_str().unwrap().to_string(),
+                region["startLine"].as_u64().unwrap(),
+                region["startColumn"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let from_lsp: Vec<(String, u64, u64)> = expected
+        .iter()
+        .map(|f| {
+            (
+                rule_of(f),
+                f["range"]["start"]["line"].as_u64().unwrap() + 1,
+                f["range"]["start"]["character"].as_u64().unwrap() + 1,
+            )
+        })
+        .collect();
+    assert_eq!(placed, from_lsp);
+
+    // The editor's quick fixes on them: a suppression for a construct, a docstring for a
+    // public def.
+    let mut c = Client::start(&root);
+    c.session_changed();
+    let uri = file_uri(&root.join("app/store.py"));
+    c.open(&uri, TEAM_CODE);
+    let diagnostics = c.diagnostics(&uri);
+    let titles = |c: &mut Client, code: &str| -> Vec<String> {
+        let d = diagnostics.iter().find(|d| d["code"] == code).unwrap();
+        let actions = c
+            .request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}),
+            )
+            .unwrap();
+        actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let print = titles(&mut c, "no-print");
+    assert!(print.iter().any(|t| t.contains("`no-print`")), "{print:?}");
+    let doc = titles(&mut c, "public-docstrings");
+    assert!(
+        doc.iter().any(|t| t == "Add a docstring to `load`"),
+        "{doc:?}"
+    );
+    c.drain();
+}

@@ -3,7 +3,8 @@
 //! The benchmark score and the editor's diagnostics are two views of this one result.
 
 use super::rule::Rule;
-use crate::python::{Entry, Module, ObjectKind, Span};
+use crate::python::constructs::Constructs;
+use crate::python::{Entry, Item, Module, ObjectKind, Span};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +89,19 @@ pub fn check(module: &Module, src: &str, kind: ObjectKind, rule: &Rule) -> Outco
     if module.syntax_error.is_some() {
         return Outcome::of(Verdict::SyntaxError);
     }
+    if kind.is_construct() {
+        return check_constructs(&Constructs::of(src), src, kind, rule);
+    }
+    if let Some(all) = kind.public_of() {
+        let public: Vec<Entry> = (module.objects.get(all).iter())
+            .filter(|e| !e.anchor.text(src).starts_with('_'))
+            .cloned()
+            .collect();
+        if public.is_empty() {
+            return Outcome::of(Verdict::Absent);
+        }
+        return check_entries(&public, all, rule);
+    }
     let entries = module.objects.get(kind);
     match kind {
         ObjectKind::Import => check_imports(entries, src, rule),
@@ -95,6 +109,56 @@ pub fn check(module: &Module, src: &str, kind: ObjectKind, rule: &Rule) -> Outco
         _ if entries.is_empty() => Outcome::of(Verdict::Absent),
         _ => check_entries(entries, kind, rule),
     }
+}
+
+/// A team kind read from the whole tree: `false` / `[name, false]` forbid (a finding at
+/// each object / each one named `name`), `[name, true]` asks for one in the file (a finding
+/// on line 1 when none is), a regex asks every object's text to match. `comment text`
+/// names by substring, the others by the whole text. A file without the construct passes:
+/// these rules are about the whole file.
+fn check_constructs(c: &Constructs, src: &str, kind: ObjectKind, rule: &Rule) -> Outcome {
+    let items: &[Item] = match kind {
+        ObjectKind::BareExcept => &c.bare_excepts,
+        ObjectKind::Except => &c.caught,
+        ObjectKind::WildcardImport => &c.wildcard_imports,
+        ObjectKind::RelativeImport => &c.relative_imports,
+        ObjectKind::ImportNotAtTop => &c.imports_not_at_top,
+        ObjectKind::FromImport => &c.from_imports,
+        ObjectKind::Call => &c.calls,
+        ObjectKind::TypingName => &c.typing_names,
+        ObjectKind::CommentText => &c.comments,
+        _ => &[],
+    };
+    let named = |i: &Item, name: &str| match kind {
+        ObjectKind::CommentText => i.text.contains(name),
+        _ => i.text == name,
+    };
+    let top = Span::first_line(src);
+    let mut v = Vec::new();
+    match rule {
+        Rule::Presence(false) => v.extend(items.iter().map(|i| violation(i.span, Reason::Present))),
+        Rule::Presence(true) if items.is_empty() => v.push(violation(top, Reason::Missing)),
+        Rule::Presence(true) => {}
+        Rule::Member { name, value: false } => v.extend(
+            (items.iter())
+                .filter(|i| named(i, name))
+                .map(|i| violation(i.span, Reason::MemberPresent { name: name.clone() })),
+        ),
+        Rule::Member { name, value: true } => {
+            if !items.iter().any(|i| named(i, name)) {
+                v.push(violation(top, Reason::MemberMissing { name: name.clone() }));
+            }
+        }
+        Rule::Regex { .. } => v.extend(items.iter().filter(|i| !rule.matches(&i.text)).map(|i| {
+            violation(
+                i.span,
+                Reason::NoMatch {
+                    name: i.text.clone(),
+                },
+            )
+        })),
+    }
+    Outcome::from_violations(v)
 }
 
 fn check_entries(entries: &[Entry], kind: ObjectKind, rule: &Rule) -> Outcome {
@@ -196,7 +260,7 @@ fn check_imports(entries: &[Entry], src: &str, rule: &Rule) -> Outcome {
 /// Comments are one entry holding every `#...` match of the text.
 fn check_comments(entries: &[Entry], src: &str, rule: &Rule) -> Outcome {
     let top = Span::first_line(src);
-    let items: &[crate::python::Item] = entries.first().map_or(&[], |e| &e.items);
+    let items: &[Item] = entries.first().map_or(&[], |e| &e.items);
     let mut v = Vec::new();
     match rule {
         Rule::Regex { .. } => match items.first() {
@@ -221,4 +285,133 @@ fn check_comments(entries: &[Entry], src: &str, rule: &Rule) -> Outcome {
 
 fn violation(span: Span, reason: Reason) -> Violation {
     Violation { span, reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn found(src: &str, kind: &str, rule: serde_json::Value) -> Vec<String> {
+        let kind = ObjectKind::from_name(kind).unwrap();
+        let rule = Rule::from_json(&rule).unwrap();
+        let m = Module::parse(src);
+        let out = check(&m, src, kind, &rule);
+        assert_eq!(out.verdict == Verdict::Pass, out.violations.is_empty());
+        (out.violations.iter())
+            .map(|v| format!("{}:{}", v.span.start.line + 1, v.span.text(src)))
+            .collect()
+    }
+
+    const CODE: &str = "\
+from __future__ import annotations
+from typing import List, Optional
+from .models import *
+import os
+
+
+def _helper(x):
+    return x
+
+
+def public(x: int) -> int:
+    import json  # type: ignore
+    try:
+        return json.loads(x)
+    except Exception:
+        print(x)
+    except:
+        pass
+    return x
+
+
+class Box:
+    def get(self):
+        \"\"\"Doc.\"\"\"
+    def _raw(self):
+        pass
+";
+
+    #[test]
+    fn each_team_form_finds_exactly_its_objects() {
+        assert_eq!(found(CODE, "bare except", json!(false)), ["17:except"]);
+        assert_eq!(
+            found(CODE, "except", json!(["Exception", false])),
+            ["15:Exception"]
+        );
+        assert!(found(CODE, "except", json!(["ValueError", false])).is_empty());
+        assert_eq!(
+            found(CODE, "wildcard import", json!(false)),
+            ["3:from .models import *"]
+        );
+        assert_eq!(
+            found(CODE, "relative import", json!(false)),
+            ["3:from .models import *"]
+        );
+        assert_eq!(
+            found(CODE, "import not at top", json!(false)),
+            ["12:import json"]
+        );
+        assert_eq!(
+            found(
+                CODE,
+                "from import",
+                json!(["__future__.annotations", false])
+            ),
+            ["1:annotations"]
+        );
+        assert!(found(CODE, "from import", json!(["__future__.annotations", true])).is_empty());
+        assert_eq!(
+            found(
+                "import os\n",
+                "from import",
+                json!(["__future__.annotations", true])
+            ),
+            ["1:import os"]
+        );
+        assert_eq!(
+            found(CODE, "call", json!(["print", false])),
+            ["16:print(x)"]
+        );
+        assert_eq!(
+            found(CODE, "typing name", json!(["Optional", false])),
+            ["2:Optional"]
+        );
+        assert_eq!(
+            found(CODE, "comment text", json!(["type: ignore", false])),
+            ["12:# type: ignore"]
+        );
+        assert!(found(CODE, "comment text", json!(["TODO", false])).is_empty());
+    }
+
+    #[test]
+    fn public_kinds_leave_out_leading_underscores() {
+        assert_eq!(
+            found(CODE, "function annotation", json!(true)),
+            ["7:_helper"]
+        );
+        assert!(found(CODE, "public function annotation", json!(true)).is_empty());
+        assert_eq!(
+            found(CODE, "public function docstring", json!(true)),
+            ["11:public"]
+        );
+        assert_eq!(found(CODE, "method docstring", json!(true)), ["25:_raw"]);
+        assert!(found(CODE, "public method docstring", json!(true)).is_empty());
+        assert_eq!(
+            found(CODE, "public method annotation", json!(true)),
+            ["23:get"]
+        );
+        let only_private = "def _a():\n    pass\n";
+        let m = Module::parse(only_private);
+        let rule = Rule::Presence(true);
+        let out = check(&m, only_private, ObjectKind::PublicFunctionDocstring, &rule);
+        assert_eq!(out.verdict, Verdict::Absent);
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_checks_no_team_rule() {
+        let m = Module::parse("def f(:\n    print(1)\n");
+        let out = check(&m, "def f(:\n", ObjectKind::Call, &Rule::Presence(false));
+        assert_eq!(out.verdict, Verdict::SyntaxError);
+    }
 }

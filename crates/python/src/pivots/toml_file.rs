@@ -80,7 +80,7 @@ pub struct TomlVersion {
     pub proposed: Option<String>,
 }
 
-/// The schema of `kind`: one of the 19 object kinds.
+/// The schema of `kind`: one of the object kinds, MemoryCode's and the teams'.
 struct KindName;
 
 impl schemars::JsonSchema for KindName {
@@ -88,7 +88,7 @@ impl schemars::JsonSchema for KindName {
         "ObjectKind".into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let names: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.name()).collect();
+        let names: Vec<&str> = ObjectKind::every().map(|k| k.name()).collect();
         schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
@@ -172,6 +172,27 @@ fn forms(kind: ObjectKind) -> &'static [Form] {
         K::FunctionDecorator | K::ClassDecorator | K::MethodDecorator => &[Form::Pair, Form::Bool],
         K::Import => &[Form::Pair, Form::Regex, Form::Bool],
         K::Comment => &[Form::Regex, Form::Bool],
+        K::PublicFunctionDocstring
+        | K::PublicMethodDocstring
+        | K::PublicFunctionAnnotation
+        | K::PublicMethodAnnotation => &[Form::Bool],
+        K::BareExcept | K::WildcardImport | K::RelativeImport | K::ImportNotAtTop => &[Form::Bool],
+        K::Except | K::Call | K::TypingName | K::CommentText => &[Form::Pair],
+        K::FromImport => &[Form::Pair, Form::Bool],
+    }
+}
+
+/// Whether `rule` asks for something the kind's objects can only be forbidden as: a file
+/// "must have" a bare `except`, or every call "must be" `print`, means nothing. A
+/// `from` import or a comment text may be asked for (`["__future__.annotations", true]`).
+fn asks_what_only_forbids(kind: ObjectKind, rule: &Rule) -> bool {
+    use ObjectKind as K;
+    match rule {
+        Rule::Presence(true) => kind.is_construct(),
+        Rule::Member { value: true, .. } => {
+            kind.is_construct() && !matches!(kind, K::FromImport | K::CommentText)
+        }
+        _ => false,
     }
 }
 
@@ -225,8 +246,7 @@ impl Problems<'_> {
 
 /// The kinds' names nearest `name` (for "did you mean").
 fn nearest_kind(name: &str) -> Option<&'static str> {
-    ObjectKind::ALL
-        .iter()
+    ObjectKind::every()
         .map(|k| (strsim::damerau_levenshtein(name, k.name()), k.name()))
         .filter(|(d, k)| *d <= 3.max(k.len() / 3))
         .min()
@@ -473,7 +493,7 @@ pub fn load_as(text: &str, file: &str, format: Format) -> Result<Vec<Loaded>, St
                     if let Some(near) = nearest_kind(v.kind.get_ref()) {
                         notes.push(format!("did you mean \"{near}\"?"));
                     }
-                    let all: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.name()).collect();
+                    let all: Vec<&str> = ObjectKind::every().map(|k| k.name()).collect();
                     notes.push(format!("the kinds: {}", all.join(", ")));
                     p.at(
                         v.kind.span(),
@@ -505,6 +525,18 @@ pub fn load_as(text: &str, file: &str, format: Format) -> Result<Vec<Loaded>, St
                             form.short()
                         ),
                         &[format!("kind \"{kind}\" takes {}", takes.join(", or "))],
+                    );
+                    continue;
+                }
+                if asks_what_only_forbids(kind, rule) {
+                    let forbid = match rule {
+                        Rule::Member { name, .. } => format!("rule = [{name:?}, false]"),
+                        _ => "rule = false".to_string(),
+                    };
+                    p.at(
+                        v.rule.span(),
+                        &format!("kind \"{kind}\" can only be forbidden (pivot `{id}`)"),
+                        &[format!("write `{forbid}`: no {kind} in the checked files")],
                     );
                     continue;
                 }
@@ -595,6 +627,47 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn team_kinds_are_read_and_what_they_only_forbid_is_refused() {
+        let one = |kind: &str, rule: &str| {
+            format!("[[pivot]]\nid = \"p\"\n[[pivot.version]]\nkind = \"{kind}\"\nrule = {rule}\n")
+        };
+        for (kind, rule) in [
+            ("bare except", "false"),
+            ("except", "[\"Exception\", false]"),
+            ("wildcard import", "false"),
+            ("relative import", "false"),
+            ("import not at top", "false"),
+            ("from import", "[\"__future__.annotations\", true]"),
+            ("from import", "false"),
+            ("call", "[\"print\", false]"),
+            ("typing name", "[\"Optional\", false]"),
+            ("comment text", "[\"TODO\", false]"),
+            ("comment text", "[\"SPDX-License-Identifier\", true]"),
+            ("public function docstring", "true"),
+            ("public method annotation", "true"),
+        ] {
+            let loaded = load(&one(kind, rule), "pivots.toml");
+            assert!(loaded.is_ok(), "{kind} {rule}: {:?}", loaded.err());
+        }
+        let e = err(&one("bare except", "true"));
+        assert!(
+            e.starts_with(
+                "pivots.toml:5:8: kind \"bare except\" can only be forbidden (pivot `p`)"
+            ),
+            "{e}"
+        );
+        assert!(e.contains("write `rule = false`"), "{e}");
+        let e = err(&one("call", "[\"print\", true]"));
+        assert!(e.contains("write `rule = [\"print\", false]`"), "{e}");
+        let e = err(&one("call", "false"));
+        assert!(e.contains("a bool does not fit kind \"call\""), "{e}");
+        let e = err(&one("public function docstring", "\"^x\""));
+        assert!(e.contains("does not fit kind"), "{e}");
+        let e = err(&one("bare excepts", "false"));
+        assert!(e.contains("did you mean \"bare except\"?"), "{e}");
     }
 
     #[test]

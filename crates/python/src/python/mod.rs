@@ -3,6 +3,7 @@
 //! its source range.
 
 pub mod code_block;
+pub mod constructs;
 pub mod incremental;
 pub mod joined;
 pub mod literal;

@@ -1,5 +1,8 @@
 //! The 19 object kinds MemoryCode's evaluator collects from a module, with the reference's
-//! semantics (spec: memorycode-scoring.md §4), each entry and item carrying its range.
+//! semantics (spec: memorycode-scoring.md §4), each entry and item carrying its range; and
+//! the kinds teams' own rules ask for (`ObjectKind::TEAM`), which MemoryCode's data never
+//! names: public-only views of four of those kinds, and constructs read by
+//! `constructs.rs` (excepts, imports by their form and place, calls, typing names, comments).
 
 use super::literal;
 use super::span::{Pos, Span};
@@ -29,11 +32,26 @@ pub enum ObjectKind {
     Variable,
     Import,
     Comment,
+    // The team kinds: after MemoryCode's, so that theirs keep their indices.
+    PublicFunctionDocstring,
+    PublicMethodDocstring,
+    PublicFunctionAnnotation,
+    PublicMethodAnnotation,
+    BareExcept,
+    Except,
+    WildcardImport,
+    RelativeImport,
+    ImportNotAtTop,
+    FromImport,
+    Call,
+    TypingName,
+    CommentText,
 }
 
 use ObjectKind as K;
 
 impl ObjectKind {
+    /// MemoryCode's kinds, the ones its data names and `Objects` collects.
     pub const ALL: [ObjectKind; 19] = [
         K::Function,
         K::FunctionArgument,
@@ -55,6 +73,53 @@ impl ObjectKind {
         K::Import,
         K::Comment,
     ];
+
+    /// The kinds of teams' rules (docs/pivots-toml.md): not MemoryCode's, so never in its
+    /// scores, extraction or prompts.
+    pub const TEAM: [ObjectKind; 13] = [
+        K::PublicFunctionDocstring,
+        K::PublicMethodDocstring,
+        K::PublicFunctionAnnotation,
+        K::PublicMethodAnnotation,
+        K::BareExcept,
+        K::Except,
+        K::WildcardImport,
+        K::RelativeImport,
+        K::ImportNotAtTop,
+        K::FromImport,
+        K::Call,
+        K::TypingName,
+        K::CommentText,
+    ];
+
+    /// Every kind a `pivots.toml` may name: MemoryCode's, then the teams'.
+    pub fn every() -> impl Iterator<Item = ObjectKind> {
+        ObjectKind::ALL.into_iter().chain(ObjectKind::TEAM)
+    }
+
+    /// For a public-only kind, the kind whose entries it keeps (those of names without a
+    /// leading `_`).
+    pub fn public_of(self) -> Option<ObjectKind> {
+        match self {
+            K::PublicFunctionDocstring => Some(K::FunctionDocstring),
+            K::PublicMethodDocstring => Some(K::MethodDocstring),
+            K::PublicFunctionAnnotation => Some(K::FunctionAnnotation),
+            K::PublicMethodAnnotation => Some(K::MethodAnnotation),
+            _ => None,
+        }
+    }
+
+    /// The kind whose entries `Objects` holds for this one: itself, or for a public-only
+    /// kind the kind it filters.
+    pub fn collected_as(self) -> ObjectKind {
+        self.public_of().unwrap_or(self)
+    }
+
+    /// Whether the kind is read from the whole syntax tree by `constructs.rs` rather than
+    /// collected in `Objects`: its rules are about the whole file.
+    pub fn is_construct(self) -> bool {
+        (self as usize) >= K::BareExcept as usize
+    }
 
     /// The name used in MemoryCode's data files.
     pub fn name(self) -> &'static str {
@@ -78,11 +143,24 @@ impl ObjectKind {
             K::Variable => "variable",
             K::Import => "import",
             K::Comment => "comment",
+            K::PublicFunctionDocstring => "public function docstring",
+            K::PublicMethodDocstring => "public method docstring",
+            K::PublicFunctionAnnotation => "public function annotation",
+            K::PublicMethodAnnotation => "public method annotation",
+            K::BareExcept => "bare except",
+            K::Except => "except",
+            K::WildcardImport => "wildcard import",
+            K::RelativeImport => "relative import",
+            K::ImportNotAtTop => "import not at top",
+            K::FromImport => "from import",
+            K::Call => "call",
+            K::TypingName => "typing name",
+            K::CommentText => "comment text",
         }
     }
 
     pub fn from_name(s: &str) -> Option<ObjectKind> {
-        ObjectKind::ALL.into_iter().find(|k| k.name() == s)
+        ObjectKind::every().find(|k| k.name() == s)
     }
 
     /// The kinds a `def` feeds, name first: a top-level function's, or a method's.
@@ -168,12 +246,17 @@ pub struct Objects {
 }
 
 impl Objects {
+    /// The entries of one of MemoryCode's kinds; none for a team kind (see
+    /// `ObjectKind::collected_as`).
     pub fn get(&self, kind: ObjectKind) -> &[Entry] {
-        &self.by_kind[kind as usize]
+        self.by_kind.get(kind as usize).map_or(&[], |v| v)
     }
 
     fn push(&mut self, kind: ObjectKind, entry: Entry) {
-        self.by_kind[kind as usize].push(entry);
+        // A team kind has no list: its objects are read elsewhere.
+        if let Some(list) = self.by_kind.get_mut(kind as usize) {
+            list.push(entry);
+        }
     }
 
     /// Append `other`'s entries of every kind, each span passed through `f`: how the

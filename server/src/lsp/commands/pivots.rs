@@ -62,7 +62,7 @@ pub async fn add(b: &Session, args: &Args<'_>, a: AddArgs) -> Result<ActivePivot
     bounded(args, "rule", a.rule.to_string().len(), MAX_RULE)?;
     let kind_name = &*a.kind;
     let kind = ObjectKind::from_name(kind_name).ok_or_else(|| {
-        let known: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.name()).collect();
+        let known: Vec<&str> = ObjectKind::every().map(|k| k.name()).collect();
         args.error(&format!(
             "unknown object kind {kind_name:?}; one of: {}",
             known.join(", ")

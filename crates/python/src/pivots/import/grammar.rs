@@ -82,6 +82,17 @@ pub fn read_in(sentence: &str, dialect: Dialect) -> Result<Read, String> {
     }
     let (negated, body) = lead_in(&n.text, dialect);
     let body = tail(body, dialect);
+    // A team's rules about constructs come with their own negations ("no bare `except:`",
+    // "`logging`, never `print()`"), each read by the phrasing that took the sentence.
+    if dialect.team() {
+        if let Some(found) = construct(&n, body, negated) {
+            let found = found.map_err(|e| n.restore(&e))?;
+            return Ok(Read {
+                readings: found,
+                unread_parts: Vec::new(),
+            });
+        }
+    }
     let found = frames(&n, body, negated)
         .unwrap_or_else(|| Err(fallback_reason(body)))
         .map_err(|e| n.restore(&e))?;
@@ -1345,6 +1356,16 @@ fn presence(n: &Norm, body: &str, negated: bool) -> Frame {
             return Err("says not which objects: functions, methods?".to_string());
         };
         let mut out: Vec<Reading> = Vec::new();
+        // "all public functions and classes": public (no leading `_`) qualifies every part,
+        // and docstrings and annotations have public-only kinds.
+        static PUBLIC: OnceLock<Regex> = OnceLock::new();
+        let public_obj = n
+            .dialect
+            .team()
+            .then(|| re(&PUBLIC, r"^(?:(?:all|every|each|the|of|your) )*public ").find(obj))
+            .flatten();
+        let public = public_obj.is_some();
+        let obj = public_obj.map_or(obj, |m| &obj[m.end()..]);
         let mut nouns = nouns(n, obj)?;
         if n.dialect.team() && feat == Feature::Annotation {
             // "type hints for all function parameters and return types": each function is
@@ -1363,6 +1384,15 @@ fn presence(n: &Norm, body: &str, negated: bool) -> Frame {
         let mut unread = Vec::new();
         for noun in nouns {
             let kind = match (feat, noun) {
+                (Feature::Docstring, Noun::Function) if public => K::PublicFunctionDocstring,
+                (Feature::Docstring, Noun::Method) if public => K::PublicMethodDocstring,
+                (Feature::Annotation, Noun::Function) if public => K::PublicFunctionAnnotation,
+                (Feature::Annotation, Noun::Method) if public => K::PublicMethodAnnotation,
+                (Feature::Try | Feature::Assert, _) if public => {
+                    return Err(
+                        "public objects have kinds only for docstrings and annotations".into(),
+                    )
+                }
                 (Feature::Docstring, Noun::Function) => K::FunctionDocstring,
                 (Feature::Docstring, Noun::Method) => K::MethodDocstring,
                 (Feature::Try, Noun::Function) => K::FunctionTry,
@@ -1525,6 +1555,424 @@ fn identifier(s: &str) -> bool {
         )
 }
 
+// ---------------------------------------------------------------------------------------
+// Team rules about constructs: excepts, imports by form and place, calls, `typing` names,
+// comment text (the kinds of `ObjectKind::TEAM` read from the whole tree)
+
+/// The names of `typing` a team asks to leave for builtins, `X | Y` or `collections.abc`
+/// (and `Any`): a token naming one of them is a `typing name`.
+const TYPING_NAMES: [&str; 30] = [
+    "Any",
+    "List",
+    "Dict",
+    "Set",
+    "FrozenSet",
+    "Tuple",
+    "Type",
+    "Optional",
+    "Union",
+    "Callable",
+    "Iterator",
+    "Iterable",
+    "Generator",
+    "Sequence",
+    "MutableSequence",
+    "Mapping",
+    "MutableMapping",
+    "AbstractSet",
+    "MutableSet",
+    "Collection",
+    "Container",
+    "DefaultDict",
+    "OrderedDict",
+    "Counter",
+    "Deque",
+    "ChainMap",
+    "Awaitable",
+    "Coroutine",
+    "AsyncIterator",
+    "AsyncIterable",
+];
+
+/// Builtins and `|` forms a typing name is left for, by the name they replace.
+const BUILTIN_FOR: [(&str, &str); 8] = [
+    ("list", "List"),
+    ("dict", "Dict"),
+    ("set", "Set"),
+    ("frozenset", "FrozenSet"),
+    ("tuple", "Tuple"),
+    ("type", "Type"),
+    ("| None", "Optional"),
+    ("X | Y", "Union"),
+];
+
+fn construct_reading(kind: K, rule: Rule) -> Reading {
+    let what = match &rule {
+        Rule::Member { name, .. } => format!("-{name}"),
+        _ => String::new(),
+    };
+    let asks = matches!(
+        rule,
+        Rule::Member { value: true, .. } | Rule::Presence(true)
+    );
+    let raw = format!("{}{}{what}", if asks { "" } else { "no-" }, kind.name());
+    let mut id = String::new();
+    for c in raw.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            id.push(c.to_ascii_lowercase());
+        } else if !id.ends_with('-') {
+            id.push('-');
+        }
+    }
+    Reading {
+        id: id.trim_matches('-').to_string(),
+        kind,
+        rule,
+    }
+}
+
+fn forbid(kind: K, name: Option<String>) -> Reading {
+    let rule = match name {
+        Some(name) => Rule::Member { name, value: false },
+        None => Rule::Presence(false),
+    };
+    construct_reading(kind, rule)
+}
+
+/// `List`, `Optional[str]`, `typing.Dict`, `Union[]`: the typing name a token names.
+fn typing_token(tok: &str) -> Option<&'static str> {
+    let t = tok.strip_prefix("typing.").unwrap_or(tok);
+    let t = t.split_once('[').map_or(
+        t,
+        |(head, rest)| {
+            if rest.ends_with(']') {
+                head
+            } else {
+                ""
+            }
+        },
+    );
+    TYPING_NAMES.iter().find(|n| **n == t).copied()
+}
+
+/// A construct a sentence forbids, read from its noun phrase (`bare except clauses`,
+/// `` `print()` statements``, `wildcard imports`, `` `Optional[str]` ``, a list of them).
+fn forbidden(n: &Norm, x: &str) -> Option<Vec<Reading>> {
+    static SPLIT: OnceLock<Regex> = OnceLock::new();
+    let parts: Vec<&str> = re(&SPLIT, r",? (?:and|or) |, ").split(x.trim()).collect();
+    if parts.len() > 1 {
+        let mut all = Vec::new();
+        for p in parts {
+            all.extend(forbidden(n, p)?);
+        }
+        return Some(all);
+    }
+    static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| {
+        [
+            // 0: a bare except.
+            format!(r"^bare (?:(?P<tok>{T})|excepts?)(?:/catch)?(?: clauses?| statements?| blocks?| handlers?)?$"),
+            // 1: a token, then what it is.
+            format!(r"^(?:broad |generic |catch-all |blanket )?(?P<tok>{T})(?P<what> exceptions?| clauses?| handlers?| statements?| calls?| types?| annotations?| hints?| imports?| comments?| lines?)?$"),
+            // 2: wildcard and relative imports.
+            r"^(?P<wild>wildcard|star) imports?$".to_string(),
+            r"^(?P<rel>relative) imports?$".to_string(),
+            // 4: `typing iterator`.
+            r"^typing (?P<word>[a-z]+)$".to_string(),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    let x = ["the ", "any ", "a ", "an "]
+        .iter()
+        .find_map(|d| x.strip_prefix(d))
+        .unwrap_or(x);
+    let (i, c) = frames
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| f.captures(x).map(|c| (i, c)))?;
+    let tok = c.name("tok").map(|t| n.token(t.as_str()));
+    let what = c.name("what").map_or("", |w| w.as_str().trim());
+    let one = |r: Reading| Some(vec![r]);
+    match i {
+        0 => match tok {
+            None | Some("except") | Some("except:") => one(forbid(K::BareExcept, None)),
+            _ => None,
+        },
+        1 => {
+            let tok = tok?;
+            static CALL: OnceLock<Regex> = OnceLock::new();
+            static FROM: OnceLock<Regex> = OnceLock::new();
+            let call = re(
+                &CALL,
+                r"^(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<parens>\(\))?$",
+            );
+            let from = re(&FROM, r"^from (?P<m>[\w.]+) import (?P<n>\w+|\*)$");
+            let except = tok.strip_prefix("except ").unwrap_or(tok);
+            let except = except.strip_suffix(':').unwrap_or(except);
+            if matches!(except, "Exception" | "BaseException")
+                && matches!(
+                    what,
+                    "" | "exception" | "exceptions" | "clause" | "clauses" | "handlers"
+                )
+            {
+                return one(forbid(K::Except, Some(except.to_string())));
+            }
+            if let Some(f) = from.captures(tok) {
+                if matches!(
+                    what,
+                    "" | "import" | "imports" | "statement" | "statements" | "line" | "lines"
+                ) {
+                    if &f["n"] == "*" {
+                        return one(forbid(K::WildcardImport, None));
+                    }
+                    return one(forbid(
+                        K::FromImport,
+                        Some(format!("{}.{}", &f["m"], &f["n"])),
+                    ));
+                }
+                return None;
+            }
+            if let Some(comment) = tok.strip_prefix('#') {
+                let text = comment.trim();
+                return (matches!(what, "" | "comment" | "comments") && !text.is_empty())
+                    .then(|| vec![forbid(K::CommentText, Some(text.to_string()))]);
+            }
+            if matches!(what, "comment" | "comments") {
+                return one(forbid(K::CommentText, Some(tok.to_string())));
+            }
+            if let Some(name) = typing_token(tok) {
+                if matches!(
+                    what,
+                    "" | "type"
+                        | "types"
+                        | "annotation"
+                        | "annotations"
+                        | "hint"
+                        | "hints"
+                        | "import"
+                        | "imports"
+                ) {
+                    return one(forbid(K::TypingName, Some(name.to_string())));
+                }
+                return None;
+            }
+            let callee = call.captures(tok)?;
+            let named_call = callee.name("parens").is_some()
+                && matches!(what, "" | "call" | "calls" | "statement" | "statements");
+            let said_call = matches!(what, "call" | "calls" | "statement" | "statements");
+            (named_call || said_call)
+                .then(|| vec![forbid(K::Call, Some(callee["name"].to_string()))])
+        }
+        2 => one(forbid(K::WildcardImport, None)),
+        3 => one(forbid(K::RelativeImport, None)),
+        _ => {
+            let word = &c["word"];
+            let name = TYPING_NAMES.iter().find(|t| t.to_lowercase() == word)?;
+            one(forbid(K::TypingName, Some(name.to_string())))
+        }
+    }
+}
+
+/// What a team's sentence says of excepts, imports, calls, typing names or comment text,
+/// when one of these phrasings takes it whole: `None` leaves it to the other phrasings.
+fn construct(n: &Norm, body: &str, negated: bool) -> Frame {
+    // Every phrasing below opens with one of these words (or a token): most sentences
+    // are turned away here, before any pattern runs (a file may hold 20,000 of them).
+    const OPENERS: [&str; 19] = [
+        "use", "write", "add", "leave", "avoid", "no", "forbid", "ban", "disallow", "prefer",
+        "catch", "choose", "put", "place", "keep", "include", "imports", "import", "never",
+    ];
+    let first = body.split(' ').next().unwrap_or("");
+    if !first.starts_with('⟦') && !OPENERS.contains(&first) {
+        return None;
+    }
+    static VERSION: OnceLock<Regex> = OnceLock::new();
+    static COMPANION: OnceLock<Regex> = OnceLock::new();
+    static KNOWN: OnceLock<Regex> = OnceLock::new();
+    // "(Python 3.10+)" says which Python the rule needs, not which code.
+    let body = re(&VERSION, r"\s*\(python \d+(?:\.\d+)*\+?\)$").replace(body, "");
+    let mut body: &str = &body;
+    // "- catch specific exceptions", "- use `logging`": what to do instead, no rule of its own.
+    let known = re(
+        &KNOWN,
+        &format!(
+            r"^(?:use |catch |raise |prefer )?(?:the )?(?:specific exceptions?|specific exception types|{T}(?: module)?|logging(?: module)?|a logger)(?: instead)?$"
+        ),
+    );
+    let companion = re(
+        &COMPANION,
+        r"^(?P<main>.+?)(?: - | — | – | -- | → )(?P<comp>.+)$",
+    );
+    let split;
+    if let Some(c) = companion.captures(body) {
+        if !known.is_match(&c["comp"]) {
+            return None;
+        }
+        split = c["main"].to_string();
+        body = &split;
+    }
+    static FRAMES: OnceLock<Vec<Regex>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| {
+        let files = r"(?:(?:the |all |every |each )?(?:python )?(?:files?|modules?))";
+        [
+            // 0: (negated) use X.
+            r"^(?:use|write|add|leave) (?P<x>.+)$".to_string(),
+            // 1: avoid X, no X.
+            r"^(?:avoid|no|forbid|ban|disallow)(?: using| the use of| use of)? (?P<x>.+)$".to_string(),
+            // 2: absolute imports.
+            format!(r"^use absolute imports(?: (?:for intra-package references|within (?:the |a |each )?packages?|inside (?:the )?packages?|from {T}(?: package)?|only|everywhere))?$"),
+            // 3: relative imports, asked for.
+            r"^use relative imports\b.*$".to_string(),
+            // 4: imports at the top.
+            format!(r"^(?:(?:put|place|keep|include)(?: all| the| necessary| all necessary)? )?imports (?:always |must be |should be |are |go |belong )?(?:at|on) (?:the )?(?:top of {files}|module top|file top)(?:,? (?:never|not) (?:inside|in|within) (?:functions|methods|function bodies|classes|functions or classes))?$"),
+            // 5: (negated) imports in the middle / inside functions.
+            r"^(?:add|put|place|use|write) imports (?:in the middle of (?:the |a )?files?|inside functions|in functions|inside function bodies)$".to_string(),
+            // 6: a from import asked for.
+            format!(r"^(?:use|add|include|put) (?P<tok>{T})(?: at the top of {files})?(?: for forward references)?$"),
+            // 7: use typing standards ..., such as using A instead of B and C instead of D.
+            r"^use typing standards(?: for python [\d.]+\+?)?,? such as (?:using )?(?P<pairs>.+)$".to_string(),
+            // 8: use ALT instead of X.
+            r"^(?:use|prefer|catch|choose) (?P<alt>.+?),? (?:instead of|rather than|over|not|never|and not|but not|, never|, not) (?:using )?(?P<x>.+)$".to_string(),
+            // 9: tokens alone, with counter-examples: "`list[str]`, `dict[str, int]` (not `typing.List`)".
+            format!(r"^(?P<toks>{T}(?:,? (?:and |or )?{T})*)$"),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    for (i, f) in frames.iter().enumerate() {
+        let Some(c) = f.captures(body) else {
+            continue;
+        };
+        match attempt(n, i, &c, negated) {
+            Some(Ok(readings)) if !readings.is_empty() => {
+                let mut out: Vec<Reading> = Vec::new();
+                for r in readings {
+                    if !out.contains(&r) {
+                        out.push(r);
+                    }
+                }
+                return Some(Ok(out));
+            }
+            Some(Err(e)) => return Some(Err(e)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The readings of phrasing `i` of `construct` whose captures are `c`; `None` when the
+/// words it took say nothing certain in it (the next phrasing is tried).
+fn attempt(n: &Norm, i: usize, c: &regex::Captures, negated: bool) -> Frame {
+    let readings = match (i, negated) {
+        (0, true) | (1, false) => forbidden(n, &c["x"])?,
+        (2, false) => vec![forbid(K::RelativeImport, None)],
+        (3, false) => {
+            return Some(Err(
+                "relative imports of a package's own modules: which imports are the package's \
+                 own is not known, and an absolute import of another package is not wrong"
+                    .into(),
+            ))
+        }
+        (4, false) | (5, true) => vec![forbid(K::ImportNotAtTop, None)],
+        (6, false) => {
+            static FROM: OnceLock<Regex> = OnceLock::new();
+            let from = re(&FROM, r"^from (?P<m>[\w.]+) import (?P<n>\w+)$");
+            let f = from.captures(n.token(&c["tok"]))?;
+            vec![construct_reading(
+                K::FromImport,
+                Rule::Member {
+                    name: format!("{}.{}", &f["m"], &f["n"]),
+                    value: true,
+                },
+            )]
+        }
+        (7, false) => {
+            let mut all = Vec::new();
+            for pair in c["pairs"].split(" and ") {
+                let (_, x) = pair.trim().split_once(" instead of ")?;
+                let r = forbidden(n, x)?;
+                if r.iter().any(|r| r.kind != K::TypingName) {
+                    return None;
+                }
+                all.extend(r);
+            }
+            all
+        }
+        (8, false) => {
+            let alt = c["alt"].trim();
+            let x = c["x"].trim();
+            if let Some(equivalents) = typing_equivalents(n, alt, x) {
+                return Some(equivalents);
+            } else {
+                // What is used instead is not itself forbidden ("use X instead of X").
+                if forbidden(n, alt).is_some() {
+                    return None;
+                }
+                forbidden(n, x)?
+            }
+        }
+        (9, false) => {
+            let toks: Vec<&str> = re(&TOKEN_RE, T)
+                .find_iter(&c["toks"])
+                .map(|m| n.token(m.as_str()))
+                .collect();
+            let builtin = |t: &str| {
+                let head = t.split('[').next().unwrap_or(t);
+                BUILTIN_FOR.iter().any(|(b, _)| *b == head)
+            };
+            if !toks.iter().all(|t| builtin(t)) || n.counter.is_empty() {
+                return None;
+            }
+            let mut all = Vec::new();
+            for t in &n.counter {
+                all.push(forbid(K::TypingName, Some(typing_token(t)?.to_string())));
+            }
+            all
+        }
+        _ => return None,
+    };
+    Some(Ok(readings))
+}
+
+static TOKEN_RE: OnceLock<Regex> = OnceLock::new();
+
+/// "use native types (`list`, `| None`) instead of `typing` equivalents": the typing names
+/// of the examples given. `None` when the sentence is not this one.
+fn typing_equivalents(n: &Norm, alt: &str, x: &str) -> Option<Result<Vec<Reading>, String>> {
+    static EQUIV: OnceLock<Regex> = OnceLock::new();
+    static NATIVE: OnceLock<Regex> = OnceLock::new();
+    let equiv = re(
+        &EQUIV,
+        &format!(r"^(?:the )?(?P<tok>{T}) (?:equivalents|versions|types|aliases)$"),
+    );
+    let native = re(
+        &NATIVE,
+        r"^(?:native|built-in|builtin)(?: python)? (?:types|generics|collection types)$",
+    );
+    let c = equiv.captures(x)?;
+    if n.token(&c["tok"]) != "typing" || !native.is_match(alt) {
+        return None;
+    }
+    if n.examples.is_empty() {
+        return Some(Err(
+            "says not which `typing` names: no example of the native types".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for e in &n.examples {
+        let Some((_, name)) = BUILTIN_FOR.iter().find(|(b, _)| b == e) else {
+            return Some(Err(format!(
+                "`{e}`: not a builtin that replaces a `typing` name"
+            )));
+        };
+        out.push(forbid(K::TypingName, Some(name.to_string())));
+    }
+    Some(Ok(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1549,5 +1997,194 @@ mod tests {
             read("Important: every function must have a docstring.").map(|r| r[0].rule.clone()),
             Ok(Rule::Presence(true))
         );
+    }
+}
+
+#[cfg(test)]
+mod construct_tests {
+    use super::*;
+
+    fn team(sentence: &str) -> Result<Vec<(String, String)>, String> {
+        read_in(
+            sentence,
+            Dialect::Team {
+                constants_upper: false,
+            },
+        )
+        .map(|r| {
+            r.readings
+                .iter()
+                .map(|r| (r.kind.name().to_string(), r.rule.to_json().to_string()))
+                .collect()
+        })
+    }
+
+    fn one(kind: &str, rule: &str) -> Result<Vec<(String, String)>, String> {
+        Ok(vec![(kind.to_string(), rule.to_string())])
+    }
+
+    #[test]
+    fn excepts_prints_and_imports_as_teams_write_them() {
+        let bare = one("bare except", "false");
+        assert_eq!(team("never use bare except/catch"), bare);
+        assert_eq!(
+            team("No bare `except:` clauses - catch specific exceptions"),
+            bare
+        );
+        assert_eq!(
+            team("Never use bare `except:` - catch specific exceptions"),
+            bare
+        );
+        assert_eq!(team("Avoid bare `except` clauses."), bare);
+        assert_eq!(
+            team("Catch specific exceptions rather than broad `Exception`"),
+            one("except", r#"["Exception",false]"#)
+        );
+        let print = one("call", r#"["print",false]"#);
+        assert_eq!(team("No `print()` statements - use `logging`"), print);
+        assert_eq!(team("Use `logging` module, never `print()`"), print);
+        assert_eq!(
+            team("Use the `logging` module instead of `print` statements"),
+            print
+        );
+        let wild = one("wildcard import", "false");
+        assert_eq!(
+            team("Prefer explicit imports over `from module import *`"),
+            wild
+        );
+        assert_eq!(team("Avoid `from module import *`"), wild);
+        assert_eq!(
+            team("Avoid wildcard imports (`from module import *`)"),
+            wild
+        );
+        let rel = one("relative import", "false");
+        assert_eq!(
+            team("Use absolute imports rather than relative imports"),
+            rel
+        );
+        assert_eq!(
+            team("PLease use absolute imports and not relative imports"),
+            rel
+        );
+        assert_eq!(
+            team("Use absolute imports for intra-package references"),
+            rel
+        );
+        assert!(team("Use relative imports within packages.").is_err());
+        let top = one("import not at top", "false");
+        assert_eq!(
+            team("Imports always at module top, never inside functions."),
+            top
+        );
+        assert_eq!(team("NEVER add imports in the middle of the file."), top);
+        assert_eq!(team("Include necessary imports at the top of files"), top);
+    }
+
+    #[test]
+    fn typing_style_and_comment_text() {
+        let future = r#"["__future__.annotations",true]"#;
+        assert_eq!(
+            team("Use `from __future__ import annotations` at the top of all Python files"),
+            one("from import", future)
+        );
+        assert_eq!(
+            team("Never use `from __future__ import annotations`."),
+            one("from import", r#"["__future__.annotations",false]"#)
+        );
+        assert_eq!(
+            team("Use Python 3.10+ union syntax: `str | None` not `Optional[str]`"),
+            one("typing name", r#"["Optional",false]"#)
+        );
+        assert_eq!(
+            team("Prefer `|` union syntax over `Union[]` (Python 3.10+)"),
+            one("typing name", r#"["Union",false]"#)
+        );
+        assert_eq!(
+            team("Use collections.abc Iterator and not typing Iterator"),
+            one("typing name", r#"["Iterator",false]"#)
+        );
+        assert_eq!(
+            team("No `Any` types."),
+            one("typing name", r#"["Any",false]"#)
+        );
+        assert_eq!(
+            team("Use `str | None`, not `Optional[str]`"),
+            one("typing name", r#"["Optional",false]"#)
+        );
+        let names = |got: Result<Vec<(String, String)>, String>| -> Vec<String> {
+            got.unwrap().into_iter().map(|(_, r)| r).collect()
+        };
+        assert_eq!(
+            names(team("Use native Python types (`list`, `dict`, `tuple`, `| None`) instead of `typing` equivalents.")),
+            [
+                r#"["List",false]"#,
+                r#"["Dict",false]"#,
+                r#"["Tuple",false]"#,
+                r#"["Optional",false]"#
+            ]
+        );
+        assert_eq!(
+            names(team("Use typing standards for Python 3.12+, such as using `list` instead of `List` and `str | None` instead of `Optional[str]`.")),
+            [r#"["List",false]"#, r#"["Optional",false]"#]
+        );
+        assert_eq!(
+            team("No `# type: ignore` comments"),
+            one("comment text", r#"["type: ignore",false]"#)
+        );
+        assert_eq!(
+            team("Never leave `TODO` comments"),
+            one("comment text", r#"["TODO",false]"#)
+        );
+    }
+
+    #[test]
+    fn what_is_not_certain_stays_unread() {
+        for s in [
+            "No `# type: ignore` without explanation",
+            "Avoid bare `except` clauses in tests unless needed",
+            "Use `logging` instead of `print()` in library code",
+            "Never use `from module import *` unless re-exporting",
+            "Do not use `print()` in production",
+        ] {
+            let got = team(s);
+            assert!(
+                got.as_ref().map_or(true, |r| r
+                    .iter()
+                    .all(|(k, _)| !K::TEAM.iter().any(|t| t.name() == k))),
+                "{s}: {got:?}"
+            );
+        }
+        // MemoryCode's dialect reads none of them.
+        assert!(read("Never use bare `except:`").is_err());
+    }
+
+    #[test]
+    fn public_objects_have_their_docstring_and_annotation_kinds() {
+        let kinds =
+            |s: &str| -> Vec<String> { team(s).unwrap().into_iter().map(|(k, _)| k).collect() };
+        assert_eq!(
+            kinds("Include docstrings for all public functions"),
+            ["public function docstring", "public method docstring"]
+        );
+        assert_eq!(
+            kinds("All public methods must have type hints"),
+            ["public method annotation"]
+        );
+        assert_eq!(
+            kinds("Docstrings on all public classes and functions"),
+            ["public function docstring", "public method docstring"]
+        );
+        assert_eq!(
+            kinds("All public functions and class methods should have explicit type annotations."),
+            ["public function annotation", "public method annotation"]
+        );
+        assert!(team("All public functions must have try statements").is_err());
+        // Public is read where it leads; a part qualified alone is not read.
+        assert_eq!(
+            kinds("Docstrings on all functions and public classes"),
+            ["function docstring", "method docstring"]
+        );
+        // MemoryCode's dialect has no public kinds.
+        assert!(read("Include docstrings for all public functions").is_err());
     }
 }

@@ -646,7 +646,16 @@ fn skip_reasons_name_the_rule_form_not_a_substring() {
 
 #[test]
 fn a_qualifier_of_the_first_part_holds_for_the_list() {
+    // "public" has docstring and annotation kinds of its own; "private" has none.
     let (p, _) = team_file("- Docstrings on all public classes and functions\n");
+    assert_eq!(
+        p,
+        [
+            (K::PublicFunctionDocstring, json!(true)),
+            (K::PublicMethodDocstring, json!(true)),
+        ]
+    );
+    let (p, _) = team_file("- Use snake_case for public functions and variables\n");
     assert!(p.is_empty(), "{p:?}");
     let (p, _) = team_file("- Use snake_case for private functions and variables\n");
     assert!(p.is_empty(), "{p:?}");
@@ -687,5 +696,13 @@ fn two_features_in_one_team_sentence_are_read_each() {
         ]
     );
     let (p, _) = team_file("- Type hints and docstrings for all public functions\n");
-    assert!(p.is_empty(), "{p:?}");
+    assert_eq!(
+        p,
+        [
+            (K::PublicFunctionAnnotation, json!(true)),
+            (K::PublicMethodAnnotation, json!(true)),
+            (K::PublicFunctionDocstring, json!(true)),
+            (K::PublicMethodDocstring, json!(true)),
+        ]
+    );
 }
