@@ -24,11 +24,36 @@ use std::path::{Path, PathBuf};
 /// The folder under `--out` that holds the rounds after round 0 and the summary.
 pub const FEEDBACK_DIR: &str = "feedback";
 
-/// What `--feedback` can be (only the pivots' diagnostics for now).
-pub const FEEDBACK_KINDS: &[(&str, &str)] = &[(
-    "pivots",
-    "The diagnostics of the pivots in force at the answer's session, as an agent gets them",
-)];
+/// What a feedback turn holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeedbackKind {
+    /// The findings of the pivots in force at the answer's session, as an agent gets them.
+    Pivots,
+}
+
+impl FeedbackKind {
+    /// Each kind's name (on the command line, in the summary) and what it sends.
+    pub const CHOICES: &'static [(&'static str, &'static str)] = &[(
+        "pivots",
+        "The findings of the pivots in force at the answer's session, as an agent's check_code gets them",
+    )];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FeedbackKind::Pivots => "pivots",
+        }
+    }
+}
+
+impl std::str::FromStr for FeedbackKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "pivots" => Ok(FeedbackKind::Pivots),
+            _ => Err(format!("unknown feedback {s:?}; one of pivots")),
+        }
+    }
+}
 
 /// The diagnostics an agent would get for a piece of code at a session of a dialogue.
 pub trait Critic {
@@ -110,7 +135,11 @@ pub struct FeedbackSummary {
 /// [`summary_file`]).
 #[derive(Clone, Debug, Default)]
 pub struct FeedbackReport {
+    /// Each round's requests and files; its `elapsed` includes the critic's time, which
+    /// `critique` gives apart.
     pub rounds: Vec<GenerateReport>,
+    /// Per round, the time spent on the diagnostics of its answers.
+    pub critique: Vec<std::time::Duration>,
     pub summary: FeedbackSummary,
     pub summary_path: PathBuf,
 }
@@ -138,6 +167,7 @@ pub fn generate_with_feedback(
     topics: Option<&[GenInstruction]>,
     dialogues: &[GenDialogue],
     opts: &GenerateOptions,
+    kind: FeedbackKind,
     rounds: usize,
     critic: &mut dyn Critic,
     progress: RoundProgressFn,
@@ -155,14 +185,11 @@ pub fn generate_with_feedback(
     if !problems.is_empty() {
         bail!("bad input, nothing written:\n  {}", problems.join("\n  "));
     }
-    let (report0, round0) = generate_round0(
-        client,
-        reranker,
-        topics,
-        dialogues,
-        opts,
-        &|done, total| progress(0, done, total),
-    )?;
+    let (report0, round0) =
+        generate_round0(client, reranker, topics, dialogues, opts, &|done, total| {
+            progress(0, done, total)
+        })?;
+    let clock = std::time::Instant::now();
     let mut threads: Vec<Thread> = Vec::new();
     for (i, job) in round0.jobs.iter().enumerate() {
         if let Target::Dialogue { d, session, .. } = job.target {
@@ -183,10 +210,12 @@ pub fn generate_with_feedback(
     }
     let mut summary = FeedbackSummary {
         model: opts.model_name.clone(),
-        feedback: "pivots".into(),
+        feedback: kind.name().into(),
         rounds: vec![tally(0, &threads, RoundSummary::default(), opts)],
     };
+    let mut critique_time = vec![clock.elapsed()];
     let mut reports = vec![report0];
+    reports[0].elapsed += critique_time[0];
     let dialogue_modes: Vec<Mode> = (opts.modes.iter().copied())
         .filter(|m| *m != Mode::Instruction)
         .collect();
@@ -195,6 +224,8 @@ pub fn generate_with_feedback(
         if dialogue_modes.is_empty() {
             break;
         }
+        let started = std::time::Instant::now();
+        let mut critic_time = std::time::Duration::ZERO;
         let ask: Vec<usize> = (0..threads.len())
             .filter(|&t| threads[t].text.is_some() && threads[t].critique.message.is_some())
             .collect();
@@ -206,7 +237,10 @@ pub fn generate_with_feedback(
                 ChatMessage::new("user", &base.prompt),
             ];
             m.extend(t.turns.iter().cloned());
-            m.push(ChatMessage::new("assistant", t.text.as_deref().unwrap_or("")));
+            m.push(ChatMessage::new(
+                "assistant",
+                t.text.as_deref().unwrap_or(""),
+            ));
             m.push(ChatMessage::new(
                 "user",
                 t.critique.message.as_deref().unwrap_or(""),
@@ -235,7 +269,9 @@ pub fn generate_with_feedback(
             match answer {
                 Some(Ok(c)) => {
                     report.cached += c.cached as usize;
+                    let clock = std::time::Instant::now();
                     let new = critique(critic, &dialogues[t.d], t.session, &c.text);
+                    critic_time += clock.elapsed();
                     if new.message.is_none() {
                         counts.fixed += 1;
                     } else if new.broken.is_subset(&t.critique.broken) {
@@ -284,7 +320,9 @@ pub fn generate_with_feedback(
             &mut report,
         )?;
         summary.rounds.push(tally(round, &threads, counts, opts));
+        report.elapsed = started.elapsed();
         reports.push(report);
+        critique_time.push(critic_time);
     }
     let summary_path = summary_file(&opts.out, &opts.model_name);
     let mut text = serde_json::to_string_pretty(&summary).context("the feedback summary")?;
@@ -292,6 +330,7 @@ pub fn generate_with_feedback(
     pivot_base::durable::write_atomic(&summary_path, text.as_bytes())?;
     Ok(FeedbackReport {
         rounds: reports,
+        critique: critique_time,
         summary,
         summary_path,
     })

@@ -271,6 +271,8 @@ pub struct GenerateReport {
     pub unchanged: Vec<PathBuf>,
     /// One line per request or file that failed; the run's other files are still written.
     pub failures: Vec<String>,
+    /// Wall time of the run (planning, requests, files), for the feedback bench.
+    pub elapsed: std::time::Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -393,6 +395,7 @@ pub(super) fn generate_round0(
     opts: &GenerateOptions,
     progress: ProgressFn,
 ) -> Result<(GenerateReport, Round0)> {
+    let started = std::time::Instant::now();
     let has = |m: Mode| opts.modes.contains(&m);
     let inst_path = instruction_file(&opts.out, &opts.model_name);
     // 1. Plan, and check everything before the first request.
@@ -494,6 +497,7 @@ pub(super) fn generate_round0(
             &mut report,
         )?;
     }
+    report.elapsed = started.elapsed();
     let round0 = Round0 {
         jobs: plan.jobs,
         texts,

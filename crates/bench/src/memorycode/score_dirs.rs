@@ -103,6 +103,11 @@ pub fn score_dirs_part(
         .collect();
     let mut report = Report {
         model: folder_name(outputs),
+        round: super::feedback::round_of(
+            &outputs
+                .canonicalize()
+                .unwrap_or_else(|_| outputs.to_path_buf()),
+        ),
         row_order: listing_order(outputs),
         ..Report::default()
     };
