@@ -27,7 +27,7 @@ pub fn figures(mc: &[(&String, &ScoreFile)]) -> Result<Vec<Figure>, String> {
         if let Some((_, rounds)) = models.iter_mut().find(|(name, _)| *name == m.model) {
             let r = m.round.unwrap_or(0) as u64;
             if !rounds.iter().any(|(x, _)| *x == r) {
-                rounds.push((r, m));
+                rounds.push((r, *m));
             }
         }
     }
@@ -63,9 +63,7 @@ pub fn figures(mc: &[(&String, &ScoreFile)]) -> Result<Vec<Figure>, String> {
         let rows = (rounds.iter())
             .map(|r| {
                 std::iter::once(r.to_string())
-                    .chain(
-                        (models.iter()).map(|(_, rs)| mc_fmt(at(rs, *r).unwrap_or(f64::NAN))),
-                    )
+                    .chain((models.iter()).map(|(_, rs)| mc_fmt(at(rs, *r).unwrap_or(f64::NAN))))
                     .collect()
             })
             .collect();
@@ -81,7 +79,10 @@ pub fn figures(mc: &[(&String, &ScoreFile)]) -> Result<Vec<Figure>, String> {
             }
         }
         let mut notes = Vec::new();
-        if models.iter().any(|(_, rs)| !rs.iter().any(|(r, _)| *r == 0)) {
+        if models
+            .iter()
+            .any(|(_, rs)| !rs.iter().any(|(r, _)| *r == 0))
+        {
             notes.push("A model without a round-0 input (its score file without \"round\") has no round-0 point.".to_string());
         }
         figs.push(Figure {

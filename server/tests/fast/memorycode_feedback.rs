@@ -124,7 +124,11 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
     assert!(seen.len() > golden.len(), "no feedback round was asked");
     for (i, (s, w)) in seen.iter().zip(&golden).enumerate() {
         let got = String::from_utf8(s.raw.clone()).unwrap();
-        assert_eq!(got, w["body"].as_str().unwrap(), "round-0 request {i} differs");
+        assert_eq!(
+            got,
+            w["body"].as_str().unwrap(),
+            "round-0 request {i} differs"
+        );
     }
     let round0: Vec<Vec<(String, String)>> = seen[..golden.len()]
         .iter()
@@ -199,7 +203,10 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
     for (r, s) in scores.iter().enumerate() {
         assert_eq!(s["model"], "gpt-4o");
         assert_eq!(s["skipped"], Value::Array(vec![]), "round {r}");
-        assert_eq!(s.get("round").and_then(Value::as_u64), (r > 0).then_some(r as u64));
+        assert_eq!(
+            s.get("round").and_then(Value::as_u64),
+            (r > 0).then_some(r as u64)
+        );
     }
     for k in ["session", "short history", "long history"] {
         assert!(scores[0]["macro"][k].as_f64().unwrap() < 1.0, "{k}");
@@ -210,7 +217,10 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
         1.0
     );
     // The instruction mode's answers belong to no session: carried over unchanged.
-    assert_eq!(scores[0]["macro"]["instruction"], scores[2]["macro"]["instruction"]);
+    assert_eq!(
+        scores[0]["macro"]["instruction"],
+        scores[2]["macro"]["instruction"]
+    );
 
     // The report draws the three rounds of the model.
     let files: Vec<PathBuf> = (0..=2)
@@ -230,13 +240,17 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let html = read(&page);
-    assert!(html.contains("MemoryCode session per feedback round"), "no rounds figure");
+    assert!(
+        html.contains("MemoryCode session per feedback round"),
+        "no rounds figure"
+    );
     assert!(html.contains("gpt-4o [feedback round 2]"));
 
     // A rerun asks nothing and rewrites nothing; offline, it ends the same.
     let summary_text = read(&out.join("feedback/gpt-4o.json"));
     let n = srv.seen().len();
-    for endpoint in [vec!["--base-url", srv.base_url().as_str()], vec!["--offline"]] {
+    let url = srv.base_url();
+    for endpoint in [vec!["--base-url", url.as_str()], vec!["--offline"]] {
         let o = generate(&out, &endpoint);
         assert!(o.status.success(), "{endpoint:?}: {}", stderr(&o));
         let text = String::from_utf8_lossy(&o.stdout);
