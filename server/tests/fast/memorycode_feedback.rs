@@ -168,12 +168,14 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
         );
     }
 
-    // The counts follow from the script: at round 0, four answers miss a docstring
-    // (dialogue 1; the rule for that turn adds one: fixed), five miss `import hashlib`
-    // (dialogue 2; the answer to that turn imports it but names a variable `answer`, which
-    // breaks `^v_`: broken anew, fixed in round 2) and three have neither a comment nor an
-    // argument (dialogue 211; the answer adds an `a_` argument only: kept broken, then
-    // fixed in round 2). The instructions-chain answers are the history answers.
+    // The counts follow from the script. 20 dialogue answers (dialogue 1: 4 session, 3
+    // history, 3 chain; dialogue 2: 4, 1, 1; dialogue 211: 2, 1, 1; the chain's answers are
+    // the history answers). At round 0 the default answer has findings everywhere it is
+    // given: in dialogue 1 (5) it misses a docstring, and the answer to that turn adds one
+    // (fixed); in dialogue 2 (6) it misses `import hashlib`, and the answer imports it but
+    // names a variable `answer`, which breaks `^v_` (broken anew, fixed in round 2); in
+    // dialogue 211 (4) it has neither a comment nor an argument, and the answer adds an
+    // `a_` argument only (kept broken, then fixed in round 2).
     let summary = json(&out.join("feedback/gpt-4o.json"));
     assert_eq!(summary["model"], "gpt-4o");
     assert_eq!(summary["feedback"], "pivots");
@@ -191,9 +193,9 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
         ]
         .map(|k| s[k].as_u64().unwrap())
     };
-    assert_eq!(counts(0), [18, 15, 0, 0, 0, 0, 0]);
-    assert_eq!(counts(1), [18, 10, 15, 5, 4, 6, 0]);
-    assert_eq!(counts(2), [18, 0, 10, 10, 0, 0, 0]);
+    assert_eq!(counts(0), [20, 15, 0, 0, 0, 0, 0]);
+    assert_eq!(counts(1), [20, 10, 15, 5, 4, 6, 0]);
+    assert_eq!(counts(2), [20, 0, 10, 10, 0, 0, 0]);
     assert_eq!((r1.len(), r2.len()), (15, 10));
     assert_eq!(summary["rounds"][2]["outputs"], "feedback/round-2/gpt-4o");
 
