@@ -96,5 +96,56 @@ pub fn figures(mc: &[(&String, &ScoreFile)]) -> Result<Vec<Figure>, String> {
             csv: csv::write(&["model", "score", "round", "value"], &csv_rows),
         });
     }
+    figs.extend(counts(&models));
     Ok(figs)
+}
+
+/// What each round did to the answers, from the counts its score file carries (`"feedback"`,
+/// the run's summary): a table alone.
+fn counts(models: &[(&str, Vec<(u64, &ScoreFile)>)]) -> Option<Figure> {
+    let header: Vec<String> = [
+        "model",
+        "round",
+        "answers",
+        "with findings",
+        "asked again",
+        "fixed",
+        "kept broken",
+        "broken anew",
+        "unanswered",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    let mut rows = Vec::new();
+    for (name, rs) in models {
+        let mut rs: Vec<&(u64, &ScoreFile)> = rs.iter().collect();
+        rs.sort_by_key(|(r, _)| *r);
+        for (r, m) in rs {
+            let Some(c) = &m.feedback else { continue };
+            let cells = [
+                c.answers,
+                c.broken,
+                c.reasked,
+                c.fixed,
+                c.kept_broken,
+                c.broken_anew,
+                c.unanswered,
+            ];
+            let mut row = vec![name.to_string(), r.to_string()];
+            row.extend(cells.iter().map(usize::to_string));
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let table = Table { header, rows };
+    Some(Figure {
+        name: "memorycode-rounds-answers".into(),
+        svg: String::new(),
+        csv: table.csv(),
+        caption: "What each feedback round did to the dialogue answers: those with findings asked again, and of them the ones fixed (no finding left), kept broken (findings of pivots they already broke only) and broken anew (a finding they did not have), from the run's summary (OUT/feedback/<model>.json).".into(),
+        table,
+        notes: Vec::new(),
+    })
 }

@@ -247,6 +247,10 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
         "no rounds figure"
     );
     assert!(html.contains("gpt-4o [feedback round 2]"));
+    // And what each round did, from the summary the round's score file carries.
+    assert_eq!(scores[1]["feedback"], summary["rounds"][1]);
+    assert!(scores[0].get("feedback").is_none());
+    assert!(html.contains("broken anew"), "no counts table");
 
     // A rerun asks nothing and rewrites nothing; offline, it ends the same.
     let summary_text = read(&out.join("feedback/gpt-4o.json"));

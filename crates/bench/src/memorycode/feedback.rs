@@ -94,6 +94,18 @@ pub fn round_of(outputs: &Path) -> Option<usize> {
     (n > 0).then_some(n)
 }
 
+/// Round `round`'s counts from the summary beside its folder (`.../feedback/<model>.json`
+/// for `.../feedback/round-r/<model>`), when there is one that says it; the score file
+/// carries them to the report. A summary that cannot be read gives none: the scores do not
+/// depend on it.
+pub fn round_counts(outputs: &Path, round: usize) -> Option<RoundSummary> {
+    let model = outputs.file_name()?.to_str()?;
+    let summary = outputs.parent()?.parent()?.join(format!("{model}.json"));
+    let text = pivot_base::bounded_read::read_to_string(&summary).ok()?;
+    let s: FeedbackSummary = serde_json::from_str(&text).ok()?;
+    s.rounds.into_iter().find(|r| r.round == round)
+}
+
 /// The summary file: `OUT/feedback/<model>.json`.
 pub fn summary_file(out: &Path, model_name: &str) -> PathBuf {
     out.join(FEEDBACK_DIR).join(format!("{model_name}.json"))

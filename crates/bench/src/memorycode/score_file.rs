@@ -195,6 +195,9 @@ pub struct ScoreFile {
     /// folder is `OUT/feedback/round-r/<model>`); absent for round 0 and any other folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<usize>,
+    /// That round's counts from `OUT/feedback/<model>.json`, when it is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<super::feedback::RoundSummary>,
     #[serde(rename = "macro")]
     pub macro_scores: Metrics<Score>,
     pub per_session: Metrics<Vec<Score>>,
