@@ -9,6 +9,7 @@ mod csv;
 mod figure;
 pub mod input;
 mod mc_lengths;
+mod mc_rounds;
 mod page;
 mod stats;
 

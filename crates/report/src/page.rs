@@ -19,6 +19,8 @@ struct McSection {
     #[serde(rename = "macro")]
     macro_scores: Figure,
     by_length: Vec<Figure>,
+    /// Scores per feedback round (mc_rounds.rs); empty without round inputs.
+    rounds: Vec<Figure>,
     sessions: Vec<Figure>,
     kinds: Option<Figure>,
 }
@@ -170,15 +172,25 @@ fn embedded_json<'a>(values: impl Iterator<Item = &'a Value>) -> Result<String, 
 /// and `[shard k/n]` for a shard's partial scores (wherever the label appears: legends,
 /// tables, headings).
 fn model_labels(files: &[ScoreFile]) -> Vec<String> {
-    let key = |f: &ScoreFile| (f.benchmark(), f.model());
+    // A MemoryCode feedback round is its model's run after r rounds: named so, and apart
+    // from the model's round 0.
+    let round = |f: &ScoreFile| match &f.score {
+        Score::Memorycode(m) => m.round,
+        _ => None,
+    };
+    let key = |f: &ScoreFile| (f.benchmark(), f.model(), round(f));
     files
         .iter()
         .map(|f| {
             let same = files.iter().filter(|g| key(g) == key(f)).count();
+            let model = match round(f) {
+                Some(r) => format!("{} [feedback round {r}]", f.model()),
+                None => f.model(),
+            };
             let label = if same > 1 {
-                format!("{} ({})", f.model(), f.name)
+                format!("{model} ({})", f.name)
             } else {
-                f.model()
+                model
             };
             match f.shard() {
                 Some((k, n)) => format!("{label} [shard {k}/{n}]"),
@@ -451,6 +463,7 @@ fn memorycode_section(mc: &[(&String, &McScoreFile)]) -> Result<McSection, Strin
     Ok(McSection {
         macro_scores,
         by_length,
+        rounds: super::mc_rounds::figures(mc)?,
         sessions,
         kinds,
     })

@@ -226,13 +226,8 @@ impl Agent {
         code: String,
         path: Option<&str>,
     ) -> std::result::Result<Checked, String> {
-        let limit = analysed_limit();
-        if code.len() > limit {
-            return Err(format!(
-                "refused: the code is {} bytes, over the {limit} bytes analysed \
-                 ({ANALYSED_LIMIT_VAR} sets the limit)",
-                code.len()
-            ));
+        if let Some(refused) = oversized(&code) {
+            return Err(refused);
         }
         let at = match path {
             Some(p) => Some(self.lexically_inside(p)?),
@@ -244,19 +239,14 @@ impl Agent {
         let shown = at
             .as_deref()
             .map(|p| walk::relative(&self.root, p))
-            .unwrap_or_else(|| "<code>".to_string());
-        let found = self.ws.check_text(at.as_deref(), code);
-        let mut findings: Vec<FileFinding> = found
-            .into_iter()
-            .map(|r| FileFinding::new(&shown, r))
-            .collect();
-        reported::sort(&mut findings);
-        Ok(Checked {
-            files: 1,
-            findings,
-            problems: Vec::new(),
+            .unwrap_or_else(|| NO_FILE.to_string());
+        Ok(check_code_in(
+            &mut self.ws,
+            at.as_deref(),
+            &shown,
+            code,
             errors,
-        })
+        ))
     }
 
     /// A path a code string is checked as: it need not exist, so it is only named, and must
@@ -280,4 +270,51 @@ impl Agent {
             )),
         }
     }
+}
+
+/// Why a code string is refused whole (over the analysis limit), if it is.
+pub fn oversized(code: &str) -> Option<String> {
+    let limit = analysed_limit();
+    (code.len() > limit).then(|| {
+        format!(
+            "refused: the code is {} bytes, over the {limit} bytes analysed \
+             ({ANALYSED_LIMIT_VAR} sets the limit)",
+            code.len()
+        )
+    })
+}
+
+/// `check_code`'s reply for `code` in `ws` as it is set up: the findings of the text as the
+/// file `at` (none: no file), named `shown`, with the set-up's `errors`. Also what MemoryCode's
+/// feedback rounds send (memorycode_feedback.rs), so both say the same.
+pub fn check_code_in(
+    ws: &mut Workspace,
+    at: Option<&Path>,
+    shown: &str,
+    code: String,
+    errors: Vec<String>,
+) -> Checked {
+    let found = ws.check_text(at, code);
+    let mut findings: Vec<FileFinding> = found
+        .into_iter()
+        .map(|r| FileFinding::new(shown, r))
+        .collect();
+    reported::sort(&mut findings);
+    Checked {
+        files: 1,
+        findings,
+        problems: Vec::new(),
+        errors,
+    }
+}
+
+/// How a code string is named in `check_code`'s reply when no path is given.
+pub const NO_FILE: &str = "<code>";
+
+/// The text an agent's model reads of a reply: the MCP server sends each reply as structured
+/// content and, as rmcp's `CallToolResult::structured` does, its JSON value's compact text.
+pub fn reply_text<T: Serialize>(reply: &T) -> Result<String> {
+    Ok(serde_json::to_value(reply)
+        .context("a reply as JSON")?
+        .to_string())
 }

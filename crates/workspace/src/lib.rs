@@ -11,6 +11,7 @@ pub mod findings;
 pub mod fixes;
 pub mod hover_text;
 pub mod in_force;
+pub mod memorycode_feedback;
 pub mod names;
 pub mod outputs_check;
 pub mod pivots_files;

@@ -5,6 +5,7 @@ use super::Progress;
 use anyhow::{bail, Context, Result};
 use pivot_bench::memorycode::data::dialogue_files;
 use pivot_bench::memorycode::dataset::{converse, write_prompts};
+use pivot_bench::memorycode::feedback::{generate_with_feedback, FeedbackKind, FeedbackReport};
 use pivot_bench::memorycode::generate::{
     generate, load_topics, model_dir_name, parse_ids, select_dialogues, GenerateOptions, Mode,
 };
@@ -162,6 +163,23 @@ pub struct GenerateArgs {
     /// Response cache folder (default: OUT/.cache).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// After round 0, ask again each answer whose code has findings, with only those
+    /// findings as the next user turn (round r in OUT/feedback/round-r/<model>).
+    #[arg(
+        long,
+        value_name = "KIND",
+        value_parser = super::choice::parser::<FeedbackKind>(FeedbackKind::CHOICES)
+    )]
+    pub feedback: Option<FeedbackKind>,
+    /// With --feedback: how many feedback rounds after round 0.
+    #[arg(
+        long,
+        value_name = "K",
+        requires = "feedback",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(1..=100)
+    )]
+    pub rounds: u32,
 }
 
 pub fn run(cmd: MemorycodeCommand) -> Result<i32> {
@@ -224,6 +242,17 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
         client.config().cache.as_ref(),
         &format!("memorycode generate --model {}", a.model),
     )?;
+    if let Some(kind) = a.feedback {
+        return run_feedback(
+            &client,
+            reranker.as_ref(),
+            topics.as_deref(),
+            &dialogues,
+            &opts,
+            kind,
+            a.rounds as usize,
+        );
+    }
     let bar = std::sync::OnceLock::<Progress>::new();
     let progress = |_done: usize, total: usize| {
         bar.get_or_init(|| Progress::new(total as u64, "requests"))
@@ -240,27 +269,106 @@ fn run_generate(a: GenerateArgs) -> Result<i32> {
     if let Some(b) = bar.get() {
         b.finish();
     }
+    print_round("", &report);
+    Ok(failures(&report.failures))
+}
+
+/// A round's files and requests.
+fn print_round(label: &str, report: &pivot_bench::memorycode::generate::GenerateReport) {
     for p in &report.written {
         println!("wrote {}", p.display());
     }
     println!(
-        "{} requests ({} from the cache), {} files written, {} unchanged",
+        "{label}{} requests ({} from the cache), {} files written, {} unchanged",
         report.requests,
         report.cached,
         report.written.len(),
         report.unchanged.len()
     );
-    if report.failures.is_empty() {
-        return Ok(0);
+}
+
+/// The exit code of a run with these failures, printed.
+fn failures(failures: &[String]) -> i32 {
+    if failures.is_empty() {
+        return 0;
     }
-    for f in &report.failures {
+    for f in failures {
         eprintln!("error: {f}");
     }
     eprintln!(
         "{} problems; files with all their answers were written, the rest resume from the cache on the next run",
-        report.failures.len()
+        failures.len()
     );
-    Ok(1)
+    1
+}
+
+/// `generate --feedback`: round 0 as without it, then the rounds, each printed with its
+/// counts; the answers' diagnostics are the MCP server's (`pivot_workspace`).
+fn run_feedback(
+    client: &Client,
+    reranker: Option<&Client>,
+    topics: Option<&[pivot_bench::memorycode::generate::GenInstruction]>,
+    dialogues: &[pivot_bench::memorycode::generate::GenDialogue],
+    opts: &GenerateOptions,
+    kind: FeedbackKind,
+    rounds: usize,
+) -> Result<i32> {
+    // A bar per round: each round's total is known only once the round before is answered.
+    let bar = std::sync::Mutex::new(None::<(usize, Progress)>);
+    let progress = |round: usize, _done: usize, total: usize| {
+        let mut b = bar.lock().unwrap_or_else(|p| p.into_inner());
+        if b.as_ref().is_none_or(|(r, _)| *r != round) {
+            if let Some((_, old)) = b.take() {
+                old.finish();
+            }
+            *b = Some((
+                round,
+                Progress::new(total as u64, &format!("round {round} requests")),
+            ));
+        }
+        if let Some((_, p)) = b.as_ref() {
+            p.inc(1);
+        }
+    };
+    let mut critic = pivot_workspace::memorycode_feedback::AgentCritic::new();
+    let report: FeedbackReport = generate_with_feedback(
+        client,
+        reranker,
+        topics,
+        dialogues,
+        opts,
+        kind,
+        rounds,
+        &mut critic,
+        &progress,
+    )?;
+    if let Some((_, p)) = bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        p.finish();
+    }
+    let mut all = Vec::new();
+    for (r, (round, counts)) in report.rounds.iter().zip(&report.summary.rounds).enumerate() {
+        print_round(&format!("round {r}: "), round);
+        println!(
+            "round {r}: {:.3} s ({:.3} s of it the answers' diagnostics)",
+            round.elapsed.as_secs_f64(),
+            report.critique.get(r).map_or(0.0, |d| d.as_secs_f64())
+        );
+        println!(
+            "round {r}: {} answers, {} with findings; {} asked again: {} fixed, {} kept broken, \
+             {} broken anew, {} unanswered ({})",
+            counts.answers,
+            counts.broken,
+            counts.reasked,
+            counts.fixed,
+            counts.kept_broken,
+            counts.broken_anew,
+            counts.unanswered,
+            counts.outputs
+        );
+        all.extend(round.failures.iter().map(|f| format!("round {r}: {f}")));
+    }
+    println!("summary in {}", report.summary_path.display());
+    Ok(failures(&all))
 }
 
 fn run_prompts(a: PromptsArgs) -> Result<i32> {

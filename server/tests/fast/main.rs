@@ -21,6 +21,7 @@ mod hub_dataset;
 mod layering;
 mod mcp;
 mod memorycode;
+mod memorycode_feedback;
 mod memorycode_generate;
 mod model_server;
 mod pivots_import;

@@ -271,10 +271,12 @@ pub struct GenerateReport {
     pub unchanged: Vec<PathBuf>,
     /// One line per request or file that failed; the run's other files are still written.
     pub failures: Vec<String>,
+    /// Wall time of the run (planning, requests, files), for the feedback bench.
+    pub elapsed: std::time::Duration,
 }
 
 #[derive(Clone, Debug)]
-enum Target {
+pub(super) enum Target {
     Instruction(String),
     Dialogue {
         d: usize,
@@ -285,19 +287,45 @@ enum Target {
 }
 
 /// One dialogue's answers: per (mode, session), `(query index, text)`.
-type Answers = BTreeMap<(Mode, usize), Vec<(usize, String)>>;
+pub(super) type Answers = BTreeMap<(Mode, usize), Vec<(usize, String)>>;
 
 /// A request's prompt: built up front, or (the history prompts, which hold every session of
 /// a dialogue) only when it is sent, so a run over long dialogues does not hold them all.
-enum Prompt {
+pub(super) enum Prompt {
     Ready(ChatPrompt),
     History { d: usize, query: String },
 }
 
-struct Job {
-    target: Target,
-    prompt: Prompt,
-    what: String,
+pub(super) struct Job {
+    pub(super) target: Target,
+    pub(super) prompt: Prompt,
+    pub(super) what: String,
+}
+
+impl Job {
+    /// The request's prompt, the history prompts built only now (see [`Prompt`]).
+    pub(super) fn chat_prompt(&self, dialogues: &[GenDialogue]) -> ChatPrompt {
+        match &self.prompt {
+            Prompt::Ready(p) => p.clone(),
+            Prompt::History { d, query } => {
+                let d = &dialogues[*d];
+                let joined = prompts::join_sessions(d.sessions.iter().map(|s| s.text.as_str()));
+                prompts::dialogue(&d.preamble(), &d.mentor, query, &joined)
+            }
+        }
+    }
+}
+
+/// What the feedback rounds (feedback.rs) start from: round 0's jobs and answers.
+pub(super) struct Round0 {
+    pub(super) jobs: Vec<Job>,
+    /// Each job's answer, `None` when it has none (a failed or unsent request).
+    pub(super) texts: Vec<Option<String>>,
+    pub(super) known: BTreeMap<String, Option<String>>,
+    /// The dialogues whose file round 0 could not write.
+    pub(super) failed: Vec<bool>,
+    /// Whether an instruction answer is missing (then no session-mode file is written).
+    pub(super) inst_failed: bool,
 }
 
 /// The instruction file's path: `OUT/instruction/<model>.json`.
@@ -355,6 +383,19 @@ pub fn generate(
     opts: &GenerateOptions,
     progress: ProgressFn,
 ) -> Result<GenerateReport> {
+    Ok(generate_round0(client, reranker, topics, dialogues, opts, progress)?.0)
+}
+
+/// [`generate`], keeping the jobs and answers for feedback rounds.
+pub(super) fn generate_round0(
+    client: &Client,
+    reranker: Option<&Client>,
+    topics: Option<&[GenInstruction]>,
+    dialogues: &[GenDialogue],
+    opts: &GenerateOptions,
+    progress: ProgressFn,
+) -> Result<(GenerateReport, Round0)> {
+    let started = std::time::Instant::now();
     let has = |m: Mode| opts.modes.contains(&m);
     let inst_path = instruction_file(&opts.out, &opts.model_name);
     // 1. Plan, and check everything before the first request.
@@ -373,14 +414,7 @@ pub fn generate(
     };
     // 3. Every request.
     let jobs = &plan.jobs;
-    let make = |i: usize| match &jobs[i].prompt {
-        Prompt::Ready(p) => p.clone(),
-        Prompt::History { d, query } => {
-            let d = &dialogues[*d];
-            let joined = prompts::join_sessions(d.sessions.iter().map(|s| s.text.as_str()));
-            prompts::dialogue(&d.preamble(), &d.mentor, query, &joined)
-        }
-    };
+    let make = |i: usize| jobs[i].chat_prompt(dialogues);
     let answers = answer_all(
         client,
         jobs.len(),
@@ -397,7 +431,12 @@ pub fn generate(
     let mut failed_dialogues = rag_failed;
     let mut inst_failed = false;
     let mut per_dialogue: Vec<Answers> = vec![BTreeMap::new(); dialogues.len()];
+    let mut texts = Vec::with_capacity(jobs.len());
     for (job, answer) in jobs.iter().zip(answers) {
+        texts.push(match &answer {
+            Some(Ok(c)) => Some(c.text.clone()),
+            _ => None,
+        });
         match answer {
             Some(Ok(c)) => {
                 report.cached += c.cached as usize;
@@ -445,25 +484,59 @@ pub fn generate(
         .copied()
         .filter(|m| *m != Mode::Instruction)
         .collect();
-    if dialogue_modes.is_empty() {
-        return Ok(report);
+    if !dialogue_modes.is_empty() {
+        write_dialogues(
+            dialogues,
+            opts,
+            &dialogue_modes,
+            &per_dialogue,
+            &plan.known,
+            &mut failed_dialogues,
+            inst_failed,
+            &opts.out.join(&opts.model_name),
+            &mut report,
+        )?;
     }
+    report.elapsed = started.elapsed();
+    let round0 = Round0 {
+        jobs: plan.jobs,
+        texts,
+        known: plan.known,
+        failed: failed_dialogues,
+        inst_failed,
+    };
+    Ok((report, round0))
+}
+
+/// One output file per dialogue in `folder`, but for those whose answers are missing
+/// (marked in `failed`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn write_dialogues(
+    dialogues: &[GenDialogue],
+    opts: &GenerateOptions,
+    dialogue_modes: &[Mode],
+    per_dialogue: &[Answers],
+    known: &BTreeMap<String, Option<String>>,
+    failed_dialogues: &mut [bool],
+    inst_failed: bool,
+    folder: &Path,
+    report: &mut GenerateReport,
+) -> Result<()> {
+    let has = |m: Mode| opts.modes.contains(&m);
     for (di, d) in dialogues.iter().enumerate() {
         if failed_dialogues[di] || (has(Mode::Session) && inst_failed) {
+            failed_dialogues[di] = true;
             report.failures.push(format!(
                 "{}: not written (answers missing)",
                 d.path.display()
             ));
             continue;
         }
-        let path = opts
-            .out
-            .join(&opts.model_name)
-            .join(format!("output_{}.json", d.id));
-        let value = assemble(d, &dialogue_modes, &per_dialogue[di], &plan.known, &path)?;
-        write_if_changed(&path, &value, &mut report)?;
+        let path = folder.join(format!("output_{}.json", d.id));
+        let value = assemble(d, dialogue_modes, &per_dialogue[di], known, &path)?;
+        write_if_changed(&path, &value, report)?;
     }
-    Ok(report)
+    Ok(())
 }
 
 /// Every job of the run, in the original's order, and the problems of the input (each
@@ -786,19 +859,31 @@ pub fn answer_all(
     workers: usize,
     progress: ProgressFn,
 ) -> Answered {
+    let messages = |i: usize| {
+        let job = prompt(i);
+        vec![
+            ChatMessage::new("system", &job.preamble),
+            ChatMessage::new("user", &job.prompt),
+        ]
+    };
+    answer_messages(client, count, &messages, sampling, workers, progress)
+}
+
+/// [`answer_all`] for conversations of any length: request `i` sends `messages(i)`.
+pub fn answer_messages(
+    client: &Client,
+    count: usize,
+    messages: &(dyn Fn(usize) -> Vec<ChatMessage> + Sync),
+    sampling: Sampling,
+    workers: usize,
+    progress: ProgressFn,
+) -> Answered {
     let mut results: Answered = (0..count).map(|_| None).collect();
     let mut done = 0;
     let _ = pivot_base::pool::run(
         count,
         workers,
-        |i| {
-            let job = prompt(i);
-            let messages = [
-                ChatMessage::new("system", &job.preamble),
-                ChatMessage::new("user", &job.prompt),
-            ];
-            client.chat_messages(&messages, sampling)
-        },
+        |i| client.chat_messages(&messages(i), sampling),
         // Offline misses are not fatal: every missing answer gets named.
         |r| matches!(r, Err(e) if e.is_fatal()),
         |i, r| {

@@ -59,6 +59,8 @@ fn add_shard(report: &mut Report, f: &ScoreFile) -> Result<()> {
         .and_then(|s| s.totals.as_ref())
         .ok_or_else(|| anyhow!("no valid \"totals\" in its shard record"))?;
     report.model = f.model.clone();
+    report.round = f.round;
+    report.feedback = f.feedback.clone();
     // The outputs folder's listing order decides numpy's per-session summation order; every
     // shard read the same folder, so the first one's listing serves for all.
     if report.row_order.is_empty() {

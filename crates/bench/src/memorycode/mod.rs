@@ -3,6 +3,7 @@
 
 pub mod data;
 pub mod dataset;
+pub mod feedback;
 pub mod floor;
 pub mod generate;
 pub mod ledger;

@@ -31,6 +31,11 @@ pub struct Report {
     pub macro_scores: BTreeMap<&'static str, f64>,
     /// The model scored (the outputs folder's name unless the caller names it).
     pub model: String,
+    /// The feedback round the outputs are (`generate --feedback`'s `round-r` folders), none
+    /// for any other folder.
+    pub round: Option<usize>,
+    /// That round's counts (answers asked again, fixed, ...), from the run's summary.
+    pub feedback: Option<super::feedback::RoundSummary>,
     /// Instruction answers by the object kind of their pivot (no original evaluator has it).
     pub by_kind: BTreeMap<&'static str, KindScore>,
     /// The modes of [`HISTORY_SCORED_MODES`] that some dialogue has, by name: per-session
@@ -159,6 +164,8 @@ impl Report {
         ScoreFile {
             benchmark: "memorycode".into(),
             model: self.model.clone(),
+            round: self.round,
+            feedback: self.feedback.clone(),
             macro_scores: Metrics::from_fn(|m| Score(self.macro_scores[m])),
             per_session: Metrics::from_fn(|m| scores(&self.per_session[m])),
             max_length: self.max_length,

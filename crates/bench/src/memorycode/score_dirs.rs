@@ -101,8 +101,14 @@ pub fn score_dirs_part(
             r
         })
         .collect();
+    let canonical = outputs
+        .canonicalize()
+        .unwrap_or_else(|_| outputs.to_path_buf());
     let mut report = Report {
         model: folder_name(outputs),
+        round: super::feedback::round_of(&canonical),
+        feedback: super::feedback::round_of(&canonical)
+            .and_then(|r| super::feedback::round_counts(&canonical, r)),
         row_order: listing_order(outputs),
         ..Report::default()
     };

@@ -191,6 +191,13 @@ pub struct ScoreFile {
     pub benchmark: String,
     #[serde(default)]
     pub model: String,
+    /// The feedback round of `memorycode generate --feedback` the outputs are (round r's
+    /// folder is `OUT/feedback/round-r/<model>`); absent for round 0 and any other folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<usize>,
+    /// That round's counts from `OUT/feedback/<model>.json`, when it is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<super::feedback::RoundSummary>,
     #[serde(rename = "macro")]
     pub macro_scores: Metrics<Score>,
     pub per_session: Metrics<Vec<Score>>,
