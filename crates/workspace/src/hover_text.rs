@@ -104,26 +104,32 @@ fn reason_note(r: &Reason) -> String {
 /// Kinds of pivot that speak about a name of `kind` (entry-level kinds anchor at the name).
 fn governed_kinds(kind: ObjectKind) -> &'static [ObjectKind] {
     // A def's own kinds, and the public-only views of its docstring and annotations.
-    const FUNCTION: [ObjectKind; 8] = [
-        K::Function,
-        K::FunctionDocstring,
-        K::FunctionTry,
-        K::FunctionAssert,
-        K::FunctionAnnotation,
-        K::FunctionDecorator,
-        K::PublicFunctionDocstring,
-        K::PublicFunctionAnnotation,
-    ];
-    const METHOD: [ObjectKind; 8] = [
-        K::Method,
-        K::MethodDocstring,
-        K::MethodTry,
-        K::MethodAssert,
-        K::MethodAnnotation,
-        K::MethodDecorator,
-        K::PublicMethodDocstring,
-        K::PublicMethodAnnotation,
-    ];
+    const FUNCTION: [ObjectKind; 8] = {
+        let k = ObjectKind::FUNCTION_KINDS;
+        [
+            k[0],
+            k[1],
+            k[2],
+            k[3],
+            k[4],
+            k[5],
+            K::PublicFunctionDocstring,
+            K::PublicFunctionAnnotation,
+        ]
+    };
+    const METHOD: [ObjectKind; 8] = {
+        let k = ObjectKind::METHOD_KINDS;
+        [
+            k[0],
+            k[1],
+            k[2],
+            k[3],
+            k[4],
+            k[5],
+            K::PublicMethodDocstring,
+            K::PublicMethodAnnotation,
+        ]
+    };
     match kind {
         K::Function => &FUNCTION,
         K::Method => &METHOD,

@@ -196,19 +196,7 @@ fn every_format_equals_what_the_server_publishes() {
     assert_eq!(total["range"]["start"]["character"], json!(col16));
 
     // text: path:line:col: [code] message, 1-based.
-    let text: Vec<String> = expected
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}: [{}] {}",
-                f["path"].as_str().unwrap(),
-                f["range"]["start"]["line"].as_u64().unwrap() + 1,
-                f["range"]["start"]["character"].as_u64().unwrap() + 1,
-                rule_of(f),
-                f["message"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let text = text_lines(&expected);
     let o = check(&root, &[]);
     assert_eq!(stdout(&o).lines().collect::<Vec<_>>(), text);
 
@@ -1021,19 +1009,7 @@ fn team_kinds_give_the_same_findings_in_every_face() {
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["findings"], json!(expected));
 
-    let text: Vec<String> = expected
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}: [{}] {}",
-                f["path"].as_str().unwrap(),
-                f["range"]["start"]["line"].as_u64().unwrap() + 1,
-                f["range"]["start"]["character"].as_u64().unwrap() + 1,
-                rule_of(f),
-                f["message"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let text = text_lines(&expected);
     let o = check(&root, &[]);
     assert_eq!(stdout(&o).lines().collect::<Vec<_>>(), text);
 
@@ -1098,4 +1074,21 @@ fn team_kinds_give_the_same_findings_in_every_face() {
         "{doc:?}"
     );
     c.drain();
+}
+
+/// The text report `check` prints for these findings: `path:line:col: [code] message`, 1-based.
+fn text_lines(expected: &[Value]) -> Vec<String> {
+    expected
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}: [{}] {}",
+                f["path"].as_str().unwrap(),
+                f["range"]["start"]["line"].as_u64().unwrap() + 1,
+                f["range"]["start"]["character"].as_u64().unwrap() + 1,
+                rule_of(f),
+                f["message"].as_str().unwrap()
+            )
+        })
+        .collect()
 }

@@ -806,7 +806,7 @@ fn score_tables_match_their_snapshots() {
 }
 
 /// `score memorycode --format json` of an outputs folder against the bundled dataset.
-fn score_json(outputs: &Path) -> Value {
+pub(crate) fn score_json(outputs: &Path) -> Value {
     let out = Command::new(EXE)
         .args(["score", "memorycode", "--format", "json", "--dataset"])
         .arg(fixtures().join("dataset"))

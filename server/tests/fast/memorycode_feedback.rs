@@ -47,18 +47,6 @@ fn generate(out: &Path, endpoint: &[&str]) -> Output {
         .unwrap()
 }
 
-fn score(outputs: &Path) -> Value {
-    let o = Command::new(EXE)
-        .args(["score", "memorycode", "--format", "json", "--dataset"])
-        .arg(fixtures().join("dataset"))
-        .arg("--outputs")
-        .arg(outputs)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 /// The (previous answer, feedback turn) pairs a round must send, from the round before's
 /// output files: every dialogue answer whose code has findings under the pivots in force at
 /// its session, with `check_code`'s reply for that code as the agent's model reads it.
@@ -201,7 +189,9 @@ fn feedback_rounds_send_only_the_findings_and_every_round_is_scored() {
 
     // Each round's folder is scored as round 0's; in round 2 nothing has findings, so every
     // answer of the dialogue modes follows every pivot it is scored on.
-    let scores: Vec<Value> = (0..=2).map(|r| score(&model(r))).collect();
+    let scores: Vec<Value> = (0..=2)
+        .map(|r| super::memorycode::score_json(&model(r)))
+        .collect();
     for (r, s) in scores.iter().enumerate() {
         assert_eq!(s["model"], "gpt-4o");
         assert_eq!(s["skipped"], Value::Array(vec![]), "round {r}");
