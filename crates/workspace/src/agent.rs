@@ -95,9 +95,8 @@ impl Agent {
     /// The pivots in force, each with its versions, lines and the file's commits.
     pub fn pivots(&mut self) -> InForce {
         let mut errors = self.refresh();
-        let text = (self.pivots_file(&self.root).ok().flatten())
-            .and_then(|p| pivot_base::bounded_read::read_to_string(&p).ok());
         let file = self.pivots_file(&self.root).ok().flatten();
+        let text = (file.as_deref()).and_then(|p| pivot_base::bounded_read::read_to_string(p).ok());
         let format = file.as_deref().map_or(Format::PivotsToml, Format::of);
         let places = text
             .as_deref()

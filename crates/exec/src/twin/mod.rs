@@ -727,10 +727,7 @@ fn resolve(src: &str, stmt: Node, edit: Edit, pool: &Pool, rng: &mut Rng) -> Opt
             let mut stack = vec![stmt];
             while let Some(n) = stack.pop() {
                 // The inputs of the function under test are not tolerances.
-                if n.kind() == "call"
-                    && n.child_by_field_name("function")
-                        .is_some_and(|f| matches!(text(src, f), "candidate" | "task_func"))
-                {
+                if is_solution_call(src, n) {
                     continue;
                 }
                 if matches!(n.kind(), "integer" | "float") {
@@ -905,15 +902,19 @@ fn computed_edit(src: &str, n: Node) -> Option<Edit> {
 fn calls_solution(src: &str, n: Node) -> bool {
     let mut stack = vec![n];
     while let Some(x) = stack.pop() {
-        if x.kind() == "call"
-            && x.child_by_field_name("function")
-                .is_some_and(|f| matches!(text(src, f), "task_func" | "candidate"))
-        {
+        if is_solution_call(src, x) {
             return true;
         }
         stack.extend(named(x));
     }
     false
+}
+
+/// `n` is a call of the function under test itself.
+fn is_solution_call(src: &str, n: Node) -> bool {
+    n.kind() == "call"
+        && n.child_by_field_name("function")
+            .is_some_and(|f| matches!(text(src, f), "candidate" | "task_func"))
 }
 
 fn is_abs_call(src: &str, n: Node) -> bool {
