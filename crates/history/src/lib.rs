@@ -16,7 +16,7 @@ mod timeline;
 pub use blame::Blame;
 pub use rules::{pivots_toml, read_rules, RuleVersion, Rules, RulesFile};
 pub use run::{adherence, run, Adherence, Attributed, Checker, Class, Run, Seen, Step};
-pub use sessions::PivotHistory;
+pub use sessions::{instructions_ledger, PivotHistory};
 pub use timeline::{Given, RuleHistory, Session};
 
 use anyhow::{bail, Context, Result};

@@ -9,6 +9,7 @@
 //! Each commit's file is read as `check --rev` reads it: of every pivot, the version with
 //! the latest hand-written session is the one in force.
 
+use super::rules::{pivots_toml, read_rules, RulesFile};
 use super::{Commit, Repo};
 use anyhow::Result;
 use pivot_python::pivots::{Ledger, PivotVersion};
@@ -34,6 +35,20 @@ impl Repo {
         origin: &str,
         working: Option<&[u8]>,
     ) -> Result<PivotHistory> {
+        self.rules_history(rel, origin, working, RulesFile::Pivots)
+    }
+
+    /// As `pivot_history`, for a file read as `kind` says: an instruction file (`AGENTS.md`)
+    /// gives the pivots `pivots import` proposes from it, and its sessions are the commits
+    /// that change those rules (kind, rule form), as `check --history --instructions` reads
+    /// them: a reworded sentence that gives the same rule is no session.
+    pub fn rules_history(
+        &self,
+        rel: &str,
+        origin: &str,
+        working: Option<&[u8]>,
+        kind: RulesFile,
+    ) -> Result<PivotHistory> {
         // An unborn HEAD (a repository with no commit yet) has no history: only the file.
         let commits = match self.repo.head() {
             Ok(_) => self.changed(&self.commits("HEAD", None)?, rel)?,
@@ -45,6 +60,7 @@ impl Repo {
             in_force: HashMap::new(),
             rel,
             origin,
+            kind,
         };
         let mut last: Option<Vec<u8>> = None;
         for c in commits {
@@ -69,6 +85,7 @@ struct Builder<'a> {
     in_force: HashMap<String, PivotVersion>,
     rel: &'a str,
     origin: &'a str,
+    kind: RulesFile,
 }
 
 impl Builder<'_> {
@@ -76,7 +93,7 @@ impl Builder<'_> {
     /// those in force before it.
     fn step(&mut self, commit: Option<Commit>, file: Option<&[u8]>, label: &str) {
         let k = self.h.sessions.len();
-        let now = match file.map(|b| read(b, self.origin)).transpose() {
+        let now = match file.map(|b| read(b, self.origin, self.kind)).transpose() {
             Ok(l) => l.unwrap_or_default(),
             Err(e) => {
                 self.h.warnings.push(format!(
@@ -93,10 +110,12 @@ impl Builder<'_> {
             let Some(v) = p.versions.into_iter().last() else {
                 continue;
             };
+            // An instruction's words are not its rule (see rules.rs).
+            let words = |b: &PivotVersion| self.kind == RulesFile::Instructions || b.text == v.text;
             let same = self
                 .in_force
                 .get(&p.id)
-                .is_some_and(|b| b.text == v.text && b.kind == v.kind && b.rule == v.rule);
+                .is_some_and(|b| words(b) && b.kind == v.kind && b.rule == v.rule);
             if !same {
                 changed = true;
                 self.h.ledger.give_indexed(
@@ -124,9 +143,25 @@ impl Builder<'_> {
     }
 }
 
-fn read(bytes: &[u8], origin: &str) -> Result<Ledger> {
-    let text = std::str::from_utf8(bytes).map_err(|_| anyhow::anyhow!("it is not UTF-8"))?;
-    Ledger::from_toml(text, origin)
+fn read(bytes: &[u8], origin: &str, kind: RulesFile) -> Result<Ledger> {
+    match kind {
+        RulesFile::Pivots => {
+            let text =
+                std::str::from_utf8(bytes).map_err(|_| anyhow::anyhow!("it is not UTF-8"))?;
+            Ledger::from_toml(text, origin)
+        }
+        RulesFile::Instructions => instructions_ledger(origin, bytes),
+    }
+}
+
+/// The pivots `pivots import` proposes from an instruction file's `bytes`, as a ledger of
+/// `origin` (each given at session 0).
+pub fn instructions_ledger(origin: &str, bytes: &[u8]) -> Result<Ledger> {
+    let rules = read_rules(RulesFile::Instructions, origin, bytes)?;
+    Ledger::from_toml(
+        &pivots_toml(rules.pivots.iter().map(|p| (p, 0)), &[]),
+        origin,
+    )
 }
 
 #[cfg(test)]
@@ -265,5 +300,44 @@ pub(crate) mod tests {
         assert_eq!(changes(&h, 0), ["+fn@0"]);
         let none = r.pivot_history("pivots.toml", "pivots.toml", None).unwrap();
         assert!(none.sessions.is_empty());
+    }
+
+    #[test]
+    fn an_instruction_file_s_sessions_are_the_commits_that_change_its_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let rule = "# Team\n\n## Style\n\n- Use snake_case for function names.\n";
+        let commented =
+            "# Team\n\n<!-- reviewed -->\n\n## Style\n\n- Use snake_case for function names.\n";
+        let more = format!("{commented}- Every function has a docstring.\n");
+        commit(
+            &repo,
+            &[("AGENTS.md", Some("# Team\n\nBe kind.\n"))],
+            "no rule",
+        );
+        commit(&repo, &[("AGENTS.md", Some(rule))], "the rule");
+        commit(&repo, &[("AGENTS.md", Some(commented))], "a comment");
+        commit(&repo, &[("AGENTS.md", Some(&more))], "docstrings");
+        let r = Repo::open(dir.path()).unwrap();
+        let h = r
+            .rules_history(
+                "AGENTS.md",
+                "AGENTS.md",
+                Some(more.as_bytes()),
+                RulesFile::Instructions,
+            )
+            .unwrap();
+        let summaries: Vec<String> = (h.sessions.iter())
+            .map(|c| c.as_ref().unwrap().summary.clone())
+            .collect();
+        // The first commit gives no rule, the comment none either.
+        assert_eq!(summaries, ["the rule", "docstrings"], "{h:?}");
+        assert_eq!(h.ledger.active_at(0).len(), 2, "function and method names");
+        let later = h.ledger.active_at(1).len();
+        assert!(later > 2, "the docstring rule added: {later}");
+        assert!(h.warnings.is_empty(), "{:?}", h.warnings);
+        let now = instructions_ledger("AGENTS.md", more.as_bytes()).unwrap();
+        assert_eq!(now.pivots.len(), later);
+        assert!(now.pivots.iter().all(|p| p.origin == "AGENTS.md"));
     }
 }

@@ -13,6 +13,7 @@ pub mod hover_text;
 pub mod in_force;
 pub mod memorycode_feedback;
 pub mod names;
+pub mod nested;
 pub mod outputs_check;
 pub mod pivots_files;
 pub mod replay;
@@ -60,6 +61,19 @@ pub struct Workspace {
     /// The folder of the pivots file in force: pivots' `include` / `exclude` patterns are
     /// relative to it (None: the root).
     pub pivots_dir: Option<PathBuf>,
+    /// Pivots files of folders below the root, for the open documents under them
+    /// (nested.rs; the editor's, never a headless client's).
+    pub nested: nested::NestedPivots,
+}
+
+/// `path` relative to `base`, `/`-separated (None: no path, or one outside `base`).
+fn relative_parts(path: Option<&Path>, base: Option<&PathBuf>) -> Option<String> {
+    let rel = path?.strip_prefix(base?).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Some(parts.join("/"))
 }
 
 impl Workspace {
@@ -101,7 +115,24 @@ impl Workspace {
     /// The pivots active now that apply to the file at `path` (their `include` /
     /// `exclude`; a document that is not a file, or lies outside the pivots file's folder,
     /// takes only the unscoped ones).
+    ///
+    /// Under a folder with a pivots file of its own (nested.rs, prepared when the document
+    /// opened) that file's pivots take the place of the root's: as they are now, or at the
+    /// open conversation's session.
     pub fn active_for(&self, path: Option<&Path>) -> Vec<pivot_python::pivots::Active<'_>> {
+        if let Some(n) = path.and_then(|p| self.nested.for_file(p)) {
+            let at = match self.replay.source() {
+                Some(_) => self.replay.index(),
+                None => usize::MAX,
+            };
+            let mut active: Vec<_> = (self.replay.active().into_iter())
+                .filter(|a| a.pivot.origin != self.workspace_origin())
+                .chain(n.ledger.active_at(at))
+                .collect();
+            let rel = relative_parts(path, Some(&n.dir));
+            active.retain(|a| a.pivot.scope.applies(rel.as_deref()));
+            return active;
+        }
         let mut active = self.replay.active();
         if active.iter().all(|a| a.pivot.scope.is_everywhere()) {
             return active;
@@ -113,13 +144,48 @@ impl Workspace {
 
     /// `path` relative to the pivots file's folder, `/`-separated, as scopes match it.
     pub fn scope_path(&self, path: Option<&Path>) -> Option<String> {
-        let base = self.pivots_dir.as_ref().or(self.root.as_ref())?;
-        let rel = path?.strip_prefix(base).ok()?;
-        let parts: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        Some(parts.join("/"))
+        relative_parts(path, self.pivots_dir.as_ref().or(self.root.as_ref()))
+    }
+
+    /// The ledger a hover on the document at `path` reads, and the session and the count of
+    /// sessions it shows: the replay's, or under a nested pivots file (see `active_for`) the
+    /// replay's pivots but the root's file's with the nested file's in their place.
+    pub fn hover_ledger(
+        &self,
+        path: Option<&Path>,
+    ) -> (std::borrow::Cow<'_, Ledger>, usize, usize) {
+        let r = &self.replay;
+        let Some(n) = path.and_then(|p| self.nested.for_file(p)) else {
+            return (std::borrow::Cow::Borrowed(r.ledger()), r.index(), r.count());
+        };
+        let mut l = Ledger {
+            pivots: (r.ledger().pivots.iter())
+                .filter(|p| p.origin != self.workspace_origin())
+                .cloned()
+                .collect(),
+        };
+        l.extend(n.ledger.clone());
+        let (mut index, mut count) = (r.index(), r.count());
+        if r.source().is_none() {
+            // As `active_for`: the nested file's pivots as they are now.
+            let last = (l.pivots.iter())
+                .flat_map(|p| p.versions.iter().map(|v| v.session))
+                .max()
+                .unwrap_or(0);
+            index = index.max(last);
+            count = count.max(index + 1);
+        }
+        (std::borrow::Cow::Owned(l), index, count)
+    }
+
+    /// Find and read the nested pivots file of the document at `path`, if it has one (see
+    /// nested.rs); returns the error of a file that cannot be read, the first time.
+    pub fn prepare_nested(&mut self, path: &Path) -> Option<String> {
+        let root = self.root.clone()?;
+        let mut nested = std::mem::take(&mut self.nested);
+        let error = nested.prepare(&root, path, |p: &Path| self.shown(p));
+        self.nested = nested;
+        error
     }
 
     /// What the editor and `check` show for document `doc` at `path`: the findings of the
@@ -145,11 +211,30 @@ impl Workspace {
         Some(pivots_files::config_file(root).unwrap_or_else(|| root.join(PIVOTS_TOML)))
     }
 
+    /// The file the workspace's own pivots are read from: the `instructions` setting's
+    /// file, else the root's pivots file (`toml_path`).
+    pub fn pivots_source(&self) -> Option<PathBuf> {
+        match (&self.settings.instructions, &self.root) {
+            (Some(rel), Some(root)) => Some(root.join(rel)),
+            _ => self.toml_path(),
+        }
+    }
+
+    /// The origin of the workspace's own pivots in the ledger: the instruction file's name,
+    /// or `pivots.toml` (the root's pivots file, in either format).
+    pub fn workspace_origin(&self) -> &str {
+        self.settings.instructions.as_deref().unwrap_or(PIVOTS_TOML)
+    }
+
     /// (Re)read `pivots.toml` at the root, and with the `history` setting its history:
     /// returns how many pivots it names and warnings to show (a history that cannot be
     /// read, whose file's own sessions are used instead). A missing file means no workspace
     /// pivots; a bad one keeps the pivots read before and is an error naming the file.
+    /// With the `instructions` setting, that file is read instead (`load_instructions`).
     pub fn load_toml(&mut self) -> Result<(usize, Vec<String>)> {
+        if let Some(rel) = self.settings.instructions.clone() {
+            return self.load_instructions(&rel);
+        }
         let Some(path) = self.toml_path() else {
             return Ok((0, Vec::new()));
         };
@@ -182,6 +267,7 @@ impl Workspace {
                     Ok(h) => {
                         warnings.extend(h.warnings);
                         Some(replay::TomlHistory {
+                            file: PIVOTS_TOML.to_string(),
                             ledger: h.ledger,
                             commits: h.sessions,
                         })
@@ -195,6 +281,72 @@ impl Workspace {
                 }
             }
             _ => None,
+        };
+        self.replay.set_toml(ledger, history);
+        self.pivots_dir = None;
+        Ok((n, warnings))
+    }
+
+    /// The workspace's pivots from the instruction file `rel` (the `instructions` setting,
+    /// relative to the root): the pivots `pivots import` proposes from it, and with the
+    /// `history` setting its sessions from git, each commit that changed those rules (as
+    /// `check --history --instructions` reads them). A missing file gives none, with a
+    /// warning; one that cannot be read is an error and the pivots before stay.
+    fn load_instructions(&mut self, rel: &str) -> Result<(usize, Vec<String>)> {
+        let Some(root) = self.root.clone() else {
+            return Ok((0, Vec::new()));
+        };
+        let path = root.join(rel);
+        let mut warnings = Vec::new();
+        let bytes = match pivot_base::bounded_read::read(&path) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                warnings.push(format!(
+                    "the instructions file {rel} (setting pivot.instructions) does not exist: \
+                     no workspace pivots"
+                ));
+                None
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let ledger = match &bytes {
+            Some(b) => pivot_history::instructions_ledger(rel, b)
+                .with_context(|| format!("{rel} (setting pivot.instructions)"))?,
+            None => Ledger::default(),
+        };
+        let n = ledger.pivots.len();
+        if n == 0 && bytes.is_some() {
+            warnings.push(format!(
+                "{rel} gives no pivot: none of its sentences reads as a rule \
+                 (`pivot-lsp pivots import {rel} --skipped` lists why)"
+            ));
+        }
+        let history = match self.settings.history {
+            false => None,
+            true => {
+                let read = pivot_history::Repo::open(&root).and_then(|r| {
+                    r.rules_history(
+                        rel,
+                        rel,
+                        bytes.as_deref(),
+                        pivot_history::RulesFile::Instructions,
+                    )
+                });
+                match read {
+                    Ok(h) => {
+                        warnings.extend(h.warnings);
+                        Some(replay::TomlHistory {
+                            file: rel.to_string(),
+                            ledger: h.ledger,
+                            commits: h.sessions,
+                        })
+                    }
+                    Err(e) => {
+                        warnings.push(format!("{e:#}; {rel} is read as it is now"));
+                        None
+                    }
+                }
+            }
         };
         self.replay.set_toml(ledger, history);
         self.pivots_dir = None;

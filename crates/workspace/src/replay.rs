@@ -25,10 +25,12 @@ impl Source {
     }
 }
 
-/// `pivots.toml` read through git (the `history` setting): session k is the k-th commit
-/// that changed it.
+/// `pivots.toml` (or the `instructions` setting's file) read through git (the `history`
+/// setting): session k is the k-th commit that changed its pivots.
 #[derive(Debug, Default)]
 pub struct TomlHistory {
+    /// The file, relative to the root.
+    pub file: String,
     pub ledger: Ledger,
     /// Session k's commit; None for an uncommitted working file (the last session).
     pub commits: Vec<Option<Commit>>,

@@ -7,6 +7,7 @@
 //!            "simulator": {"baseUrl": "http://host/v1", "model": "gpt-4o",
 //!                          "apiKey": "...", "endpoint": "chat"},
 //!            "history": false /* true: pivots.toml's sessions are the commits that changed it */,
+//!            "instructions": "AGENTS.md" /* the workspace's pivots from this instruction file */,
 //!            "logLevel": "warn" /* the server's log on stderr: error|warn|info|debug|trace|off */}}
 //! ```
 //!
@@ -37,6 +38,10 @@ pub struct Settings {
     /// The sessions of `pivots.toml` are the commits that changed it (read with git), not
     /// its hand-written session numbers.
     pub history: bool,
+    /// An instruction file (`AGENTS.md`, `CLAUDE.md`, ...; relative to the root) the
+    /// workspace's pivots are read from, as `pivots import` proposes them, in place of
+    /// `pivots.toml` (None: pivots.toml).
+    pub instructions: Option<String>,
     /// The server's log level, when a client set one (else `PIVOT_LOG`'s stays).
     pub log_level: Option<String>,
 }
@@ -60,6 +65,7 @@ impl Default for Settings {
             simulator: None,
             sandbox: SandboxMode::Bwrap,
             history: false,
+            instructions: None,
             log_level: None,
         }
     }
@@ -108,6 +114,14 @@ impl Settings {
             Some(Value::Bool(h)) => next.history = *h,
             Some(other) => bail!("setting pivot.history must be true or false, got {other}"),
         }
+        match o.get("instructions") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(p)) if p.trim().is_empty() => next.instructions = None,
+            Some(Value::String(p)) => next.instructions = Some(instructions_path(p)?),
+            Some(other) => {
+                bail!("setting pivot.instructions must be a path (a string), got {other}")
+            }
+        }
         if let Some(l) = text(o, "logLevel")? {
             const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
             let l = l.trim().to_ascii_lowercase();
@@ -133,6 +147,26 @@ impl Settings {
         *self = next;
         Ok(())
     }
+}
+
+/// The `instructions` setting's file: a path inside the workspace root, relative to it (its
+/// history is read from git by that path), `/`-separated.
+fn instructions_path(p: &str) -> Result<String> {
+    let path = Path::new(p.trim());
+    use std::path::Component::{CurDir, Normal};
+    let inside = path.components().all(|c| matches!(c, Normal(_) | CurDir))
+        && path.components().any(|c| matches!(c, Normal(_)));
+    if !inside {
+        bail!(
+            "setting pivot.instructions must be a path relative to the workspace root, inside \
+             it (e.g. \"AGENTS.md\"), got {p:?}"
+        );
+    }
+    let parts: Vec<String> = (path.components())
+        .filter(|c| matches!(c, Normal(_)))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Ok(parts.join("/"))
 }
 
 fn text(o: &Map<String, Value>, k: &str) -> Result<Option<String>> {
@@ -257,6 +291,33 @@ mod tests {
         assert!(e.to_string().contains("pivot.history"), "{e}");
         s.update(&json!({"history": null}), None).unwrap();
         assert!(s.history, "null keeps the value");
+    }
+
+    #[test]
+    fn instructions_is_a_path_inside_the_root() {
+        let mut s = Settings::default();
+        assert_eq!(s.instructions, None);
+        s.update(&json!({"pivot": {"instructions": "docs/AGENTS.md"}}), None)
+            .unwrap();
+        assert_eq!(s.instructions.as_deref(), Some("docs/AGENTS.md"));
+        for bad in ["/etc/AGENTS.md", "../AGENTS.md", "a/../../b.md", "."] {
+            let e = s.update(&json!({"instructions": bad}), None).unwrap_err();
+            assert!(e.to_string().contains("pivot.instructions"), "{bad}: {e}");
+        }
+        assert_eq!(s.instructions.as_deref(), Some("docs/AGENTS.md"));
+        s.update(&json!({"instructions": "./CLAUDE.md"}), None)
+            .unwrap();
+        assert_eq!(s.instructions.as_deref(), Some("CLAUDE.md"));
+        s.update(&json!({"instructions": "docs/AGENTS.md"}), None)
+            .unwrap();
+        s.update(&json!({"instructions": null}), None).unwrap();
+        assert_eq!(
+            s.instructions.as_deref(),
+            Some("docs/AGENTS.md"),
+            "null keeps it"
+        );
+        s.update(&json!({"instructions": ""}), None).unwrap();
+        assert_eq!(s.instructions, None, "empty: pivots.toml again");
     }
 
     #[test]

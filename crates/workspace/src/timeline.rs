@@ -16,6 +16,9 @@ pub struct Timeline {
     pub index: usize,
     pub count: usize,
     pub source: TimelineSource,
+    /// The file whose commits the sessions are (source `history`: `pivots.toml`, or the
+    /// `instructions` setting's file); null for every other source.
+    pub file: Option<String>,
     pub sessions: Vec<SessionEntry>,
 }
 
@@ -167,6 +170,7 @@ pub fn timeline(r: &Replay) -> Timeline {
         index: r.index(),
         count,
         source,
+        file: history.map(|h| h.file.clone()),
         sessions,
     }
 }

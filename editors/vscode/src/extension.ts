@@ -65,6 +65,7 @@ import {
   SERVER_NAME,
   ServerOrigin,
   serverEnv,
+  watchedPatterns,
   sessionPicks,
   Settings,
   StatusState,
@@ -102,6 +103,7 @@ function settings(): Settings {
     problems: c.get<string>('problems', DEFAULT_SETTINGS.problems),
     sandbox: c.get<string>('sandbox', DEFAULT_SETTINGS.sandbox),
     history: c.get<boolean>('history', DEFAULT_SETTINGS.history),
+    instructions: c.get<string>('instructions', DEFAULT_SETTINGS.instructions),
     logLevel: c.get<string>('logLevel', DEFAULT_SETTINGS.logLevel),
     baseUrl: c.get<string>('endpoint.baseUrl', DEFAULT_SETTINGS.baseUrl),
     model: c.get<string>('endpoint.model', DEFAULT_SETTINGS.model),
@@ -217,7 +219,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file', language: 'python' }],
     initializationOptions: initializationOptions(s, process.env),
-    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/{pivots.toml,pyproject.toml}') },
+    synchronize: { fileEvents: watchedPatterns(s).map((g) => vscode.workspace.createFileSystemWatcher(g)) },
     outputChannel: output,
     // No restart loop: a server that exits says why once (reportFailure).
     errorHandler: {

@@ -223,6 +223,8 @@ export interface Timeline {
   index: number;
   count: number;
   source: 'memorycode' | 'convcode' | 'history' | 'workspace pivots' | string;
+  /** The file whose commits the sessions are (source 'history'); null otherwise. */
+  file: string | null;
   sessions: TimelineSession[];
 }
 
@@ -252,6 +254,8 @@ export interface Settings {
   sandbox: string;
   /** pivots.toml's sessions are the commits that changed it. */
   history: boolean;
+  /** An instruction file (relative to the root) the pivots are read from, in place of pivots.toml; empty: pivots.toml. */
+  instructions: string;
   /** The server's log level (its stderr, in the output channel); `default`: PIVOT_LOG's, else warn. */
   logLevel: string;
   baseUrl: string;
@@ -267,6 +271,7 @@ export const DEFAULT_SETTINGS: Settings = {
   problems: 'humaneval',
   sandbox: 'bwrap',
   history: false,
+  instructions: '',
   logLevel: 'default',
   baseUrl: '',
   model: '',
@@ -280,13 +285,15 @@ export interface InitOptions {
     problems: string | null;
     sandbox: string | null;
     history: boolean;
+    /** '' reads pivots.toml (null would keep the server's value). */
+    instructions: string;
     logLevel: string | null;
     endpoint: { baseUrl: string | null; model: string | null; apiKey: string | null };
   };
 }
 
 /**
- * `initializationOptions.pivot` (server/src/lsp/workspace/settings.rs): empty settings are
+ * `initializationOptions.pivot` (crates/workspace/src/settings.rs): empty settings are
  * null (the server's default); the key comes from the setting, else from the named env variable.
  */
 export function initializationOptions(s: Settings, env: Record<string, string | undefined>): InitOptions {
@@ -298,10 +305,22 @@ export function initializationOptions(s: Settings, env: Record<string, string | 
       problems: orNull(s.problems),
       sandbox: orNull(s.sandbox),
       history: s.history === true,
+      instructions: (s.instructions ?? '').trim(),
       logLevel: s.logLevel && s.logLevel !== 'default' ? s.logLevel : null,
       endpoint: { baseUrl: orNull(s.baseUrl), model: orNull(s.model), apiKey: key },
     },
   };
+}
+
+/**
+ * The files the server is told about when they change (made, edited, removed): pivots files
+ * at any depth (nested ones apply to their folders), and the `pivot.instructions` file.
+ */
+export function watchedPatterns(s: Settings): string[] {
+  const globs = ['**/{pivots.toml,pyproject.toml}'];
+  const file = (s.instructions ?? '').trim().replace(/^\.\//, '');
+  if (file) globs.push(file);
+  return globs;
 }
 
 /** Extra environment of the server process: the interpreter as PIVOT_PYTHON, read by test runs. */
@@ -503,7 +522,7 @@ export function treeModel(info: Info | undefined, active: Active | undefined, ti
     icon: p.origin === 'memorycode' ? 'comment-discussion' : 'law',
     contextValue: `pivot.${p.origin}`,
   }));
-  const what = convcode ? `Turns of ${info.convcode?.task ?? 'the task'}` : info.history ? 'History of pivots.toml' : 'Sessions';
+  const what = convcode ? `Turns of ${info.convcode?.task ?? 'the task'}` : info.history ? `History of ${timeline?.file ?? 'pivots.toml'}` : 'Sessions';
   // Turns are numbered 0..N as the status bar shows them ("turn 1/1" after one submission).
   const sessionsLabel = convcode ? `${what} (turn ${info.index}/${info.count - 1})` : `${what} (${info.index}/${info.count})`;
   const groups: Node[] = [
@@ -562,7 +581,7 @@ export function parseRule(input: string): unknown {
 
 /** Every session, one line each: its commit (sessions from history) and its pivot changes. */
 export function timelineMarkdown(t: Timeline): string {
-  const what = t.source === 'history' ? 'History of pivots.toml' : t.source === 'convcode' ? 'Turns' : 'Sessions';
+  const what = t.source === 'history' ? `History of ${t.file ?? 'pivots.toml'}` : t.source === 'convcode' ? 'Turns' : 'Sessions';
   const lines = [`# ${what}: ${t.count} session${t.count === 1 ? '' : 's'}, at session ${t.index}`, ''];
   for (const s of t.sessions) {
     const from = s.commit ? ` — commit \`${s.commit.short}\` ${s.commit.summary} (${commitDate(s.commit)})` : s.uncommitted ? ' — uncommitted pivots.toml' : '';

@@ -34,6 +34,8 @@ import {
   convEvaluationMarkdown,
   PivotChange,
   Timeline,
+  timelineMarkdown,
+  watchedPatterns,
 } from '../src/logic';
 
 const info = (over: Partial<Info> = {}): Info => ({
@@ -106,7 +108,7 @@ test('tree: one item per session, the current one marked, pivots with their orig
 test("tree: every session lists the pivots it adds, updates or removes (the server's timeline)", () => {
   const change = (change: PivotChange['change'], id: string, version: number, text: string): PivotChange => ({ change, id, version, text });
   const timeline: Timeline = {
-    index: 1, count: 4, source: 'memorycode',
+    index: 1, count: 4, source: 'memorycode', file: null,
     sessions: [
       { index: 0, commit: null, uncommitted: false, changes: [change('added', 'mc-1', 0, "start function names with 'f_'")] },
       { index: 1, commit: null, uncommitted: false, changes: [] },
@@ -123,7 +125,7 @@ test("tree: every session lists the pivots it adds, updates or removes (the serv
 test('tree: sessions from history name their commit, and the uncommitted file', () => {
   const commit = { id: '1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b', short: '1a2b3c4d5e6f', summary: 'pivots: g_ now', time: 1764363840 };
   const timeline: Timeline = {
-    index: 0, count: 2, source: 'history',
+    index: 0, count: 2, source: 'history', file: 'pivots.toml',
     sessions: [
       { index: 0, commit, uncommitted: false, changes: [{ change: 'updated', id: 'fn', version: 1, text: 'g_' }] },
       { index: 1, commit: null, uncommitted: true, changes: [] },
@@ -133,6 +135,10 @@ test('tree: sessions from history name their commit, and the uncommitted file', 
   assert.equal(sessions.label, 'History of pivots.toml (0/2)');
   assert.deepEqual(sessions.children!.map((n) => n.description), ['current · 1a2b3c4 pivots: g_ now · updates fn', 'uncommitted pivots.toml']);
   assert.match(sessions.children![0].tooltip!, /^commit 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b\npivots: g_ now\n2025-11-28 21:04 UTC\nupdated fn/);
+  // The `pivot.instructions` setting: the sessions are the instruction file's commits.
+  const [agents] = treeModel(info({ kind: 'workspace pivots', source: null, count: 2, index: 0, history: true }), active, { ...timeline, file: 'AGENTS.md' });
+  assert.equal(agents.label, 'History of AGENTS.md (0/2)');
+  assert.match(timelineMarkdown({ ...timeline, file: 'AGENTS.md' }), /^# History of AGENTS\.md: 2 sessions/);
 });
 
 test('ConvCodeWorld folder choices: models, configurations in Table 1 order, tasks', () => {
@@ -177,7 +183,7 @@ test('initializationOptions: key from the setting, else from the named env varia
   const s = { ...DEFAULT_SETTINGS, python: ' /venv/bin/python ', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' };
   assert.deepEqual(initializationOptions(s, { OPENAI_API_KEY: 'env-key' }), {
     pivot: {
-      python: '/venv/bin/python', problems: 'humaneval', sandbox: 'bwrap', history: false, logLevel: null,
+      python: '/venv/bin/python', problems: 'humaneval', sandbox: 'bwrap', history: false, instructions: '', logLevel: null,
       endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'env-key' },
     },
   });
@@ -186,8 +192,11 @@ test('initializationOptions: key from the setting, else from the named env varia
   assert.equal(initializationOptions({ ...s, sandbox: 'none' }, {}).pivot.sandbox, 'none');
   assert.equal(initializationOptions({ ...s, history: true }, {}).pivot.history, true);
   assert.equal(initializationOptions({ ...s, logLevel: 'debug' }, {}).pivot.logLevel, 'debug');
+  assert.equal(initializationOptions({ ...s, instructions: ' AGENTS.md ' }, {}).pivot.instructions, 'AGENTS.md');
+  assert.deepEqual(watchedPatterns({ ...s, instructions: './docs/AGENTS.md' }), ['**/{pivots.toml,pyproject.toml}', 'docs/AGENTS.md']);
+  assert.deepEqual(watchedPatterns(DEFAULT_SETTINGS), ['**/{pivots.toml,pyproject.toml}']);
   assert.deepEqual(initializationOptions({ ...DEFAULT_SETTINGS, problems: '', sandbox: '' }, {}), {
-    pivot: { python: null, problems: null, sandbox: null, history: false, logLevel: null, endpoint: { baseUrl: null, model: null, apiKey: null } },
+    pivot: { python: null, problems: null, sandbox: null, history: false, instructions: '', logLevel: null, endpoint: { baseUrl: null, model: null, apiKey: null } },
   });
   assert.deepEqual(serverEnv(s), { PIVOT_PYTHON: '/venv/bin/python' });
   assert.deepEqual(serverEnv(DEFAULT_SETTINGS), {});

@@ -10,11 +10,13 @@ pub fn hover(ws: &Workspace, p: HoverParams) -> Option<Hover> {
     let doc = ws.docs.get(at.text_document.uri.as_str())?;
     let offset = doc.byte_of(convert::utf16(at.position));
     let r = &ws.replay;
+    let path = at.text_document.uri.to_file_path();
+    let (ledger, index, count) = ws.hover_ledger(path.as_deref());
     let (span, md) = hover_text::hover(
         doc.text(),
         doc.module(),
-        r.ledger(),
-        (r.index(), r.count()),
+        &ledger,
+        (index, count),
         |k| r.session_commit(k),
         offset,
     )?;

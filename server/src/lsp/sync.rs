@@ -4,6 +4,7 @@
 use super::convert;
 use super::session::{Notify, Session};
 use pivot_workspace::document::{Change, Reparse};
+use pivot_workspace::nested::NestedPivots;
 use tower_lsp_server::ls_types::*;
 
 fn is_python(uri: &Uri, language_id: &str) -> bool {
@@ -19,8 +20,24 @@ pub async fn did_open(b: &Session, p: DidOpenTextDocumentParams) {
     let key = d.uri.as_str().to_string();
     // Analysed and published in the background as an edit is; a document closed before
     // its turn (a headless client's open, request, close) is never published.
-    b.ws().open(key.clone(), d.text, d.version);
+    let problem = {
+        let mut ws = b.ws();
+        ws.open(key.clone(), d.text, d.version);
+        // A headless client sets the pivots up itself, a nested file's as `check` does.
+        match (
+            b.headless.load(std::sync::atomic::Ordering::SeqCst),
+            d.uri.to_file_path(),
+        ) {
+            (false, Some(path)) => ws.prepare_nested(&path),
+            _ => None,
+        }
+    };
     b.publish_later(key, d.version);
+    if let Some(e) = problem {
+        b.client
+            .show_message(MessageType::WARNING, format!("pivot: {e}"))
+            .await;
+    }
 }
 
 /// The edit only: the analysis and the publish follow in the background
@@ -68,19 +85,21 @@ pub async fn did_change_configuration(b: &Session, p: DidChangeConfigurationPara
     let (r, history_changed) = {
         let mut ws = b.ws();
         let root = ws.root.clone();
-        let before = ws.settings.history;
+        let before = (ws.settings.history, ws.settings.instructions.clone());
         let r = ws.settings.update(&p.settings, root.as_deref());
         if let Some(l) = &ws.settings.log_level {
             let _ = super::log::set_level(l);
         }
-        (r, ws.settings.history != before)
+        let after = (ws.settings.history, ws.settings.instructions.clone());
+        (r, after != before)
     };
     if let Err(e) = r {
         b.client
             .show_message(MessageType::WARNING, format!("pivot: {e:#}"))
             .await;
     }
-    // The sessions themselves change: from the file's numbers to its commits, or back.
+    // The sessions themselves change: from the file's numbers to its commits, or back, or
+    // the pivots come from another file.
     if history_changed {
         let _ = reload_toml(b).await;
     }
@@ -96,14 +115,48 @@ pub async fn did_change_watched_files(b: &Session, p: DidChangeWatchedFilesParam
 }
 
 async fn reload_if_toml<'a>(b: &Session, uris: impl IntoIterator<Item = &'a Uri>) {
-    let toml = b.ws().toml_path();
-    let Some(toml) = toml else { return };
-    let hit = uris.into_iter().any(|u| {
-        u.to_file_path()
-            .is_some_and(|p| p.as_ref() == toml.as_path())
-    });
-    if hit {
+    let (toml, root) = {
+        let ws = b.ws_read();
+        (ws.pivots_source(), ws.root.clone())
+    };
+    let (Some(toml), Some(root)) = (toml, root) else {
+        return;
+    };
+    let paths: Vec<_> = (uris.into_iter())
+        .filter_map(|u| u.to_file_path().map(|p| p.into_owned()))
+        .collect();
+    if paths
+        .iter()
+        .any(|p| NestedPivots::is_nested_config(&root, p))
+    {
+        reload_nested(b).await;
+    }
+    if paths.iter().any(|p| p == &toml) {
         let _ = reload_toml(b).await;
+    }
+}
+
+/// A pivots file below the root changed (made, edited or removed): every open document's
+/// nested pivots file is looked up and read again, and the diagnostics republished.
+pub async fn reload_nested(b: &Session) {
+    let problems: Vec<String> = {
+        let mut ws = b.ws();
+        ws.nested.clear();
+        let paths: Vec<_> = (ws.docs.keys())
+            .filter_map(|k| {
+                k.parse::<Uri>()
+                    .ok()?
+                    .to_file_path()
+                    .map(|p| p.into_owned())
+            })
+            .collect();
+        paths.iter().filter_map(|p| ws.prepare_nested(p)).collect()
+    };
+    b.publish_read(super::publish::for_all).await;
+    for e in problems {
+        b.client
+            .show_message(MessageType::WARNING, format!("pivot: {e}"))
+            .await;
     }
 }
 

@@ -172,17 +172,16 @@ fn show_settings_names_the_file_and_why_each_pivot_applies_or_not() {
 fn the_editor_publishes_what_check_reports() {
     let (_d, root) = scoped();
     let o = check(&root, &["--format", "json"]);
-    let from_check: Vec<_> = findings(&o)
-        .into_iter()
-        .filter(|f| !f.0.starts_with("sub/"))
-        .collect();
+    let from_check = findings(&o);
     let mut c = Client::start(&root);
     c.session_changed();
     let mut from_editor = Vec::new();
+    // sub/ has a pivots file of its own: its pivots, not the root's, apply there.
     for f in [
         "app/calc.py",
         "app/old.py",
         "generated/out.py",
+        "sub/mod.py",
         "tests/test_calc.py",
     ] {
         let p = root.join(f);
@@ -198,6 +197,58 @@ fn the_editor_publishes_what_check_reports() {
     }
     c.drain();
     assert_eq!(from_editor, from_check);
+
+    // The hover on sub/'s function names no root pivot (fn-prefix is not in force there);
+    // on its variable, the nested file's pivot.
+    let sub = root.join("sub/mod.py");
+    let sub_uri = file_uri(&sub);
+    let hover = |c: &mut Client, line: u32, character: u32| -> String {
+        let h = c
+            .request(
+                "textDocument/hover",
+                serde_json::json!({"textDocument": {"uri": sub_uri}, "position": {"line": line, "character": character}}),
+            )
+            .unwrap();
+        h["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let on_fn = hover(&mut c, 0, 5);
+    assert!(
+        on_fn.contains("No active pivot governs") && !on_fn.contains("fn-prefix"),
+        "{on_fn}"
+    );
+    let on_var = hover(&mut c, 1, 5);
+    assert!(
+        on_var.contains("**variables**") && on_var.contains("breaks it"),
+        "{on_var}"
+    );
+
+    // The nested file edited (the editor's file watcher says so): its document follows.
+    let nested = root.join("sub/pivots.toml");
+    let text = std::fs::read_to_string(&nested).unwrap();
+    write(&nested, &text.replace("^[a-z_][a-z0-9_]*$", ".*"));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        serde_json::json!({"changes": [{"uri": file_uri(&nested), "type": 2}]}),
+    );
+    assert_eq!(c.diagnostics(&sub_uri), Vec::<Value>::new());
+    // Removed: the root's pivots apply to sub/ again (fn-prefix on `any_name`).
+    std::fs::remove_file(&nested).unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        serde_json::json!({"changes": [{"uri": file_uri(&nested), "type": 3}]}),
+    );
+    let codes: Vec<String> = c
+        .diagnostics(&sub_uri)
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(codes, ["fn-prefix"]);
+    // The other documents were published again too.
+    c.drain();
+    c.shutdown();
 }
 
 #[test]

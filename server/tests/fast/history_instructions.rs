@@ -507,3 +507,85 @@ fn an_instruction_rewritten_in_another_form_keeps_its_version_before() {
     assert_eq!(at.len(), 1, "{at:?}");
     assert_eq!(at[0]["class"], "older-than-instruction");
 }
+
+/// The editor with `instructions: AGENTS.md` and `history`: the same sessions as `check
+/// --history --instructions`, the file named in the timeline, and each session's pivots
+/// those `pivots import` proposes from that commit's AGENTS.md (here: the flagged names of
+/// app/three.py). Without `history`, the pivots of AGENTS.md as it is now.
+#[test]
+fn the_editor_reads_an_instruction_file_s_history_as_check_does() {
+    use support::lsp::{Client, Doc};
+    let (_dir, root, commits) = repository();
+    let h = json_of(&check(
+        &root,
+        &[
+            "--history",
+            "--instructions",
+            "AGENTS.md",
+            "--format",
+            "json",
+        ],
+    ));
+    let from_check: Vec<&str> = (h["sessions"].as_array().unwrap().iter())
+        .map(|s| s["commit"]["id"].as_str().unwrap())
+        .collect();
+    let mut c = Client::start_with_options(
+        &root,
+        serde_json::json!({"pivot": {"history": true, "instructions": "AGENTS.md"}}),
+    );
+    assert_eq!(c.session_changed(), (3, 4));
+    let t = c
+        .command("pivot.session.timeline", serde_json::json!({}))
+        .unwrap();
+    assert_eq!(
+        (t["source"].as_str(), t["file"].as_str()),
+        (Some("history"), Some("AGENTS.md"))
+    );
+    let from_editor: Vec<&str> = (t["sessions"].as_array().unwrap().iter())
+        .map(|s| s["commit"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(from_editor, from_check);
+    assert_eq!(from_editor[0], commits[1].0);
+
+    let three = std::fs::read_to_string(root.join("app/three.py")).unwrap();
+    let doc = Doc::open(&mut c, "app/three.py", &three);
+    let flagged = |c: &mut Client| -> Vec<String> {
+        let mut v: Vec<String> = (c.diagnostics(&doc.uri).iter())
+            .map(|d| {
+                let m = d["message"].as_str().unwrap();
+                m.split('`').nth(1).unwrap_or(m).to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    // Session 3 (g_): f_three and h_four break it.
+    assert_eq!(flagged(&mut c), ["f_three", "h_four"]);
+    // Session 1 (f_, and the class rule): h_four and g_five.
+    c.command("pivot.session.goto", serde_json::json!({"index": 1}))
+        .unwrap();
+    assert_eq!(c.session_changed(), (1, 4));
+    assert_eq!(flagged(&mut c), ["g_five", "h_four"]);
+    c.drain();
+    c.shutdown();
+
+    // Without history: AGENTS.md as it is now, one session; and an edit of the file (the
+    // editor's file watcher) is read again.
+    let mut c = Client::start_with_options(
+        &root,
+        serde_json::json!({"pivot": {"instructions": "AGENTS.md"}}),
+    );
+    c.session_changed();
+    let _reopened = Doc::open(&mut c, "app/three.py", &three);
+    assert_eq!(flagged(&mut c), ["f_three", "h_four"]);
+    let agents = root.join("AGENTS.md");
+    let text = std::fs::read_to_string(&agents).unwrap();
+    write(&agents, &text.replace(FN_G, FN_F));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        serde_json::json!({"changes": [{"uri": support::lsp::file_uri(&agents), "type": 2}]}),
+    );
+    assert_eq!(flagged(&mut c), ["g_five", "h_four"]);
+    c.drain();
+    c.shutdown();
+}

@@ -16,6 +16,10 @@ M.defaults = {
   -- true: the sessions of pivots.toml are the commits that changed it (read from git), and
   -- :PivotTimeline, hovers and transcripts name each session's commit.
   history = false,
+  -- An instruction file ('AGENTS.md', 'CLAUDE.md', ...; relative to the root) the pivots
+  -- are read from, as `pivot-lsp pivots import` proposes them, in place of pivots.toml; with
+  -- history = true its sessions are the commits that changed its rules. nil: pivots.toml.
+  instructions = nil,
   -- The server's log level (in Neovim's lsp.log): 'error', 'warn', 'info', 'debug' (a line
   -- per request), 'trace', 'off'; nil: $PIVOT_LOG, else 'warn'.
   log_level = nil,
@@ -55,6 +59,8 @@ function M.init_options(o)
       problems = non_empty(o.problems) or vim.NIL,
       sandbox = non_empty(o.sandbox) or vim.NIL,
       history = o.history == true,
+      -- '' reads pivots.toml (nil would keep the server's value).
+      instructions = non_empty(o.instructions) or '',
       logLevel = non_empty(o.log_level) or vim.NIL,
       endpoint = {
         baseUrl = non_empty(ep.base_url) or vim.NIL,

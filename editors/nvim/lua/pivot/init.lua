@@ -256,7 +256,8 @@ end
 --- Text of pivot.session.timeline's result: one line per session (its commit when the
 --- sessions come from history), its pivot changes below it.
 function M.format_timeline(t)
-  local what = ({ history = 'History of pivots.toml', convcode = 'Turns' })[t.source] or 'Sessions'
+  local file = type(t.file) == 'string' and t.file or 'pivots.toml'
+  local what = ({ history = 'History of ' .. file, convcode = 'Turns' })[t.source] or 'Sessions'
   local lines = { string.format('# %s: %d session(s), at session %d', what, t.count, t.index), '' }
   for _, s in ipairs(t.sessions or {}) do
     local from = ''
