@@ -72,10 +72,20 @@ const { chromium } = require(pwDir);
     await loc.screenshot({ path: path.join(outDir, `${fig.name}.figure.png`) });
     downloads[fig.name] = {};
     for (const kind of fig.buttons) {
-      const [dl] = await Promise.all([
-        page.waitForEvent('download', { timeout: 20000 }),
-        loc.locator(`button[data-export="${kind}"]`).click(),
-      ]);
+      // A PNG is drawn through a canvas first: on a loaded machine its download can take a
+      // while, and a click that lands while the page is busy may start none. Up to three
+      // clicks, a minute each; a button that never downloads still fails the test.
+      let dl;
+      for (let attempt = 1; !dl; attempt++) {
+        try {
+          [dl] = await Promise.all([
+            page.waitForEvent('download', { timeout: 60000 }),
+            loc.locator(`button[data-export="${kind}"]`).click(),
+          ]);
+        } catch (e) {
+          if (attempt >= 3) throw new Error(`${fig.name}: the ${kind} button started no download in ${attempt} clicks: ${e.message}`);
+        }
+      }
       const file = path.join(outDir, dl.suggestedFilename());
       await dl.saveAs(file);
       downloads[fig.name][kind] = file;

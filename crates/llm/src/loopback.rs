@@ -9,18 +9,27 @@
 //!  "rules": [{"name": "r1", "contains": ["def f("], "not_contains": [], "endpoint": "chat",
 //!             "ends_with": "Code:",               // the prompt's end (a continuation's cue)
 //!             "turns": [2],                       // only while the server is at these turns
+//!             "body_contains": ["\"tools\""],   // the whole request body must hold these
 //!             "code": "def f(): ...",         // or "feedback": "...", "reply": "raw text",
-//!                                             //    "body": "raw HTTP body", "status": 401
+//!                                             //    "body": "raw HTTP body", "status": 401,
+//!                                             //    "tool_call": {"name": "write",
+//!                                             //                  "arguments": {...}}
 //!             "fail_first": [{"status": 429}, {"stall_ms": 3000}]}],
 //!  "default": {"reply": "..."}}
 //! ```
+//!
+//! A chat request's prompt is its last message's text (a tool result's too, so a rule can
+//! answer what an agent's tool reported); a request with `"stream": true` is answered as
+//! server-sent events (`chat.completion.chunk`s, then `data: [DONE]`), as a coding agent
+//! reads its model.
 //!
 //! The turn a rule may be limited to is set by [`LoopbackServer::set_turn`] (a test's observer
 //! on each stage) or by `POST /turn` with the number as the body (an external driver), so a
 //! rule can answer without `Code:` at one given turn only.
 
 use crate::wire::{
-    CompletionReply, DocumentText, ErrorBody, ErrorReply, RankedDocument, RerankReply,
+    ChunkChoice, ChunkReply, CompletionReply, Delta, DocumentText, ErrorBody, ErrorReply,
+    FunctionCall, RankedDocument, RerankReply, ToolCallOut,
 };
 use anyhow::{Context, Result};
 use bytes::Bytes;
@@ -49,6 +58,18 @@ pub struct Answer {
     /// HTTP status (default 200).
     #[serde(default)]
     pub status: Option<u16>,
+    /// A tool call (chat only): the model asks its agent to run a tool.
+    #[serde(default)]
+    pub tool_call: Option<ToolCall>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    pub name: String,
+    /// The tool's arguments (sent as their JSON text, as OpenAI does).
+    #[serde(default)]
+    pub arguments: Value,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -76,6 +97,10 @@ pub struct Rule {
     /// The prompt must end with this text.
     #[serde(default)]
     pub ends_with: Option<String>,
+    /// The whole request body must contain each (e.g. `"tools"`: a request offering tools,
+    /// which an agent's side requests, such as its title's, do not).
+    #[serde(default)]
+    pub body_contains: Vec<String>,
     /// Only at these turns (see [`LoopbackServer::set_turn`]); any turn when empty.
     #[serde(default)]
     pub turns: Vec<usize>,
@@ -319,20 +344,31 @@ async fn serve(request: hyper::Request<hyper::body::Incoming>, st: &State) -> Re
         "completions"
     };
     let prompt = if endpoint == "chat" {
-        // The last message: the user's prompt after any system preamble.
+        // The last message: the user's prompt after any system preamble, or a tool's result.
         (req.get("messages").and_then(Value::as_array))
             .and_then(|m| m.last())
             .and_then(|m| m.get("content"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
+            .map(message_text)
+            .unwrap_or_default()
     } else {
         req.get("prompt")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string()
     };
-    let (status, text, rule, stall) = respond(st, endpoint, &prompt, auth.as_deref());
+    let stream = req.get("stream").and_then(Value::as_bool) == Some(true);
+    let raw = String::from_utf8_lossy(&body);
+    let asked = Asked {
+        endpoint,
+        prompt: &prompt,
+        body: &raw,
+        stream,
+        model: req
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("loopback"),
+    };
+    let (status, text, rule, stall) = respond(st, &asked, auth.as_deref());
     let seen = Seen {
         endpoint: endpoint.into(),
         prompt,
@@ -353,6 +389,12 @@ async fn serve(request: hyper::Request<hyper::body::Incoming>, st: &State) -> Re
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
     let mut response = reply(status, text);
+    if stream && status == 200 {
+        response.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("text/event-stream"),
+        );
+    }
     if status == 429 {
         response.headers_mut().insert(
             hyper::header::RETRY_AFTER,
@@ -424,13 +466,35 @@ fn rerank(req: &Value) -> (u16, String) {
     (200, serde_json::to_string(&reply).unwrap_or_default())
 }
 
+/// A message's text: a string, or the text parts of a list of content parts.
+fn message_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => (parts.iter())
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// What one request asks, as the rules match it.
+struct Asked<'a> {
+    endpoint: &'a str,
+    prompt: &'a str,
+    /// The request body as text.
+    body: &'a str,
+    stream: bool,
+    model: &'a str,
+}
+
 /// (status, body, rule name, stall).
 fn respond(
     st: &State,
-    endpoint: &str,
-    prompt: &str,
+    asked: &Asked,
     auth: Option<&str>,
 ) -> (u16, String, Option<String>, Option<u64>) {
+    let (endpoint, prompt) = (asked.endpoint, asked.prompt);
     if let Some(key) = &st.script.api_key {
         if auth != Some(&format!("Bearer {key}")) {
             let body = ErrorReply {
@@ -450,6 +514,9 @@ fn respond(
             && r.ends_with.as_deref().is_none_or(|e| prompt.ends_with(e))
             && r.contains.iter().all(|c| prompt.contains(c.as_str()))
             && !r.not_contains.iter().any(|c| prompt.contains(c.as_str()))
+            && r.body_contains
+                .iter()
+                .all(|c| asked.body.contains(c.as_str()))
     });
     let (answer, name) = match hit {
         Some(i) => {
@@ -461,19 +528,27 @@ fn respond(
             };
             if let Some(f) = rule.fail_first.get(n - 1) {
                 if let Some(ms) = f.stall_ms {
-                    let (s, b) = render(endpoint, &rule.answer);
+                    let (s, b) = render(asked, &rule.answer, &call_id(&rule.name, n));
                     return (s, b, Some(rule.name.clone()), Some(ms));
                 }
                 let status = f.status.unwrap_or(500);
                 let body = ErrorReply::text(format!("injected {status}"));
                 return (status, body, Some(rule.name.clone()), None);
             }
-            (&rule.answer, Some(rule.name.clone()))
+            (&rule.answer, Some((rule.name.clone(), n)))
         }
         None => (&st.script.default, None),
     };
-    let (s, b) = render(endpoint, answer);
-    (s, b, name, None)
+    let id = name
+        .as_ref()
+        .map_or_else(|| call_id("default", 0), |(r, n)| call_id(r, *n));
+    let (s, b) = render(asked, answer, &id);
+    (s, b, name.map(|(r, _)| r), None)
+}
+
+/// A tool call's id: the rule's name and how many times it fired.
+fn call_id(rule: &str, n: usize) -> String {
+    format!("call_{rule}_{n}")
 }
 
 fn completion_text(a: &Answer) -> String {
@@ -486,7 +561,7 @@ fn completion_text(a: &Answer) -> String {
     }
 }
 
-fn render(endpoint: &str, a: &Answer) -> (u16, String) {
+fn render(asked: &Asked, a: &Answer, call_id: &str) -> (u16, String) {
     let status = a.status.unwrap_or(200);
     if let Some(body) = &a.body {
         return (status, body.clone());
@@ -494,9 +569,89 @@ fn render(endpoint: &str, a: &Answer) -> (u16, String) {
     if status != 200 {
         return (status, ErrorReply::text(format!("scripted {status}")));
     }
+    let chat = asked.endpoint == "chat";
     let text = completion_text(a);
-    let body = CompletionReply::new(endpoint == "chat", &text);
+    let call = |index: Option<u32>| {
+        (a.tool_call.as_ref().filter(|_| chat)).map(|t| {
+            [ToolCallOut {
+                index,
+                id: call_id,
+                kind: "function",
+                function: FunctionCall {
+                    name: &t.name,
+                    arguments: match &t.arguments {
+                        Value::Null => "{}".to_string(),
+                        v => v.to_string(),
+                    },
+                },
+            }]
+        })
+    };
+    if asked.stream {
+        return (200, stream_events(asked, &text, call(Some(0))));
+    }
+    let mut body = CompletionReply::new(chat, &text);
+    if let (Some(calls), Some(m)) = (call(None), body.choices[0].message.as_mut()) {
+        m.content = None;
+        m.tool_calls = Some(calls);
+        body.choices[0].finish_reason = "tool_calls";
+    }
     (200, serde_json::to_string(&body).unwrap_or_default())
+}
+
+/// A streamed answer as server-sent events: the text (or the tool call) in one chunk, a
+/// chunk with the finish reason, then `[DONE]`.
+fn stream_events(asked: &Asked, text: &str, call: Option<[ToolCallOut<'_>; 1]>) -> String {
+    let chat = asked.endpoint == "chat";
+    let finish = if call.is_some() { "tool_calls" } else { "stop" };
+    let chunk = |delta: Option<Delta>, text: Option<&str>, finish: Option<&'static str>| {
+        let c = ChunkReply {
+            id: "loopback",
+            object: if chat {
+                "chat.completion.chunk"
+            } else {
+                "text_completion"
+            },
+            created: 0,
+            model: asked.model,
+            choices: [ChunkChoice {
+                index: 0,
+                delta,
+                text,
+                finish_reason: finish,
+            }],
+        };
+        format!(
+            "data: {}\n\n",
+            serde_json::to_string(&c).unwrap_or_default()
+        )
+    };
+    let first = match (chat, call) {
+        (true, Some(calls)) => chunk(
+            Some(Delta {
+                role: Some("assistant"),
+                tool_calls: Some(calls),
+                ..Delta::default()
+            }),
+            None,
+            None,
+        ),
+        (true, None) => chunk(
+            Some(Delta {
+                role: Some("assistant"),
+                content: Some(text),
+                ..Delta::default()
+            }),
+            None,
+            None,
+        ),
+        (false, _) => chunk(None, Some(text), None),
+    };
+    let last = match chat {
+        true => chunk(Some(Delta::default()), None, Some(finish)),
+        false => chunk(None, Some(""), Some(finish)),
+    };
+    format!("{first}{last}data: [DONE]\n\n")
 }
 
 #[cfg(test)]
@@ -557,6 +712,66 @@ mod tests {
         assert_eq!(seen.len(), 4);
         assert_eq!(seen[1].rule.as_deref(), Some("malformed"));
         assert_eq!(seen[0].body["model"], "m");
+    }
+
+    /// An agent's loop: a request offering tools gets the scripted tool call (streamed when
+    /// asked), the tool's result is the next prompt, and a side request without tools (a
+    /// title) is told apart by `body_contains`.
+    #[test]
+    fn tool_calls_whole_and_streamed_and_tool_results_as_prompts() {
+        let script: Script = serde_json::from_value(json!({
+            "rules": [
+                {"name": "fixed", "contains": ["Wrote file"], "reply": "Done."},
+                {"name": "write", "contains": ["calc.py"], "body_contains": ["\"tools\""],
+                 "tool_call": {"name": "write", "arguments": {"filePath": "calc.py", "content": "x = 1\n"}}},
+                {"name": "title", "contains": ["calc.py"], "reply": "Calc"}
+            ]
+        }))
+        .unwrap();
+        let server = LoopbackServer::start(script).unwrap();
+        let url = server.base_url();
+        let user = json!({"role": "user", "content": [{"type": "text", "text": "write calc.py"}]});
+        let whole = json!({"model": "m", "messages": [user], "tools": []}).to_string();
+        let (status, b) = post(&url, "/v1/chat/completions", &whole);
+        assert_eq!(status, 200);
+        let v: Value = serde_json::from_str(&b).unwrap();
+        let call = &v["choices"][0]["message"]["tool_calls"][0];
+        assert_eq!(call["function"]["name"], "write");
+        assert_eq!(
+            serde_json::from_str::<Value>(call["function"]["arguments"].as_str().unwrap()).unwrap(),
+            json!({"filePath": "calc.py", "content": "x = 1\n"})
+        );
+        assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(v["choices"][0]["message"]["content"], Value::Null);
+
+        let streamed =
+            json!({"model": "m", "messages": [user], "tools": [], "stream": true}).to_string();
+        let (_, b) = post(&url, "/v1/chat/completions", &streamed);
+        let events: Vec<&str> = b.split("\n\n").filter(|e| !e.is_empty()).collect();
+        assert_eq!(events.last(), Some(&"data: [DONE]"), "{b}");
+        let first: Value = serde_json::from_str(events[0].strip_prefix("data: ").unwrap()).unwrap();
+        assert_eq!(first["object"], "chat.completion.chunk");
+        assert_eq!(first["choices"][0]["delta"]["tool_calls"][0]["index"], 0);
+        let fin: Value = serde_json::from_str(events[1].strip_prefix("data: ").unwrap()).unwrap();
+        assert_eq!(fin["choices"][0]["finish_reason"], "tool_calls");
+
+        let title = json!({"model": "m", "messages": [user]}).to_string();
+        let (_, b) = post(&url, "/v1/chat/completions", &title);
+        assert_eq!(
+            serde_json::from_str::<Value>(&b).unwrap()["choices"][0]["message"]["content"],
+            "Calc"
+        );
+        let tool = json!({"model": "m", "stream": true, "tools": [], "messages": [user,
+            {"role": "tool", "tool_call_id": "call_write_1", "content": "Wrote file successfully."}]});
+        let (_, b) = post(&url, "/v1/chat/completions", &tool.to_string());
+        assert!(b.contains("\"content\":\"Done.\""), "{b}");
+        let rules: Vec<_> = server
+            .seen()
+            .iter()
+            .map(|s| s.rule.clone().unwrap())
+            .collect();
+        assert_eq!(rules, ["write", "write", "title", "fixed"]);
+        assert_eq!(server.seen()[3].prompt, "Wrote file successfully.");
     }
 
     /// One answer read off a kept-alive connection (head, then Content-Length bytes).

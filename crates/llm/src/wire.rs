@@ -153,7 +153,60 @@ pub struct ReplyChoice<'a> {
 #[derive(Debug, Serialize)]
 pub struct ReplyMessage<'a> {
     pub role: &'static str,
-    pub content: &'a str,
+    /// Null beside a tool call.
+    pub content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<[ToolCallOut<'a>; 1]>,
+}
+
+/// A tool call the loopback model answers with (a coding agent's loop).
+#[derive(Debug, Serialize)]
+pub struct ToolCallOut<'a> {
+    /// The call's place in a streamed delta (absent in a whole message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    pub id: &'a str,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: FunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FunctionCall<'a> {
+    pub name: &'a str,
+    /// The arguments' JSON, as a string (OpenAI's convention).
+    pub arguments: String,
+}
+
+/// One event of a streamed answer (`"stream": true`): a `chat.completion.chunk` whose
+/// choice carries a `delta`, or a `text_completion` chunk with its `text`.
+#[derive(Debug, Serialize)]
+pub struct ChunkReply<'a> {
+    pub id: &'static str,
+    pub object: &'static str,
+    pub created: u64,
+    pub model: &'a str,
+    pub choices: [ChunkChoice<'a>; 1],
+}
+
+#[derive(Debug, Serialize)]
+pub struct ChunkChoice<'a> {
+    pub index: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta: Option<Delta<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+    pub finish_reason: Option<&'static str>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Delta<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<[ToolCallOut<'a>; 1]>,
 }
 
 impl<'a> CompletionReply<'a> {
@@ -170,7 +223,8 @@ impl<'a> CompletionReply<'a> {
                 index: 0,
                 message: chat.then_some(ReplyMessage {
                     role: "assistant",
-                    content: text,
+                    content: Some(text),
+                    tool_calls: None,
                 }),
                 text: (!chat).then_some(text),
                 finish_reason: "stop",

@@ -8,6 +8,7 @@
 //!                          "apiKey": "...", "endpoint": "chat"},
 //!            "history": false /* true: pivots.toml's sessions are the commits that changed it */,
 //!            "instructions": "AGENTS.md" /* the workspace's pivots from this instruction file */,
+//!            "severity": "warning" /* of pivot findings: "error" for agents that read errors only */,
 //!            "logLevel": "warn" /* the server's log on stderr: error|warn|info|debug|trace|off */}}
 //! ```
 //!
@@ -42,6 +43,10 @@ pub struct Settings {
     /// workspace's pivots are read from, as `pivots import` proposes them, in place of
     /// `pivots.toml` (None: pivots.toml).
     pub instructions: Option<String>,
+    /// The severity pivot findings are published with (warning by default). Coding agents
+    /// that feed diagnostics back to their model pass on errors only (OpenCode's write and
+    /// edit tools), so an agent's configuration asks for `error`.
+    pub pivot_severity: crate::reported::Severity,
     /// The server's log level, when a client set one (else `PIVOT_LOG`'s stays).
     pub log_level: Option<String>,
 }
@@ -66,6 +71,7 @@ impl Default for Settings {
             sandbox: SandboxMode::Bwrap,
             history: false,
             instructions: None,
+            pivot_severity: crate::reported::Severity::Warning,
             log_level: None,
         }
     }
@@ -121,6 +127,17 @@ impl Settings {
             Some(other) => {
                 bail!("setting pivot.instructions must be a path (a string), got {other}")
             }
+        }
+        if let Some(sev) = text(o, "severity")? {
+            use crate::reported::Severity;
+            next.pivot_severity = match sev.trim().to_ascii_lowercase().as_str() {
+                "error" => Severity::Error,
+                "warning" => Severity::Warning,
+                "information" => Severity::Information,
+                other => bail!(
+                    "setting pivot.severity must be \"error\", \"warning\" or \"information\", got {other:?}"
+                ),
+            };
         }
         if let Some(l) = text(o, "logLevel")? {
             const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
@@ -318,6 +335,19 @@ mod tests {
         );
         s.update(&json!({"instructions": ""}), None).unwrap();
         assert_eq!(s.instructions, None, "empty: pivots.toml again");
+    }
+
+    #[test]
+    fn severity_is_one_of_three() {
+        use crate::reported::Severity;
+        let mut s = Settings::default();
+        assert_eq!(s.pivot_severity, Severity::Warning);
+        s.update(&json!({"pivot": {"severity": "Error"}}), None)
+            .unwrap();
+        assert_eq!(s.pivot_severity, Severity::Error);
+        let e = s.update(&json!({"severity": "fatal"}), None).unwrap_err();
+        assert!(e.to_string().contains("pivot.severity"), "{e}");
+        assert_eq!(s.pivot_severity, Severity::Error);
     }
 
     #[test]

@@ -218,7 +218,7 @@ export interface Commit {
   time: number;
 }
 
-/** `pivot.session.timeline` (server/src/lsp/workspace/timeline.rs). */
+/** `pivot.session.timeline` (crates/workspace/src/timeline.rs). */
 export interface Timeline {
   index: number;
   count: number;

@@ -408,7 +408,8 @@ pub fn check_tree(
         let b = report::bundle(&inputs, &pivots, &findings, &problems);
         let mut bytes = log_safe::json(serde_json::to_string_pretty(&b)?).into_bytes();
         bytes.push(b'\n');
-        std::fs::write(path, bytes)
+        // Replaced whole, as every output file of `check` is.
+        pivot_base::durable::write_atomic(path, &bytes)
             .with_context(|| format!("cannot write the bundle {}", path.display()))?;
     }
     if let Some(known) = &named.baseline {

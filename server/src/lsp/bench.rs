@@ -302,7 +302,13 @@ mod phases {
         for _ in 0..20 {
             let _: Vec<_> = f
                 .iter()
-                .map(|x| crate::lsp::convert::diagnostic(&text, x))
+                .map(|x| {
+                    crate::lsp::convert::diagnostic(
+                        &text,
+                        x,
+                        pivot_workspace::reported::Severity::Warning,
+                    )
+                })
                 .collect();
         }
         let conv = t.elapsed() / 20;

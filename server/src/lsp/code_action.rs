@@ -44,7 +44,11 @@ pub fn code_actions(ws: &Workspace, p: CodeActionParams) -> Option<CodeActionRes
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: fix.title,
                 kind: Some(CodeActionKind::QUICKFIX),
-                diagnostics: Some(vec![convert::diagnostic(doc.text(), &f)]),
+                diagnostics: Some(vec![convert::diagnostic(
+                    doc.text(),
+                    &f,
+                    ws.settings.pivot_severity,
+                )]),
                 edit: Some(WorkspaceEdit {
                     changes: Some(HashMap::from([(uri.clone(), edits)])),
                     ..WorkspaceEdit::default()

@@ -42,18 +42,25 @@ pub fn text_edit(doc: &Document, e: &Edit) -> TextEdit {
 /// no `data`: a document's diagnostics are all sent again after every edit (100,000 of them
 /// for `check` on the standard library), and a JSON object per diagnostic was the largest
 /// part of building them.
-pub fn diagnostic(src: &str, f: &Finding) -> Diagnostic {
-    diagnostic_with(src, f)
+/// `pivot` is the severity a pivot's finding is published with (the `severity` setting).
+pub fn diagnostic(src: &str, f: &Finding, pivot: Severity) -> Diagnostic {
+    diagnostic_with(src, f, pivot)
 }
 
 /// `diagnostic` of each finding.
-pub fn diagnostics(src: &str, findings: &[Finding]) -> Vec<Diagnostic> {
-    findings.iter().map(|f| diagnostic_with(src, f)).collect()
+pub fn diagnostics(src: &str, findings: &[Finding], pivot: Severity) -> Vec<Diagnostic> {
+    findings
+        .iter()
+        .map(|f| diagnostic_with(src, f, pivot))
+        .collect()
 }
 
-fn diagnostic_with(src: &str, f: &Finding) -> Diagnostic {
+fn diagnostic_with(src: &str, f: &Finding, pivot: Severity) -> Diagnostic {
     // The translation every face shares (reported.rs), then LSP's types.
-    let r = reported(src, f);
+    let mut r = reported(src, f);
+    if matches!(f, Finding::Pivot { .. }) {
+        r.severity = pivot;
+    }
     let p = |p: pivot_workspace::reported::Position| Position::new(p.line, p.character);
     Diagnostic {
         range: Range::new(p(r.range.start), p(r.range.end)),

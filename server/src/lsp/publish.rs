@@ -20,7 +20,8 @@ pub fn for_doc(ws: &Workspace, key: &str) -> Option<DocDiagnostics> {
     doc.shown.store(true, Ordering::Relaxed);
     let path = uri.to_file_path();
     let found = ws.doc_findings(path.as_deref(), doc);
-    let mut diagnostics: Vec<Diagnostic> = convert::diagnostics(doc.text(), &found);
+    let mut diagnostics: Vec<Diagnostic> =
+        convert::diagnostics(doc.text(), &found, ws.settings.pivot_severity);
     diagnostics.extend(convert::test_diagnostics(&ws.tests, key, doc.text()));
     Some(DocDiagnostics {
         uri,

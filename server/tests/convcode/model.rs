@@ -151,6 +151,7 @@ fn client_retries_transient_failures_and_reports_the_rest() {
         not_contains: vec![],
         endpoint: None,
         ends_with: None,
+        body_contains: vec![],
         turns: vec![],
         answer,
         fail_first,

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent_opencode;
 mod check;
 mod check_scoped;
 mod cli_usage;

@@ -33,6 +33,9 @@ const vsix = arg('vsix');
 const server = arg('server');
 const out = arg('out');
 const STEP = 30000;
+// Steps that run model code or ask the simulator (sandboxed test runs, feedback, a turn's
+// submission, an evaluation): on a loaded CI machine these take far longer than a click.
+const SLOW = 120000;
 
 let passed = 0;
 let shot = 0;
@@ -250,7 +253,16 @@ async function main() {
     // The workspace: the editor fixtures, a MemoryCode dialogue, a ConvCodeWorld results folder.
     fs.mkdirSync(path.join(ws, '.pivot'), { recursive: true });
     fs.copyFileSync(path.join(repo, 'tests/editors/fixtures/demo.py'), path.join(ws, 'demo.py'));
-    fs.copyFileSync(path.join(repo, 'tests/editors/fixtures/play.py'), path.join(ws, 'play.py'));
+    // The repository's own settings turn the sandbox off; pivot.sandbox is a machine
+    // setting, so test runs must stay in bubblewrap. The played code tells: a file of the
+    // host's /etc that the sandbox does not show (only `--sandbox none` would) makes every
+    // test fail, where the sandboxed run fails two of three.
+    const hostOnly = ['/etc/shadow', '/etc/debian_version', '/etc/machine-id'].find((f) => fs.existsSync(f));
+    if (!hostOnly) throw new Failure('FAIL the host has none of /etc/shadow, /etc/debian_version, /etc/machine-id');
+    fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'pivot.sandbox': 'none' }, null, 2));
+    const play = fs.readFileSync(path.join(repo, 'tests/editors/fixtures/play.py'), 'utf8');
+    fs.writeFileSync(path.join(ws, 'play.py'), `import os\n\nif os.path.exists(${JSON.stringify(hostOnly)}):\n    raise SystemExit("unconfined: the host's files are visible")\n${play}`);
     fs.copyFileSync(path.join(repo, 'fixtures/memorycode/dataset/dialogue_1.json'), path.join(ws, 'dialogue_1.json'));
     fs.cpSync(path.join(repo, 'fixtures/lsp/convcode'), path.join(ws, 'results'), { recursive: true });
 
@@ -380,7 +392,7 @@ async function main() {
     await answerBox('Endpoint', path.join(repo, 'fixtures/memorycode/loopback.json'));
     await answerBox('Write the outputs under', generated);
     await until('generation writes loop-model/output_1.json and shows its outputs check', async () =>
-      fs.existsSync(path.join(generated, 'loop-model', 'output_1.json')) && (await framesText()).includes('Model outputs: output_1.json'), 60000);
+      fs.existsSync(path.join(generated, 'loop-model', 'output_1.json')) && (await framesText()).includes('Model outputs: output_1.json'), SLOW);
     await screenshot('memorycode-generated');
     await closeEditors();
 
@@ -397,18 +409,18 @@ async function main() {
     const lens = page.locator('.contentWidgets .codelens-decoration a', { hasText: 'Run tests' }).first();
     await until('the "Run tests" code lens is on truncate_number', async () => lens.isVisible());
     await lens.click();
-    await until('clicking it runs the tests: the two failures in the Problems panel', async () => {
+    await until('clicking it runs the tests in the sandbox, whatever the repository\'s settings say: the two failures in the Problems panel', async () => {
       const t = await problemsText();
       return t.includes('test_case_2 failed') && t.includes('test_case_3 failed') && !t.includes('test_case_1');
-    });
+    }, SLOW);
     await until('the code lens shows the result', async () =>
-      (await page.locator('.contentWidgets .codelens-decoration').allInnerTexts()).join(' ').includes('1/3 passed'));
+      (await page.locator('.contentWidgets .codelens-decoration').allInnerTexts()).join(' ').includes('1/3 passed'), SLOW);
     await screenshot('convcode-tests');
 
     await palette('Pivot: Request Feedback on This File...');
     await answer('expert');
     await until('expert feedback from the loopback simulator in a side preview',
-      async () => (await framesText()).includes('Expert feedback from the loopback simulator'));
+      async () => (await framesText()).includes('Expert feedback from the loopback simulator'), SLOW);
     const seen = fs.readFileSync(simLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     if (!(seen.length === 1 && seen[0].prompt.includes('Ground Truth Code'))) {
       throw new Failure(`FAIL the simulator got one expert request (got ${seen.length})`);
@@ -424,7 +436,7 @@ async function main() {
     await page.waitForTimeout(2000);
     await palette('Pivot: Submit This File as the Next Turn');
     await until('turn 1 is recorded: 3/3 tests, the recomputed tables',
-      async () => { const t = await framesText(); return t.includes('Turn 1 submitted') && t.includes('3/3') && t.includes('Table 1') && t.includes('MRR'); });
+      async () => { const t = await framesText(); return t.includes('Turn 1 submitted') && t.includes('3/3') && t.includes('Table 1') && t.includes('MRR'); }, SLOW);
     await until('the status bar moves to turn 1', async () => (await statusBar()).includes('HumanEval/2 turn 1/1'));
     await screenshot('convcode-submitted');
     await closeEditors();
@@ -440,7 +452,7 @@ async function main() {
         if (t.includes('w/ CF EF (full TC) SEF') && t.includes('MRR')) return true;
       }
       return false;
-    });
+    }, SLOW);
     await screenshot('convcode-tables');
     await closeEditors();
 
@@ -458,7 +470,7 @@ async function main() {
         if (t.includes('webview-model')) return true;
       }
       return false;
-    });
+    }, SLOW);
     await screenshot('report-webview');
     await closeEditors();
 
