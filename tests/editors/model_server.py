@@ -53,7 +53,8 @@ def main() -> int:
                 self.send_error(404, "unknown path")
                 return
             with open(a.log, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"path": self.path, "prompt": prompt, "answer": text}) + "\n")
+                f.write(json.dumps({"path": self.path, "prompt": prompt, "answer": text,
+                                    "auth": self.headers.get("Authorization")}) + "\n")
             data = json.dumps(out).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -66,6 +66,7 @@ import {
   ServerOrigin,
   serverEnv,
   watchedPatterns,
+  API_KEY_SECRET,
   sessionPicks,
   Settings,
   StatusState,
@@ -218,7 +219,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file', language: 'python' }],
-    initializationOptions: initializationOptions(s, process.env),
+    initializationOptions: initializationOptions(s, process.env, await context.secrets?.get(API_KEY_SECRET)),
     synchronize: { fileEvents: watchedPatterns(s).map((g) => vscode.workspace.createFileSystemWatcher(g)) },
     outputChannel: output,
     // No restart loop: a server that exits says why once (reportFailure).
@@ -772,6 +773,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await startClient(context);
     }),
     vscode.commands.registerCommand(PaletteCommand.refreshView, () => refreshView()),
+    // The endpoint's key in VS Code's SecretStorage (the OS keychain where there is one),
+    // not in a plain-text, synced setting; empty removes it.
+    vscode.commands.registerCommand(PaletteCommand.setApiKey, async () => {
+      const key = await vscode.window.showInputBox({
+        title: 'Pivot: API key of the feedback simulator endpoint',
+        prompt: 'Kept in VS Code\'s secret storage, never in settings; leave empty to remove it',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      if (key.trim() === '') await context.secrets.delete(API_KEY_SECRET);
+      else await context.secrets.store(API_KEY_SECRET, key.trim());
+      void vscode.window.showInformationMessage(key.trim() === '' ? 'Pivot: the API key was removed.' : 'Pivot: the API key is stored; the server restarts with it.');
+      await stopClient();
+      await startClient(context);
+    }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('pivot')) {
         await stopClient();

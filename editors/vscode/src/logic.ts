@@ -61,7 +61,11 @@ export const PaletteCommand = {
   openReport: 'pivot.openReport',
   restartServer: 'pivot.restartServer',
   refreshView: 'pivot.refreshView',
+  setApiKey: 'pivot.setApiKey',
 } as const;
+
+/** Where `Pivot: Set Endpoint API Key` keeps the key (VS Code's SecretStorage). */
+export const API_KEY_SECRET = 'pivot.endpoint.apiKey';
 
 /** Palette command -> the server command it calls (none for client-only commands). */
 export const PALETTE_TO_SERVER: Record<string, ServerCommandName | null> = {
@@ -89,6 +93,7 @@ export const PALETTE_TO_SERVER: Record<string, ServerCommandName | null> = {
   [PaletteCommand.openReport]: ServerCommand.reportOpen,
   [PaletteCommand.restartServer]: null,
   [PaletteCommand.refreshView]: null,
+  [PaletteCommand.setApiKey]: null,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -296,9 +301,10 @@ export interface InitOptions {
  * `initializationOptions.pivot` (crates/workspace/src/settings.rs): empty settings are
  * null (the server's default); the key comes from the setting, else from the named env variable.
  */
-export function initializationOptions(s: Settings, env: Record<string, string | undefined>): InitOptions {
+export function initializationOptions(s: Settings, env: Record<string, string | undefined>, secret?: string): InitOptions {
   const orNull = (v: string | undefined) => (v && v.trim() !== '' ? v.trim() : null);
-  const key = orNull(s.apiKey) ?? (s.apiKeyEnv ? orNull(env[s.apiKeyEnv]) : null);
+  // The key kept in SecretStorage first, then the (plain-text) setting, then the variable.
+  const key = orNull(secret) ?? orNull(s.apiKey) ?? (s.apiKeyEnv ? orNull(env[s.apiKeyEnv]) : null);
   return {
     pivot: {
       python: orNull(s.python),

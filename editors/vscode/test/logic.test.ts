@@ -188,6 +188,9 @@ test('initializationOptions: key from the setting, else from the named env varia
     },
   });
   assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, 'set');
+  // The key in SecretStorage comes first; an empty one is none.
+  assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }, 'secret').pivot.endpoint.apiKey, 'secret');
+  assert.equal(initializationOptions(s, { OPENAI_API_KEY: 'env-key' }, ' ').pivot.endpoint.apiKey, 'env-key');
   assert.equal(initializationOptions({ ...s, apiKeyEnv: 'OTHER' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, null);
   assert.equal(initializationOptions({ ...s, sandbox: 'none' }, {}).pivot.sandbox, 'none');
   assert.equal(initializationOptions({ ...s, history: true }, {}).pivot.history, true);

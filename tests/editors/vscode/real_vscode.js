@@ -417,6 +417,13 @@ async function main() {
       (await page.locator('.contentWidgets .codelens-decoration').allInnerTexts()).join(' ').includes('1/3 passed'), SLOW);
     await screenshot('convcode-tests');
 
+    // The endpoint's key, kept in SecretStorage (not in a setting): the server restarts with
+    // it, the conversation comes back, and the simulator's request carries it.
+    await palette('Pivot: Set Endpoint API Key...');
+    await answerBox('Pivot: API key of the feedback simulator endpoint', 'sk-pivot-secret-storage');
+    await until('after the key is stored the server restarts at HumanEval/2 turn 0/0', async () => (await statusBar()).includes('HumanEval/2 turn 0/0'), SLOW);
+    await page.waitForTimeout(2000);
+    await openFile('play.py');
     await palette('Pivot: Request Feedback on This File...');
     await answer('expert');
     await until('expert feedback from the loopback simulator in a side preview',
@@ -426,6 +433,10 @@ async function main() {
       throw new Failure(`FAIL the simulator got one expert request (got ${seen.length})`);
     }
     ok('the simulator got one expert request');
+    if (seen[0].auth !== 'Bearer sk-pivot-secret-storage') {
+      throw new Failure(`FAIL the expert request carries the key from SecretStorage (got ${JSON.stringify(seen[0].auth)})`);
+    }
+    ok('the expert request carries the key kept in SecretStorage');
     await screenshot('convcode-feedback');
 
     // The player fixes the code (on disk: the editor reloads it) and submits the turn.
