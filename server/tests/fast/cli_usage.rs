@@ -931,3 +931,96 @@ fn report_into_a_folder_writes_report_html_there() {
         text(&out.stderr)
     );
 }
+
+/// `convcode run` stopped by SIGINT or SIGTERM while it waits on its model: exit 128 + the
+/// signal, a line that says it was interrupted and how to go on, and its results folder no
+/// longer locked (the same command runs again at once).
+#[test]
+fn convcode_run_interrupted_by_a_signal_says_how_to_resume_and_frees_its_folder() {
+    if !human_eval("the interrupted convcode run not run") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The model answers its first request after a minute: the run is waiting on it.
+    let script = dir.path().join("slow.json");
+    std::fs::write(
+        &script,
+        r#"{"rules": [{"name": "slow", "fail_first": [{"stall_ms": 60000}], "reply": "x"}]}"#,
+    )
+    .unwrap();
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let log = dir.path().join(format!("{signal}.requests"));
+        let server = DemoServer::start_logged(&script, &log);
+        let work = dir.path().join(signal);
+        std::fs::create_dir_all(&work).unwrap();
+        let err_path = dir.path().join(format!("{signal}.err"));
+        let mut child = Command::new(EXE)
+            .args([
+                "convcode",
+                "run",
+                "--model",
+                "demo/ref",
+                "--base-url",
+                &server.url,
+            ])
+            .args(["--limit", "2", "--config", "CF"])
+            .current_dir(&work)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err_path).unwrap())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while server.requests() == 0 && started.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(
+            server.requests() > 0,
+            "no request reached the model: {}",
+            std::fs::read_to_string(&err_path).unwrap()
+        );
+        let lock = |work: &Path| -> Vec<PathBuf> {
+            walk_files(work)
+                .into_iter()
+                .filter(|p| p.file_name().is_some_and(|n| n == ".pivot-lock"))
+                .collect()
+        };
+        assert_eq!(
+            lock(&work).len(),
+            1,
+            "the running command holds its folder's lock"
+        );
+        let sent = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        let err = std::fs::read_to_string(&err_path).unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}: {err}");
+        assert!(
+            err.contains(&format!("interrupted (SIG{signal})"))
+                && err.contains("run the same command again"),
+            "{err}"
+        );
+        let locks = lock(&work);
+        assert!(locks.is_empty(), "SIG{signal}: locks left: {locks:?}");
+        drop(server);
+    }
+}
+
+/// Every file below `dir`.
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
