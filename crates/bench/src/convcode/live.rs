@@ -5,7 +5,7 @@ use super::config::{eval_path, Config, Layout, MAX_TURNS};
 use super::evaluate::{evaluate_log, executed_solution};
 use super::executor::{run_jobs, BatchOutcome, Control, Job, Observer, TurnSpec};
 use super::order::visit;
-use super::records::{read_log, sample_line, Appender, Log};
+use super::records::{read_log, sample_line, short, Appender, Log};
 use super::turn::{Lm, TurnEnv};
 use super::turn0::{self, Turn0Files};
 use crate::shard::Shard;
@@ -184,12 +184,6 @@ pub(crate) fn log_and_eval(
     let (results, ran) = evaluate_log(runner, by_id, path, &log, turn0, &|_| observer.step())?;
     report.evaluated += ran;
     Ok((log, results))
-}
-
-pub(crate) fn short(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// The turn's log as written so far (`path`), refused when it holds a task twice; a torn

@@ -239,6 +239,13 @@ impl Appender {
     }
 }
 
+/// A log's file name, as progress lines name it.
+pub(crate) fn short(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,7 +162,7 @@ pub fn generate(
         observer.note(&format!(
             "resuming turn 0: {} sample(s) already in {}, {} to generate",
             done.len(),
-            super::live::short(&files.samples),
+            super::records::short(&files.samples),
             todo.len()
         ));
     }
