@@ -138,7 +138,14 @@ async fn reload_if_toml<'a>(b: &Session, uris: impl IntoIterator<Item = &'a Uri>
 
 /// A pivots file below the root changed (made, edited or removed): every open document's
 /// nested pivots file is looked up and read again, and the diagnostics republished.
-pub async fn reload_nested(b: &Session) {
+async fn reload_nested(b: &Session) {
+    reread_nested(b).await;
+    b.publish_read(super::publish::for_all).await;
+}
+
+/// The nested pivots files of the open documents read again, and their errors shown; the
+/// caller republishes (`pivot.pivots.reload` does once, after the root's file too).
+pub async fn reread_nested(b: &Session) {
     let problems: Vec<String> = {
         let mut ws = b.ws();
         ws.nested.clear();
@@ -152,7 +159,6 @@ pub async fn reload_nested(b: &Session) {
             .collect();
         paths.iter().filter_map(|p| ws.prepare_nested(p)).collect()
     };
-    b.publish_read(super::publish::for_all).await;
     for e in problems {
         b.client
             .show_message(MessageType::WARNING, format!("pivot: {e}"))

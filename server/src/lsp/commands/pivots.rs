@@ -3,7 +3,7 @@
 use super::{Args, NoArgs, Text};
 use crate::lsp::convert::request_failed;
 use crate::lsp::session::{Notify, Session};
-use crate::lsp::sync::{reload_nested, reload_toml};
+use crate::lsp::sync::{reload_toml, reread_nested};
 use pivot_python::pivots::Rule;
 use pivot_python::python::ObjectKind;
 use pivot_workspace::replies::{ActivePivot, ActivePivots, Reloaded};
@@ -131,7 +131,8 @@ pub async fn remove(b: &Session, args: &Args<'_>, a: RemoveArgs) -> Result<Activ
 
 /// Re-read `pivots.toml`, and the pivots files of folders below the root.
 pub async fn reload(b: &Session, _: NoArgs) -> Result<Reloaded> {
-    reload_nested(b).await;
+    // Republished once, by the root's reload (after a bad root file, at the next change).
+    reread_nested(b).await;
     let n = reload_toml(b).await.map_err(request_failed)?;
     let info = b.ws_read().info();
     Ok(Reloaded {
