@@ -1310,19 +1310,7 @@ fn exec_interrupted_by_a_signal_cleans_up_says_so_and_exits_128_plus_the_signal(
             .as_ref()
             .map(|b| cgroups_of(b, pid))
             .unwrap_or_default();
-        let sent = Command::new("kill")
-            .args([format!("-{signal}"), pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let status = child.wait().unwrap();
-        let err = std::fs::read_to_string(&err_path).unwrap();
-        assert_eq!(status.code(), Some(code), "SIG{signal}: {err}");
-        assert!(
-            err.contains(&format!("interrupted (SIG{signal})"))
-                && err.contains("run the same command again"),
-            "{err}"
-        );
+        support::cli::interrupt(&mut child, signal, code, &err_path);
         // Its workers and their tasks are gone (killed: give the kernel a moment).
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while below.iter().any(|&p| alive(p)) && std::time::Instant::now() < deadline {

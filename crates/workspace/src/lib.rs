@@ -66,6 +66,46 @@ pub struct Workspace {
     pub nested: nested::NestedPivots,
 }
 
+/// How a file at `path` is named in messages: relative to `root` when inside it.
+pub fn shown_in(root: Option<&Path>, path: &Path) -> String {
+    match root.and_then(|r| path.strip_prefix(r).ok()) {
+        Some(rel) => rel.display().to_string(),
+        None => path.display().to_string(),
+    }
+}
+
+/// The pivots of the pivots file at `path` (a `pivots.toml`, or a `pyproject.toml`'s
+/// `[tool.pivot]`), as it is now; `shown` names it in errors.
+pub fn read_pivots_file(path: &Path, shown: &str) -> Result<Ledger> {
+    pivot_base::bounded_read::read_to_string(path)
+        .with_context(|| format!("cannot read {shown}"))
+        .and_then(|text| Ledger::from_config(&text, PIVOTS_TOML, shown, Format::of(path)))
+}
+
+/// The sessions of a history read with the `history` setting, as the replay keeps them; a
+/// history that cannot be read is a warning, `instead` saying what is used in its place.
+fn history_or_warning(
+    read: Result<pivot_history::PivotHistory>,
+    file: &str,
+    instead: &str,
+    warnings: &mut Vec<String>,
+) -> Option<replay::TomlHistory> {
+    match read {
+        Ok(h) => {
+            warnings.extend(h.warnings);
+            Some(replay::TomlHistory {
+                file: file.to_string(),
+                ledger: h.ledger,
+                commits: h.sessions,
+            })
+        }
+        Err(e) => {
+            warnings.push(format!("{e:#}; {instead}"));
+            None
+        }
+    }
+}
+
 /// `path` relative to `base`, `/`-separated (None: no path, or one outside `base`).
 fn relative_parts(path: Option<&Path>, base: Option<&PathBuf>) -> Option<String> {
     let rel = path?.strip_prefix(base?).ok()?;
@@ -181,11 +221,8 @@ impl Workspace {
     /// Find and read the nested pivots file of the document at `path`, if it has one (see
     /// nested.rs); returns the error of a file that cannot be read, the first time.
     pub fn prepare_nested(&mut self, path: &Path) -> Option<String> {
-        let root = self.root.clone()?;
-        let mut nested = std::mem::take(&mut self.nested);
-        let error = nested.prepare(&root, path, |p: &Path| self.shown(p));
-        self.nested = nested;
-        error
+        let root = self.root.as_deref()?;
+        self.nested.prepare(root, path)
     }
 
     /// What the editor and `check` show for document `doc` at `path`: the findings of the
@@ -198,10 +235,7 @@ impl Workspace {
 
     /// How a pivots file at `path` is named in messages: relative to the root when inside it.
     pub fn shown(&self, path: &Path) -> String {
-        match self.root.as_ref().and_then(|r| path.strip_prefix(r).ok()) {
-            Some(rel) => rel.display().to_string(),
-            None => path.display().to_string(),
-        }
+        shown_in(self.root.as_deref(), path)
     }
 
     /// The root's pivots file: its `pivots.toml`, or its `pyproject.toml` with a
@@ -263,22 +297,8 @@ impl Workspace {
                 let read = pivot_history::Repo::open(root).and_then(|r| {
                     r.pivot_history(PIVOTS_TOML, PIVOTS_TOML, text.as_deref().map(str::as_bytes))
                 });
-                match read {
-                    Ok(h) => {
-                        warnings.extend(h.warnings);
-                        Some(replay::TomlHistory {
-                            file: PIVOTS_TOML.to_string(),
-                            ledger: h.ledger,
-                            commits: h.sessions,
-                        })
-                    }
-                    Err(e) => {
-                        warnings.push(format!(
-                            "{e:#}; the sessions written in {PIVOTS_TOML} are used instead"
-                        ));
-                        None
-                    }
-                }
+                let instead = format!("the sessions written in {PIVOTS_TOML} are used instead");
+                history_or_warning(read, PIVOTS_TOML, &instead, &mut warnings)
             }
             _ => None,
         };
@@ -332,20 +352,8 @@ impl Workspace {
                         pivot_history::RulesFile::Instructions,
                     )
                 });
-                match read {
-                    Ok(h) => {
-                        warnings.extend(h.warnings);
-                        Some(replay::TomlHistory {
-                            file: rel.to_string(),
-                            ledger: h.ledger,
-                            commits: h.sessions,
-                        })
-                    }
-                    Err(e) => {
-                        warnings.push(format!("{e:#}; {rel} is read as it is now"));
-                        None
-                    }
-                }
+                let instead = format!("{rel} is read as it is now");
+                history_or_warning(read, rel, &instead, &mut warnings)
             }
         };
         self.replay.set_toml(ledger, history);
@@ -360,12 +368,7 @@ impl Workspace {
     pub fn headless_pivots(&mut self, toml: Option<&Path>) -> Option<String> {
         self.replay.close();
         self.replay.set_user(Ledger::default());
-        let read = toml.map(|p| {
-            let shown = self.shown(p);
-            pivot_base::bounded_read::read_to_string(p)
-                .with_context(|| format!("cannot read {shown}"))
-                .and_then(|text| Ledger::from_config(&text, PIVOTS_TOML, &shown, Format::of(p)))
-        });
+        let read = toml.map(|p| read_pivots_file(p, &self.shown(p)));
         let (ledger, error) = match read.transpose() {
             Ok(l) => (l.unwrap_or_default(), None),
             Err(e) => (Ledger::default(), Some(format!("{e:#}"))),

@@ -10,8 +10,7 @@
 //! documents are then prepared again.
 
 use crate::pivots_files::{config_file, Nested};
-use crate::PIVOTS_TOML;
-use pivot_python::pivots::toml_file::Format;
+use crate::{read_pivots_file, shown_in, PIVOTS_TOML};
 use pivot_python::pivots::Ledger;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +20,6 @@ use std::path::{Path, PathBuf};
 pub struct NestedFile {
     /// Its folder: its pivots' `include` / `exclude` are relative to it.
     pub dir: PathBuf,
-    pub path: PathBuf,
     /// Its pivots (none when it could not be read).
     pub ledger: Ledger,
 }
@@ -38,14 +36,8 @@ pub struct NestedPivots {
 impl NestedPivots {
     /// Look up (and read, the first time) the nested pivots file that applies to the file at
     /// `path` under `root`. Returns the error of a file that cannot be read or parsed (whose
-    /// pivots are then none), once: the first time it is read. `shown` names a file in
-    /// messages.
-    pub fn prepare(
-        &mut self,
-        root: &Path,
-        path: &Path,
-        shown: impl Fn(&Path) -> String,
-    ) -> Option<String> {
+    /// pivots are then none), once: the first time it is read.
+    pub fn prepare(&mut self, root: &Path, path: &Path) -> Option<String> {
         let folder = path.parent()?;
         if self.folders.contains_key(folder) {
             return None;
@@ -57,25 +49,11 @@ impl NestedPivots {
             return None;
         }
         let file = config_file(&dir).unwrap_or_else(|| dir.join(PIVOTS_TOML));
-        let name = shown(&file);
-        let read = pivot_base::bounded_read::read_to_string(&file)
-            .map_err(|e| format!("cannot read {name}: {e}"))
-            .and_then(|text| {
-                Ledger::from_config(&text, PIVOTS_TOML, &name, Format::of(&file))
-                    .map_err(|e| format!("{e:#}"))
-            });
-        let (ledger, error) = match read {
+        let (ledger, error) = match read_pivots_file(&file, &shown_in(Some(root), &file)) {
             Ok(l) => (l, None),
-            Err(e) => (Ledger::default(), Some(e)),
+            Err(e) => (Ledger::default(), Some(format!("{e:#}"))),
         };
-        self.files.insert(
-            dir.clone(),
-            NestedFile {
-                dir,
-                path: file,
-                ledger,
-            },
-        );
+        self.files.insert(dir.clone(), NestedFile { dir, ledger });
         error
     }
 
@@ -121,9 +99,8 @@ mod tests {
         std::fs::create_dir_all(root.join("app")).unwrap();
         std::fs::write(root.join("lib/pivots.toml"), TOML).unwrap();
         let mut n = NestedPivots::default();
-        let shown = |p: &Path| p.display().to_string();
         for f in ["lib/deep/a.py", "lib/b.py", "app/c.py", "d.py"] {
-            assert_eq!(n.prepare(root, &root.join(f), shown), None, "{f}");
+            assert_eq!(n.prepare(root, &root.join(f)), None, "{f}");
         }
         let got = |f: &str| n.for_file(&root.join(f)).map(|x| x.dir.clone());
         assert_eq!(got("lib/deep/a.py"), Some(root.join("lib")));
@@ -159,10 +136,9 @@ mod tests {
         std::fs::create_dir_all(root.join("lib")).unwrap();
         std::fs::write(root.join("lib/pivots.toml"), "[[pivot]]\nid = 3\n").unwrap();
         let mut n = NestedPivots::default();
-        let shown = |p: &Path| p.strip_prefix(root).unwrap().display().to_string();
-        let e = n.prepare(root, &root.join("lib/a.py"), shown).unwrap();
+        let e = n.prepare(root, &root.join("lib/a.py")).unwrap();
         assert!(e.contains("lib/pivots.toml"), "{e}");
-        assert_eq!(n.prepare(root, &root.join("lib/b.py"), shown), None);
+        assert_eq!(n.prepare(root, &root.join("lib/b.py")), None);
         assert!(n
             .for_file(&root.join("lib/a.py"))
             .unwrap()

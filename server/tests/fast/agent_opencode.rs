@@ -11,12 +11,12 @@ use crate::support;
 
 use pivot_test_support::test_skip::skip;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::cli::{repo, target_dir, EXE};
 use support::files::write;
+use support::model_server::DemoServer;
 
 /// The version scripts/test installs.
 const OPENCODE: &str = "opencode-ai@1.18.33";
@@ -66,22 +66,9 @@ fn opencode_reads_the_pivot_diagnostic_after_its_write_and_the_fix_clears_it() {
 
     // The model server on a free port, its requests logged.
     let log = tmp.path().join("requests.jsonl");
-    let script = repo().join("fixtures/agents/opencode/script.json");
-    let mut server = Command::new(EXE)
-        .args(["model-server", "--port", "0", "--quiet", "--script"])
-        .arg(&script)
-        .arg("--log")
-        .arg(&log)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    let url = url.trim().to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let server =
+        DemoServer::start_logged(&repo().join("fixtures/agents/opencode/script.json"), &log);
+    let url = server.url.clone();
     write(&project.join("opencode.json"), &config_from_docs(&url));
 
     // `pivot-lsp` on PATH is the binary under test, as the configuration names it.
@@ -124,8 +111,7 @@ fn opencode_reads_the_pivot_diagnostic_after_its_write_and_the_fix_clears_it() {
         std::thread::sleep(Duration::from_millis(200));
     };
     let out = agent.wait_with_output().unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     // What OpenCode printed, and the end of its own log (XDG_DATA_HOME/opencode/log).
     let mut said = format!(
         "{}\n{}",

@@ -989,19 +989,7 @@ fn convcode_run_interrupted_by_a_signal_says_how_to_resume_and_frees_its_folder(
             1,
             "the running command holds its folder's lock"
         );
-        let sent = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let status = child.wait().unwrap();
-        let err = std::fs::read_to_string(&err_path).unwrap();
-        assert_eq!(status.code(), Some(code), "SIG{signal}: {err}");
-        assert!(
-            err.contains(&format!("interrupted (SIG{signal})"))
-                && err.contains("run the same command again"),
-            "{err}"
-        );
+        support::cli::interrupt(&mut child, signal, code, &err_path);
         let locks = lock(&work);
         assert!(locks.is_empty(), "SIG{signal}: locks left: {locks:?}");
         drop(server);

@@ -23,6 +23,15 @@ const COMMENT: &str =
     "<!-- Reviewed by Ana in November; ask her before changing a rule. -->\n\nSee CONTRIBUTING for the workflow.\n\n";
 const JS: &str = "\n### JavaScript\n\n- Start function names with `js_`.\n";
 
+/// `check`'s arguments for the history read from AGENTS.md, as JSON.
+const HISTORY_JSON: &[&str] = &[
+    "--history",
+    "--instructions",
+    "AGENTS.md",
+    "--format",
+    "json",
+];
+
 /// The repository, and its commits oldest first with what each did.
 fn repository() -> (tempfile::TempDir, PathBuf, Vec<(String, &'static str)>) {
     let dir = tempfile::tempdir().unwrap();
@@ -146,16 +155,7 @@ fn blamed(root: &Path, rev: &str, path: &str, line: u64) -> String {
 #[test]
 fn sessions_are_the_commits_that_change_the_rules_and_findings_are_attributed_by_age() {
     let (dir, root, commits) = repository();
-    let h = check(
-        &root,
-        &[
-            "--history",
-            "--instructions",
-            "AGENTS.md",
-            "--format",
-            "json",
-        ],
-    );
+    let h = check(&root, HISTORY_JSON);
     assert_eq!(h.status.code(), Some(1), "{}", stderr(&h));
     let h = json_of(&h);
     let got = h["commits"].as_array().unwrap();
@@ -379,16 +379,7 @@ fn sessions_are_the_commits_that_change_the_rules_and_findings_are_attributed_by
 /// The history's commits' findings (with their new findings' classes and commits), next
 /// to a checkout's of each commit checked against what `pivots import` reads from it.
 fn history_and_checkouts(dir: &Path, root: &Path, commits: &[(String, &str)]) -> Vec<Value> {
-    let h = check(
-        root,
-        &[
-            "--history",
-            "--instructions",
-            "AGENTS.md",
-            "--format",
-            "json",
-        ],
-    );
+    let h = check(root, HISTORY_JSON);
     let h = json_of(&h);
     let got = h["commits"].as_array().unwrap().clone();
     assert_eq!(got.len(), commits.len(), "{h}");
@@ -516,16 +507,7 @@ fn an_instruction_rewritten_in_another_form_keeps_its_version_before() {
 fn the_editor_reads_an_instruction_file_s_history_as_check_does() {
     use support::lsp::{Client, Doc};
     let (_dir, root, commits) = repository();
-    let h = json_of(&check(
-        &root,
-        &[
-            "--history",
-            "--instructions",
-            "AGENTS.md",
-            "--format",
-            "json",
-        ],
-    ));
+    let h = json_of(&check(&root, HISTORY_JSON));
     let from_check: Vec<&str> = (h["sessions"].as_array().unwrap().iter())
         .map(|s| s["commit"]["id"].as_str().unwrap())
         .collect();

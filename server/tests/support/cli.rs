@@ -120,3 +120,28 @@ pub fn target_dir() -> PathBuf {
         .expect("target/tmp has a parent")
         .to_path_buf()
 }
+
+/// Sends `SIG{signal}` (`INT`, `TERM`) to a long command started with its stderr in
+/// `err_path`, and checks how an interrupted command ends: exit `code` (128 + the signal),
+/// and a line saying it was interrupted and how to go on. Returns its stderr.
+pub fn interrupt(
+    child: &mut std::process::Child,
+    signal: &str,
+    code: i32,
+    err_path: &Path,
+) -> String {
+    let sent = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(err_path).unwrap();
+    assert_eq!(status.code(), Some(code), "SIG{signal}: {err}");
+    assert!(
+        err.contains(&format!("interrupted (SIG{signal})"))
+            && err.contains("run the same command again"),
+        "{err}"
+    );
+    err
+}
