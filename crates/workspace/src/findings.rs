@@ -441,14 +441,15 @@ impl PivotGroups {
                     kinds.len() - 1
                 }
             };
-            let Rule::Regex { source, .. } = &p.rule else {
+            // By the anchored pattern, which holds the rule's ignored names too.
+            let Rule::Regex { anchored, .. } = &p.rule else {
                 kinds[k].others.push(i);
                 continue;
             };
-            match index.get(&(p.kind, source.as_str())) {
+            match index.get(&(p.kind, anchored.as_str())) {
                 Some(&(k, r)) => kinds[k].rules[r].1.push(i),
                 None => {
-                    index.insert((p.kind, source.as_str()), (k, kinds[k].rules.len()));
+                    index.insert((p.kind, anchored.as_str()), (k, kinds[k].rules.len()));
                     kinds[k].rules.push((p.rule.clone(), vec![i]));
                 }
             }

@@ -228,7 +228,11 @@ impl Workspace {
     /// What the editor and `check` show for document `doc` at `path`: the findings of the
     /// pivots that apply to it, less those suppressed inline (suppress.rs).
     pub fn doc_findings(&self, path: Option<&Path>, doc: &Document) -> Vec<findings::Finding> {
-        let active = self.active_for(path);
+        // A generated file (python/generated.rs) has its syntax checked, and no pivot.
+        let active = match pivot_python::python::generated::marker(doc.text()) {
+            Some(_) => Vec::new(),
+            None => self.active_for(path),
+        };
         let found = findings::findings(doc.text(), doc.module(), &active);
         suppress::apply(doc.text(), found)
     }

@@ -88,9 +88,18 @@ pub fn show_settings(here: &Path, file: &Path) -> Result<i32> {
         .flat_map(|p| p.versions.iter().map(|v| v.session))
         .max()
         .unwrap_or(0);
+    let source = std::fs::read_to_string(&abs).unwrap_or_default();
+    let generated = pivot_python::python::generated::marker(&source);
+    if let Some((line, text)) = generated {
+        out.push_str(&format!(
+            "generated: line {line} says so (`{}`): no pivot is checked on it\n",
+            log_safe::text(text)
+        ));
+    }
     out.push_str(&format!("pivots (session {latest}, the latest):\n"));
     for a in ledger.active_at(latest) {
         let (mark, why) = match a.pivot.scope.explain(Some(&rel)) {
+            _ if generated.is_some() => ("not checked", "a generated file".to_string()),
             Applies::Yes(w) => ("checked", w),
             Applies::No(w) => ("not checked", w),
         };

@@ -375,7 +375,7 @@ fn the_command_prints_loadable_toml_lists_skips_and_writes_nothing() {
     let text = stdout(&out);
     let first: Vec<&str> = text.lines().take(2).collect();
     assert_eq!(first, ["AGENTS.md:1: not checkable: a heading: not an instruction: # AGENTS.md", "AGENTS.md:3: not checkable: no rule form says this (names, decorators, imports, docstrings, annotations, try / assert statements, comments): This repository holds the billing service."]);
-    assert!(text.contains(".github/copilot-instructions.md:7: pivot function-snake-case: function names must match `^[a-z_][a-z0-9_]*$`: Functions: snake_case.\n"), "{text}");
+    assert!(text.contains(".github/copilot-instructions.md:7: pivot function-snake-case: function names must match `^[a-z_][a-z0-9_]*$` (but `setUpModule`, `tearDownModule`): Functions: snake_case.\n"), "{text}");
     assert_eq!(listing(d.path()), before, "nothing written without --write");
 }
 

@@ -93,8 +93,9 @@ pub fn check(module: &Module, src: &str, kind: ObjectKind, rule: &Rule) -> Outco
         return check_constructs(&Constructs::of(src), src, kind, rule);
     }
     if let Some(all) = kind.public_of() {
+        let defs = Constructs::of(src);
         let public: Vec<Entry> = (module.objects.get(all).iter())
-            .filter(|e| !e.anchor.text(src).starts_with('_'))
+            .filter(|e| defs.public_defs.binary_search(&e.anchor.start_byte).is_ok())
             .cloned()
             .collect();
         if public.is_empty() {
@@ -135,6 +136,24 @@ fn check_constructs(c: &Constructs, src: &str, kind: ObjectKind, rule: &Rule) ->
     };
     let top = Span::first_line(src);
     let mut v = Vec::new();
+    // A file with no code (an empty `__init__.py`, a docstring alone) has nothing a
+    // required construct could serve: it is not asked for one.
+    let asks = matches!(
+        rule,
+        Rule::Presence(true) | Rule::Member { value: true, .. }
+    );
+    if asks && !c.has_code {
+        return Outcome::from_violations(v);
+    }
+    // `from __future__ import annotations` changes only annotations ("for forward
+    // references"): a file with none is not asked for it.
+    let future_annotations = matches!(
+        (kind, rule),
+        (ObjectKind::FromImport, Rule::Member { name, value: true }) if name == "__future__.annotations"
+    );
+    if future_annotations && !c.has_annotations {
+        return Outcome::from_violations(v);
+    }
     match rule {
         Rule::Presence(false) => v.extend(items.iter().map(|i| violation(i.span, Reason::Present))),
         Rule::Presence(true) if items.is_empty() => v.push(violation(top, Reason::Missing)),
@@ -361,13 +380,27 @@ class Box:
             ["1:annotations"]
         );
         assert!(found(CODE, "from import", json!(["__future__.annotations", true])).is_empty());
+        let future = json!(["__future__.annotations", true]);
         assert_eq!(
             found(
-                "import os\n",
+                "import os\ndef f(x: int): pass\n",
                 "from import",
-                json!(["__future__.annotations", true])
+                future.clone()
             ),
             ["1:import os"]
+        );
+        // Nothing it would change: no annotation, no code at all.
+        assert!(found("import os\ndef f(x): pass\n", "from import", future.clone()).is_empty());
+        assert!(found("", "from import", future.clone()).is_empty());
+        assert!(found(
+            "\"\"\"Docs.\"\"\"\n# a comment\n",
+            "from import",
+            json!(["os.path", true])
+        )
+        .is_empty());
+        assert_eq!(
+            found("x = 1\n", "from import", json!(["os.path", true])),
+            ["1:x = 1"]
         );
         assert_eq!(
             found(CODE, "call", json!(["print", false])),
@@ -400,6 +433,26 @@ class Box:
         assert_eq!(
             found(CODE, "public method annotation", json!(true)),
             ["23:get"]
+        );
+        // pydocstyle's "public": not nested in a function, not in a private class; a def
+        // under a module-level `if` still is.
+        let nested =
+            "def outer() -> None:\n    \"\"\"Docs.\"\"\"\n    def inner():\n        pass\n\n\
+                      class _Private:\n    def run(self):\n        pass\n\n\
+                      class Open:\n    def run(self):\n        def helper():\n            pass\n\n\
+                      if True:\n    def guarded():\n        pass\n";
+        assert_eq!(
+            found(nested, "public function docstring", json!(true)),
+            ["16:guarded"]
+        );
+        assert_eq!(
+            found(nested, "public method docstring", json!(true)),
+            ["11:run"]
+        );
+        assert_eq!(
+            found(nested, "method docstring", json!(true)).len(),
+            3,
+            "helper is a method"
         );
         let only_private = "def _a():\n    pass\n";
         let m = Module::parse(only_private);

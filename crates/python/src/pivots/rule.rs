@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Clone, Debug)]
 pub enum Rule {
-    /// Names must match at their start, like Python's `re.match`.
+    /// Names must match at their start, like Python's `re.match`; names `ignore` matches
+    /// whole (`*` globs, as pep8-naming's `ignore-names`) are not tested.
     Regex {
         source: String,
         anchored: Arc<Anchored>,
+        ignore: Arc<[String]>,
     },
     /// `true`: every object must have it (a docstring, a try, an annotation); `false`: none may.
     Presence(bool),
@@ -30,7 +32,18 @@ pub enum RuleError {
 impl PartialEq for Rule {
     fn eq(&self, other: &Rule) -> bool {
         match (self, other) {
-            (Rule::Regex { source: a, .. }, Rule::Regex { source: b, .. }) => a == b,
+            (
+                Rule::Regex {
+                    source: a,
+                    ignore: i,
+                    ..
+                },
+                Rule::Regex {
+                    source: b,
+                    ignore: j,
+                    ..
+                },
+            ) => a == b && i == j,
             (Rule::Presence(a), Rule::Presence(b)) => a == b,
             (Rule::Member { name: a, value: x }, Rule::Member { name: b, value: y }) => {
                 a == b && x == y
@@ -42,10 +55,25 @@ impl PartialEq for Rule {
 
 impl Rule {
     pub fn regex(source: &str) -> Result<Rule, RuleError> {
+        Rule::regex_ignoring(source, &[])
+    }
+
+    /// A regex rule that leaves alone the names one of `ignore` matches whole: a framework's
+    /// names (`visit_*` of `ast.NodeVisitor`, unittest's `setUp`) that no team chose.
+    pub fn regex_ignoring(source: &str, ignore: &[String]) -> Result<Rule, RuleError> {
         Ok(Rule::Regex {
             source: source.to_string(),
-            anchored: compile_anchored(source)?,
+            anchored: compile_anchored(source, ignore)?,
+            ignore: ignore.into(),
         })
+    }
+
+    /// The names a regex rule leaves alone (none for the other forms).
+    pub fn ignored_names(&self) -> &[String] {
+        match self {
+            Rule::Regex { ignore, .. } => ignore,
+            _ => &[],
+        }
     }
 
     /// From the JSON form used by MemoryCode's data: `"regex"`, `true`, `["name", true]`.
@@ -83,7 +111,16 @@ impl Rule {
     /// Short human description, e.g. "must match `^f_.*`".
     pub fn describe(&self) -> String {
         match self {
-            Rule::Regex { source, .. } => format!("names must match `{source}`"),
+            Rule::Regex { source, ignore, .. } if ignore.is_empty() => {
+                format!("names must match `{source}`")
+            }
+            Rule::Regex { source, ignore, .. } => format!(
+                "names must match `{source}` (but {})",
+                (ignore.iter())
+                    .map(|g| format!("`{g}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Rule::Presence(true) => "must be present".into(),
             Rule::Presence(false) => "must be absent".into(),
             Rule::Member { name, value: true } => format!("`{name}` must be present"),
@@ -136,18 +173,43 @@ fn error_message(e: &dyn std::fmt::Display) -> String {
         .to_string()
 }
 
+/// A glob of `ignore-names` as a regex: `*` is any run of identifier characters, the rest
+/// is literal.
+fn glob_regex(glob: &str) -> String {
+    (glob.split('*'))
+        .map(regex::escape)
+        .collect::<Vec<_>>()
+        .join(r"[\p{XID_Continue}]*")
+}
+
 /// `^(?:source)`, made once per distinct source for the whole process: a benchmark run
-/// holds tens of thousands of rules but only a few dozen distinct patterns.
-fn compile_anchored(source: &str) -> Result<Arc<Anchored>, RuleError> {
+/// holds tens of thousands of rules but only a few dozen distinct patterns. Ignored names
+/// are an alternative matched whole, so that `matches` and the regex sets that group rules
+/// (findings.rs) both leave them alone: `^(?:(?:globs)\z|(?:source))`.
+fn compile_anchored(source: &str, ignore: &[String]) -> Result<Arc<Anchored>, RuleError> {
+    // Python's `\Z` is Rust's `\z`; everything else the data uses reads the same.
+    let translated = source.replace(r"\Z", r"\z");
+    let pattern = match ignore {
+        [] => format!("^(?:{translated})"),
+        globs => format!(
+            "^(?:(?:{})\\z|(?:{translated}))",
+            globs
+                .iter()
+                .map(|g| glob_regex(g))
+                .collect::<Vec<_>>()
+                .join("|")
+        ),
+    };
     // Shared, not cloned: a cloned `Regex` builds a new match-cache pool.
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<Anchored>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(r) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(source) {
+    if let Some(r) = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&pattern)
+    {
         return Ok(r.clone());
     }
-    // Python's `\Z` is Rust's `\z`; everything else the data uses reads the same.
-    let translated = source.replace(r"\Z", r"\z");
-    let pattern = format!("^(?:{translated})");
     let bad = |message: String| RuleError::BadRegex {
         pattern: source.to_string(),
         message,
@@ -166,11 +228,12 @@ fn compile_anchored(source: &str) -> Result<Arc<Anchored>, RuleError> {
         let re = build(&pattern).map_err(|e| bad(error_message(&e)))?;
         let _ = compiled.set(re);
     }
+    let key = pattern.clone();
     let anchored = Arc::new(Anchored { pattern, compiled });
     cache
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(source.to_string(), anchored.clone());
+        .insert(key, anchored.clone());
     Ok(anchored)
 }
 
@@ -187,6 +250,21 @@ mod tests {
         let alt = Rule::regex("a|b").unwrap();
         assert!(alt.matches("bz"));
         assert!(!alt.matches("zb"));
+    }
+
+    #[test]
+    fn ignored_names_pass_whole_and_only_whole() {
+        let ignore = ["visit_*".to_string(), "setUp".to_string()];
+        let r = Rule::regex_ignoring("^[a-z_][a-z0-9_]*$", &ignore).unwrap();
+        assert!(r.matches("visit_Call") && r.matches("setUp") && r.matches("run"));
+        assert!(!r.matches("setUpX"), "a name without `*` is matched whole");
+        assert!(!r.matches("visitCall") && !r.matches("fooBar"));
+        assert!(
+            !r.matches("visit_a.b"),
+            "`*` spans identifier characters only"
+        );
+        assert_ne!(r, Rule::regex("^[a-z_][a-z0-9_]*$").unwrap());
+        assert!(r.describe().contains("`visit_*`"));
     }
 
     #[test]

@@ -78,6 +78,11 @@ pub struct TomlVersion {
     /// not used in checking.
     #[serde(default)]
     pub proposed: Option<String>,
+    /// Names a regex rule does not test, as pep8-naming's `ignore-names`: whole names or
+    /// `*` globs (`"visit_*"`, `"setUp"`), for the names a framework chose.
+    #[serde(default, rename = "ignore-names")]
+    #[schemars(with = "Vec<String>")]
+    pub ignore_names: Vec<Spanned<String>>,
 }
 
 /// The schema of `kind`: one of the object kinds, MemoryCode's and the teams'.
@@ -503,9 +508,32 @@ pub fn load_as(text: &str, file: &str, format: Format) -> Result<Vec<Loaded>, St
                     None
                 }
             };
+            let ignore: Vec<String> = (v.ignore_names.iter())
+                .filter(|g| {
+                    let ok = !g.get_ref().is_empty()
+                        && (g.get_ref().chars())
+                            .all(|c| c == '*' || c == '_' || c.is_alphanumeric());
+                    if !ok {
+                        p.at(
+                            g.span(),
+                            &format!(
+                                "{:?} is not a name or a `*` glob of names (pivot `{id}`)",
+                                g.get_ref()
+                            ),
+                            &[],
+                        );
+                    }
+                    ok
+                })
+                .map(|g| g.get_ref().clone())
+                .collect();
             let rule = serde_json::to_value(v.rule.get_ref())
                 .map_err(|e| RuleError::BadShape(e.to_string()))
-                .and_then(|json| Rule::from_json(&json));
+                .and_then(|json| Rule::from_json(&json))
+                .and_then(|r| match (&r, ignore.is_empty()) {
+                    (Rule::Regex { source, .. }, false) => Rule::regex_ignoring(source, &ignore),
+                    _ => Ok(r),
+                });
             let rule = match rule {
                 Ok(r) => Some(r),
                 Err(e) => {
@@ -525,6 +553,14 @@ pub fn load_as(text: &str, file: &str, format: Format) -> Result<Vec<Loaded>, St
                             form.short()
                         ),
                         &[format!("kind \"{kind}\" takes {}", takes.join(", or "))],
+                    );
+                    continue;
+                }
+                if !v.ignore_names.is_empty() && form != Form::Regex {
+                    p.at(
+                        v.ignore_names[0].span(),
+                        &format!("`ignore-names` needs a regex rule (pivot `{id}`)"),
+                        &["names are left alone only by a rule names must match".into()],
                     );
                     continue;
                 }

@@ -38,6 +38,17 @@ pub struct Constructs {
     pub typing_names: Vec<Item>,
     /// The comments, as the tokenizer sees them (not a `#` inside a string).
     pub comments: Vec<Item>,
+    /// The module has a statement besides its docstring: an empty `__init__.py`, or one
+    /// with only comments, has none.
+    pub has_code: bool,
+    /// The module has a type annotation somewhere (a parameter's, a return's, a
+    /// variable's): what `from __future__ import annotations` changes.
+    pub has_annotations: bool,
+    /// Where the name of each public `def` starts, in order: as pydocstyle reads
+    /// "public", a name without a leading `_` defined at the module's level (also under an
+    /// `if` or `try` there) or in a public class's body; a function nested in a function is
+    /// never public, nor is anything of a private class.
+    pub public_defs: Vec<usize>,
 }
 
 const TYPING_MODULES: [&str; 2] = ["typing", "typing_extensions"];
@@ -78,6 +89,19 @@ impl Constructs {
             top_ends: top_ends(text.as_bytes(), tree.root_node()),
         };
         w.walk(tree.root_node());
+        let root = tree.root_node();
+        public_defs(root, true, text.as_bytes(), &mut w.out.public_defs);
+        w.out.public_defs.sort_unstable();
+        w.out.has_code = (0..root.named_child_count())
+            .filter_map(|i| root.named_child(i))
+            .any(|c| match c.kind() {
+                "comment" => false,
+                "expression_statement" => {
+                    !(c.named_child_count() == 1
+                        && c.named_child(0).is_some_and(|s| s.kind() == "string"))
+                }
+                _ => true,
+            });
         let Walker {
             mut out,
             typing_aliases,
@@ -93,6 +117,26 @@ impl Constructs {
         }
         out.typing_names.sort_by_key(|i| i.span.start_byte);
         out
+    }
+}
+
+/// The public defs under `node` (see `Constructs::public_defs`); `public`: whether a def
+/// here could be.
+fn public_defs(node: Node, public: bool, src: &[u8], out: &mut Vec<usize>) {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        let name = child.child_by_field_name("name");
+        let open = name.is_some_and(|n| !n.utf8_text(src).unwrap_or("_").starts_with('_'));
+        match child.kind() {
+            "function_definition" => {
+                if public && open {
+                    out.extend(name.map(|n| n.start_byte()));
+                }
+                public_defs(child, false, src, out);
+            }
+            "class_definition" => public_defs(child, public && open, src, out),
+            _ => public_defs(child, public, src, out),
+        }
     }
 }
 
@@ -156,6 +200,7 @@ impl Walker<'_> {
 
     fn visit(&mut self, node: Node, in_def: bool) {
         match node.kind() {
+            "type" => self.out.has_annotations = true,
             "except_clause" | "except_group_clause" => self.except(node),
             "import_statement" | "import_from_statement" | "future_import_statement" => {
                 self.import(node, in_def)

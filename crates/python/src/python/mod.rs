@@ -4,6 +4,7 @@
 
 pub mod code_block;
 pub mod constructs;
+pub mod generated;
 pub mod incremental;
 pub mod joined;
 pub mod literal;

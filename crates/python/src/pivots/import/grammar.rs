@@ -904,6 +904,37 @@ impl Case {
         format!("^(?:{inner}|_*[A-Z][a-zA-Z0-9]*{upper})$")
     }
 
+    /// The names a team's case rule leaves alone (its `ignore-names`): the ones a framework
+    /// chose, not the team. unittest's hooks (pep8-naming's default `ignore-names`),
+    /// `ast.NodeVisitor`'s and docutils' `visit_*` / `depart_*` (`visit_Call`),
+    /// `http.server`'s `do_*` (`do_GET`); under camelCase also dunders and `generic_visit`.
+    fn ignored_in(self, dialect: Dialect, noun: Noun) -> Vec<String> {
+        if !dialect.team() {
+            return Vec::new();
+        }
+        let names: &[&str] = match (self, noun) {
+            (Case::Snake, Noun::Method) => &[
+                "setUp",
+                "tearDown",
+                "setUpClass",
+                "tearDownClass",
+                "asyncSetUp",
+                "asyncTearDown",
+                "setUpTestData",
+                "visit_*",
+                "depart_*",
+                "do_*",
+            ],
+            (Case::Snake, Noun::Function) => &["setUpModule", "tearDownModule"],
+            (Case::Camel, Noun::Method) => {
+                &["__*__", "visit_*", "depart_*", "do_*", "generic_visit"]
+            }
+            (Case::Camel, Noun::Function) => &["__*__"],
+            _ => &[],
+        };
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
     fn regex(self) -> &'static str {
         match self {
             Case::Snake => "^[a-z_][a-z0-9_]*$",
@@ -1019,8 +1050,11 @@ fn case(n: &Norm, body: &str, negated: bool) -> Frame {
             let nouns = nouns(n, obj)?;
             let mut out = Vec::new();
             for noun in nouns {
-                let rule =
-                    Rule::regex(&case.regex_in(n.dialect, noun)).map_err(|e| e.to_string())?;
+                let rule = Rule::regex_ignoring(
+                    &case.regex_in(n.dialect, noun),
+                    &case.ignored_in(n.dialect, noun),
+                )
+                .map_err(|e| e.to_string())?;
                 let kind = name_kind(noun);
                 out.push(Reading {
                     id: format!("{}-{}", slug(kind), case.slug()),
@@ -1822,7 +1856,7 @@ fn construct(n: &Norm, body: &str, negated: bool) -> Frame {
             // 1: avoid X, no X.
             r"^(?:avoid|no|forbid|ban|disallow)(?: using| the use of| use of)? (?P<x>.+)$".to_string(),
             // 2: absolute imports.
-            format!(r"^use absolute imports(?: (?:for intra-package references|within (?:the |a |each )?packages?|inside (?:the )?packages?|from {T}(?: package)?|only|everywhere))?$"),
+            format!(r"^use absolute imports(?: (?:for intra-package references|within (?:the |a |each )?packages?|inside (?:the )?packages?|(?P<pkg>(?:from|of|for) (?:the )?{T}(?: package)?)|only|everywhere))?$"),
             // 3: relative imports, asked for.
             r"^use relative imports\b.*$".to_string(),
             // 4: imports at the top.
@@ -1868,6 +1902,13 @@ fn construct(n: &Norm, body: &str, negated: bool) -> Frame {
 fn attempt(n: &Norm, i: usize, c: &regex::Captures, negated: bool) -> Frame {
     let readings = match (i, negated) {
         (0, true) | (1, false) => forbidden(n, &c["x"])?,
+        (2, false) if c.name("pkg").is_some() => {
+            return Some(Err(format!(
+                "absolute imports {}: about that package's imports, and which imports of a \
+                 tree are that package's own is not known",
+                n.restore(&c["pkg"])
+            )))
+        }
         (2, false) => vec![forbid(K::RelativeImport, None)],
         (3, false) => {
             return Some(Err(

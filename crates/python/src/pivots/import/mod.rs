@@ -53,6 +53,9 @@ pub struct Proposal {
     pub kind: ObjectKind,
     #[serde(serialize_with = "rule_json")]
     pub rule: Rule,
+    /// The rule's ignored names (in the JSON beside `rule`, which is MemoryCode's form).
+    #[serde(rename = "ignore-names", skip_serializing_if = "Vec::is_empty")]
+    pub ignore_names: Vec<String>,
     pub text: String,
     pub sources: Vec<Cited>,
     /// `Some("model")` for a rule a model proposed (`--model`), written as `proposed`.
@@ -350,6 +353,7 @@ impl Import {
         self.proposed.push(Proposal {
             id,
             kind: r.kind,
+            ignore_names: r.rule.ignored_names().to_vec(),
             rule: r.rule,
             text: text.to_string(),
             sources: vec![Cited {
@@ -474,6 +478,9 @@ fn pivot_toml(p: &Proposal) -> String {
     s.push_str(&format!("text = {}\n", toml_string(&p.text)));
     s.push_str(&format!("kind = {}\n", toml_string(p.kind.name())));
     s.push_str(&format!("rule = {}\n", rule_toml(&p.rule)));
+    if let Some(names) = ignore_names_toml(&p.rule) {
+        s.push_str(&format!("ignore-names = {names}\n"));
+    }
     if let Some(by) = &p.proposed {
         s.push_str(&format!("proposed = {}\n", toml_string(by)));
     }
@@ -488,6 +495,15 @@ pub fn rule_toml(rule: &Rule) -> String {
         Rule::Presence(b) => b.to_string(),
         Rule::Member { name, value } => format!("[{}, {value}]", toml_string(name)),
     }
+}
+
+/// A regex rule's ignored names as a TOML array, or None when it has none.
+pub fn ignore_names_toml(rule: &Rule) -> Option<String> {
+    let names = rule.ignored_names();
+    (!names.is_empty()).then(|| {
+        let items: Vec<String> = names.iter().map(|n| toml_string(n)).collect();
+        format!("[{}]", items.join(", "))
+    })
 }
 
 /// A TOML basic string. Control characters are escaped, and so is the `[` of `##[` (a CI
