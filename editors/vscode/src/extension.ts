@@ -6,6 +6,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { PythonExtension } from '@vscode/python-extension';
 import {
   CloseAction,
   ErrorAction,
@@ -42,6 +43,8 @@ import {
   TURN0_DIR,
   applySessionChanged,
   args,
+  ChosenPython,
+  choosePython,
   CommandArgs,
   DEFAULT_SETTINGS,
   Evaluation,
@@ -58,6 +61,9 @@ import {
   parseSessionIndex,
   ProgressTracker,
   ProgressValue,
+  pythonChanged,
+  pythonLogLine,
+  PYTHON_EXTENSION_ID,
   resolveServer,
   ServerCommand,
   SESSION_CHANGED,
@@ -95,6 +101,14 @@ let output: vscode.OutputChannel;
 const reports = new Map<string, string>();
 const reportChanged = new vscode.EventEmitter<vscode.Uri>();
 let progressSeq = 0;
+/** Each start's number: a start that waited (for the Python extension) and was overtaken stops. */
+let starts = 0;
+/** The interpreter the current server was started with: another one chosen restarts it. */
+let startedPython: ChosenPython | undefined;
+/** The Python extension's API, once asked (undefined inside: it failed or gave none). */
+let pythonApi: Promise<PythonExtension | undefined> | undefined;
+/** How long a start waits for the Python extension (which activates first) before going on. */
+const PYTHON_API_WAIT_MS = 10000;
 
 function settings(): Settings {
   const c = vscode.workspace.getConfiguration('pivot');
@@ -147,6 +161,82 @@ function bundledServer(context: vscode.ExtensionContext): string | undefined {
 }
 
 /**
+ * The Python extension's API (`@vscode/python-extension`: activates ms-python.python), asked
+ * once; undefined when that extension is not installed (nothing is said: it is optional) or
+ * fails (said in the output). Its interpreter changes restart the server.
+ */
+function pythonExtensionApi(context: vscode.ExtensionContext): Promise<PythonExtension | undefined> {
+  if (!vscode.extensions.getExtension(PYTHON_EXTENSION_ID)) return Promise.resolve(undefined);
+  pythonApi ??= PythonExtension.api().then(
+    (api) => {
+      if (!api?.environments) throw new Error('it has no environments API');
+      // "Python: Select Interpreter" picked another one: the server restarts with it.
+      context.subscriptions.push(api.environments.onDidChangeActiveEnvironmentPath(() => void refreshPython(context)));
+      return api;
+    },
+  ).catch((e) => {
+    output.appendLine(`Pivot LSP: the Python extension gave no interpreter (${message(e)})`);
+    return undefined;
+  });
+  return pythonApi;
+}
+
+/** The executable of the Python extension's active environment for `folder`, or undefined. */
+async function extensionPython(context: vscode.ExtensionContext, folder: vscode.Uri | undefined): Promise<string | undefined> {
+  const api = await pythonExtensionApi(context);
+  if (!api) return undefined;
+  try {
+    const active = api.environments.getActiveEnvironmentPath(folder);
+    const env = await api.environments.resolveEnvironment(active);
+    // An environment without an interpreter (a bare conda env) has nothing to run tests with.
+    if (!env?.executable.uri) output.appendLine(`Pivot LSP: the Python extension's environment ${active.path} has no interpreter`);
+    return env?.executable.uri?.fsPath;
+  } catch (e) {
+    output.appendLine(`Pivot LSP: the Python extension could not resolve its interpreter: ${message(e)}`);
+    return undefined;
+  }
+}
+
+/** `p`'s value, or undefined when it takes longer than `ms` (the timer does not keep Node alive). */
+async function within<T>(p: Promise<T>, ms: number): Promise<{ value: T } | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((r) => { timer = setTimeout(() => r(undefined), ms); });
+  try {
+    return await Promise.race([p.then((value) => ({ value })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The interpreter for the server (logic.ts's choosePython): the Python extension is asked
+ * only when pivot.python is empty and the workspace is trusted. A Python extension slower
+ * than PYTHON_API_WAIT_MS does not hold the server back: it starts with its default and
+ * restarts once the answer comes.
+ */
+async function chosenPython(context: vscode.ExtensionContext, s: Settings): Promise<ChosenPython> {
+  const trusted = vscode.workspace.isTrusted;
+  if (s.python.trim() !== '' || !trusted) return choosePython(s.python, undefined, trusted);
+  const asked = extensionPython(context, vscode.workspace.workspaceFolders?.[0]?.uri);
+  const got = await within(asked, PYTHON_API_WAIT_MS);
+  if (!got) {
+    output.appendLine(`Pivot LSP: the Python extension did not answer in ${PYTHON_API_WAIT_MS / 1000} s; the server starts without its interpreter`);
+    void asked.then(() => refreshPython(context));
+  }
+  return choosePython(s.python, got?.value);
+}
+
+/** The Python extension's interpreter changed (or came late): restart a server that had another. */
+async function refreshPython(context: vscode.ExtensionContext): Promise<void> {
+  if (!client) return;
+  const next = await chosenPython(context, settings());
+  if (!pythonChanged(startedPython, next)) return;
+  output.appendLine(`Pivot LSP: the interpreter changed to ${next.python || 'the default'}; restarting the server`);
+  await stopClient();
+  await startClient(context);
+}
+
+/**
  * vscode-languageclient shows a notification for each failed (re)start ("couldn't create
  * connection", "write EPIPE", "crashed 5 times"); this client logs them to the output only,
  * and the extension shows one message with the server's own reason (`reportFailure`).
@@ -179,20 +269,21 @@ async function reportFailure(command: string): Promise<void> {
 }
 
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
-  const s = settings();
+  const start = ++starts;
+  const given = settings();
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   // A relative serverPath is taken from the workspace root (e.g. target/debug/pivot-lsp),
   // in a trusted workspace only: in Restricted Mode it would run a binary the repository
   // brought, so it is refused (named as missing) rather than looked up anywhere.
-  const relative = s.serverPath.includes('/') && !path.isAbsolute(s.serverPath);
+  const relative = given.serverPath.includes('/') && !path.isAbsolute(given.serverPath);
   if (relative && !vscode.workspace.isTrusted) {
-    const message = `Pivot LSP: pivot.serverPath ${s.serverPath} is relative to the workspace, and this workspace is not trusted (Restricted Mode): a binary inside it is not run. Trust the workspace, or set an absolute path.`;
+    const message = `Pivot LSP: pivot.serverPath ${given.serverPath} is relative to the workspace, and this workspace is not trusted (Restricted Mode): a binary inside it is not run. Trust the workspace, or set an absolute path.`;
     output.appendLine(message);
     setServer({ state: 'failed', reason: message });
     void vscode.window.showErrorMessage(message);
     return;
   }
-  const setting = folder && relative ? path.join(folder, s.serverPath) : s.serverPath;
+  const setting = folder && relative ? path.join(folder, given.serverPath) : given.serverPath;
   const resolved = resolveServer(setting, bundledServer(context), (process.env.PATH ?? '').split(path.delimiter), exists, path.sep);
   if (resolved.ok) output.appendLine(`Pivot LSP: starting ${resolved.command} (${ORIGIN_TEXT[resolved.origin]})`);
   if (!resolved.ok) {
@@ -202,6 +293,13 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     if (pick) await vscode.commands.executeCommand('workbench.action.openSettings', 'pivot.serverPath');
     return;
   }
+  // The interpreter goes where pivot.python goes (initializationOptions and PIVOT_PYTHON).
+  setServer({ state: 'starting' });
+  const python = await chosenPython(context, given);
+  if (start !== starts) return;
+  startedPython = python;
+  output.appendLine(pythonLogLine(python, process.env));
+  const s: Settings = { ...given, python: python.python };
   // The process is ours (stdio, no `--stdio` appended): its stderr and exit code are kept
   // to say why it stopped; the library still copies stderr to the output channel.
   const tail = new StderrTail();
@@ -794,6 +892,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await stopClient();
         await startClient(context);
       }
+    }),
+    // The Python extension installed or enabled while the window is open: ask it now.
+    vscode.extensions.onDidChange(() => {
+      if (!pythonApi && vscode.extensions.getExtension(PYTHON_EXTENSION_ID)) void refreshPython(context);
+    }),
+    // Trusting the workspace lifts what Restricted Mode withheld: a relative
+    // pivot.serverPath, workspace settings, the Python extension's interpreter.
+    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
+      await stopClient();
+      await startClient(context);
     }),
   );
   for (const [id, fn] of Object.entries(handlers)) {

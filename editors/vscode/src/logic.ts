@@ -334,6 +334,57 @@ export function serverEnv(s: Settings): Record<string, string> {
   return s.python.trim() !== '' ? { PIVOT_PYTHON: s.python.trim() } : {};
 }
 
+/** Where the interpreter for test runs came from (said in the output channel). */
+export type PythonOrigin = 'setting' | 'pythonExtension' | 'default';
+
+export interface ChosenPython {
+  /** The interpreter given to the server; '' leaves it to the server's default. */
+  python: string;
+  origin: PythonOrigin;
+  /** The Python extension's interpreter was not asked: the workspace is in Restricted Mode. */
+  restricted?: boolean;
+}
+
+/** The Python extension's id (ms-python.python), whose API `@vscode/python-extension` wraps. */
+export const PYTHON_EXTENSION_ID = 'ms-python.python';
+
+/**
+ * The interpreter for test runs, as ruff-vscode chooses it: a non-empty `pivot.python`
+ * wins; else the interpreter the Python extension has chosen for the workspace folder (its
+ * executable; undefined when that extension is not installed or did not answer); else the
+ * server's default (`PIVOT_PYTHON` of its environment, else `python3`). In Restricted Mode
+ * the Python extension's choice is not taken: it may be a venv the repository brought,
+ * which is the repository's code (as a relative `pivot.serverPath` is refused there).
+ */
+export function choosePython(setting: string, fromExtension: string | undefined, trusted = true): ChosenPython {
+  if (setting.trim() !== '') return { python: setting.trim(), origin: 'setting' };
+  if (!trusted) return { python: '', origin: 'default', restricted: true };
+  if (fromExtension && fromExtension.trim() !== '') return { python: fromExtension.trim(), origin: 'pythonExtension' };
+  return { python: '', origin: 'default' };
+}
+
+const PYTHON_ORIGIN_TEXT: Record<PythonOrigin, string> = {
+  setting: 'setting pivot.python',
+  pythonExtension: "the Python extension's interpreter",
+  default: 'default python3',
+};
+
+/** The output channel's line naming the interpreter and where it came from. */
+export function pythonLogLine(c: ChosenPython, env: Record<string, string | undefined>): string {
+  if (c.origin !== 'default') return `Pivot LSP: Python interpreter ${c.python} (${PYTHON_ORIGIN_TEXT[c.origin]})`;
+  const why = c.restricted ? "; the Python extension's interpreter is not used in Restricted Mode" : '';
+  // The server inherits the editor's environment: a PIVOT_PYTHON there is its default.
+  const inherited = env.PIVOT_PYTHON?.trim();
+  return inherited
+    ? `Pivot LSP: Python interpreter ${inherited} (PIVOT_PYTHON of the editor's environment, in place of the ${PYTHON_ORIGIN_TEXT.default}${why})`
+    : `Pivot LSP: Python interpreter python3 (${PYTHON_ORIGIN_TEXT.default}${why})`;
+}
+
+/** Whether a server started with `running` must restart for `next` (another interpreter). */
+export function pythonChanged(running: ChosenPython | undefined, next: ChosenPython): boolean {
+  return running !== undefined && running.python !== next.python;
+}
+
 /** Where the server binary came from (said in the output channel). */
 export type ServerOrigin = 'setting' | 'bundled' | 'PATH';
 

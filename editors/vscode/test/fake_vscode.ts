@@ -12,6 +12,22 @@ export interface Recorded {
   infos: string[];
   configKeysRead: Set<string>;
   statusItems: { text: string; tooltip?: string; command?: string; shown: boolean }[];
+  /** Lines written to the extension's output channel. */
+  output: string[];
+}
+
+/** Other installed extensions (by id) as `vscode.extensions.getExtension` returns them. */
+export interface FakeExtension {
+  isActive: boolean;
+  activate(): Promise<unknown>;
+  exports: unknown;
+}
+
+export interface FakeOptions {
+  extensions?: Record<string, FakeExtension>;
+  /** The folder opened (workspaceFolders[0]). */
+  folder?: string;
+  trusted?: boolean;
 }
 
 export function inert(name: string): any {
@@ -48,7 +64,7 @@ class EventEmitter<T> {
 }
 
 /** Build a fake `vscode` with `settings` as the `pivot.*` configuration. */
-export function fakeVscode(settings: Record<string, unknown>): { vscode: any; rec: Recorded } {
+export function fakeVscode(settings: Record<string, unknown>, opts: FakeOptions = {}): { vscode: any; rec: Recorded } {
   const rec: Recorded = {
     commands: new Map(),
     treeViews: [],
@@ -57,8 +73,12 @@ export function fakeVscode(settings: Record<string, unknown>): { vscode: any; re
     infos: [],
     configKeysRead: new Set(),
     statusItems: [],
+    output: [],
   };
+  const uri = (p: string) => ({ scheme: 'file', fsPath: p, path: p, toString: () => `file://${p}` });
   const base: Record<string, unknown> = {
+    // vscode-languageclient 9 checks it (>= 1.82).
+    version: '1.100.0',
     Disposable,
     EventEmitter,
     StatusBarAlignment: { Left: 1, Right: 2 },
@@ -68,7 +88,7 @@ export function fakeVscode(settings: Record<string, unknown>): { vscode: any; re
     TreeItem: class { constructor(readonly label: string, readonly collapsibleState: number) {} },
     Uri: {
       from: (c: { scheme: string; path: string }) => ({ ...c, toString: () => `${c.scheme}:${c.path}` }),
-      file: (p: string) => ({ scheme: 'file', fsPath: p, path: p, toString: () => `file://${p}` }),
+      file: uri,
     },
     commands: {
       registerCommand: (id: string, fn: (...a: unknown[]) => unknown) => {
@@ -79,7 +99,12 @@ export function fakeVscode(settings: Record<string, unknown>): { vscode: any; re
       executeCommand: async () => undefined,
     },
     window: {
-      createOutputChannel: () => ({ appendLine: () => undefined, append: () => undefined, show: () => undefined, dispose: () => undefined }),
+      createOutputChannel: () => ({
+        appendLine: (l: string) => void rec.output.push(l),
+        append: () => undefined,
+        show: () => undefined,
+        dispose: () => undefined,
+      }),
       createStatusBarItem: () => {
         const item = { text: '', tooltip: undefined, command: undefined, shown: false, show() { item.shown = true; }, hide() { item.shown = false; }, dispose() {} };
         rec.statusItems.push(item);
@@ -100,9 +125,14 @@ export function fakeVscode(settings: Record<string, unknown>): { vscode: any; re
       showWarningMessage: async () => undefined,
       setStatusBarMessage: () => new Disposable(),
     },
+    extensions: {
+      getExtension: (id: string) => opts.extensions?.[id],
+      onDidChange: () => new Disposable(),
+    },
     workspace: {
-      workspaceFolders: undefined,
-      isTrusted: true,
+      workspaceFolders: opts.folder ? [{ uri: uri(opts.folder), name: 'folder', index: 0 }] : undefined,
+      isTrusted: opts.trusted ?? true,
+      textDocuments: [],
       getConfiguration: (section: string) => ({
         get: (key: string, dflt: unknown) => {
           const full = `${section}.${key}`;
@@ -115,12 +145,18 @@ export function fakeVscode(settings: Record<string, unknown>): { vscode: any; re
         return new Disposable();
       },
       onDidChangeConfiguration: () => new Disposable(),
+      onDidGrantWorkspaceTrust: () => new Disposable(),
       createFileSystemWatcher: () => inert('watcher'),
     },
   };
-  const vscode = new Proxy(base, {
-    get: (t, p: string) => (p in t ? t[p] : inert(`vscode.${p}`)),
-  });
+  // The namespaces too: what vscode-languageclient subscribes to (onDidOpenTextDocument,
+  // ...) once a client starts is inert.
+  const withInert = (o: Record<string, unknown>, name: string) =>
+    new Proxy(o, { get: (t, p: string) => (p in t ? t[p] : inert(`${name}.${p}`)) });
+  for (const ns of ['commands', 'window', 'workspace', 'extensions']) {
+    base[ns] = withInert(base[ns] as Record<string, unknown>, `vscode.${ns}`);
+  }
+  const vscode = withInert(base, 'vscode');
   return { vscode, rec };
 }
 
@@ -130,5 +166,48 @@ export function installFake(vscode: unknown): void {
   const orig = M._load;
   M._load = function (this: unknown, req: string, ...rest: unknown[]) {
     return req === 'vscode' ? vscode : orig.call(this, req, ...rest);
+  };
+}
+
+/**
+ * A stand-in for ms-python.python: the part of its API that `@vscode/python-extension` and
+ * the extension use (environments: the active path, resolve, its change event). `choose`
+ * picks another interpreter, as "Python: Select Interpreter" does.
+ */
+export function fakePythonExtension(executable: string): {
+  ext: FakeExtension;
+  asked: (string | undefined)[];
+  choose(executable: string): void;
+} {
+  const changed = new EventEmitter<{ id: string; path: string; resource: undefined }>();
+  const asked: (string | undefined)[] = [];
+  let current = executable;
+  const environments = {
+    getActiveEnvironmentPath: (resource?: { fsPath?: string }) => {
+      asked.push(resource?.fsPath);
+      return { id: current, path: current };
+    },
+    resolveEnvironment: async (e: { path: string } | string) => {
+      const p = typeof e === 'string' ? e : e.path;
+      return { id: p, path: p, executable: { uri: { fsPath: p, path: p, scheme: 'file' } } };
+    },
+    onDidChangeActiveEnvironmentPath: changed.event,
+  };
+  const ext: FakeExtension = {
+    isActive: false,
+    activate: async () => {
+      ext.isActive = true;
+      ext.exports = { ready: Promise.resolve(), environments };
+      return ext.exports;
+    },
+    exports: undefined,
+  };
+  return {
+    ext,
+    asked,
+    choose(next: string) {
+      current = next;
+      changed.fire({ id: next, path: next, resource: undefined });
+    },
   };
 }

@@ -3,6 +3,9 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
+  choosePython,
+  pythonChanged,
+  pythonLogLine,
   endpointArgs,
   Active,
   activePivotsMarkdown,
@@ -203,6 +206,46 @@ test('initializationOptions: key from the setting, else from the named env varia
   });
   assert.deepEqual(serverEnv(s), { PIVOT_PYTHON: '/venv/bin/python' });
   assert.deepEqual(serverEnv(DEFAULT_SETTINGS), {});
+});
+
+test('interpreter: pivot.python, else the Python extension\'s, else the server\'s default', () => {
+  const venv = '/w/.venv/bin/python';
+  // A non-empty setting always wins, trimmed; the Python extension's choice is not used.
+  assert.deepEqual(choosePython(' /opt/py/bin/python3 ', venv), { python: '/opt/py/bin/python3', origin: 'setting' });
+  assert.deepEqual(choosePython('python3.12', undefined, false), { python: 'python3.12', origin: 'setting' });
+  // Empty: the Python extension's interpreter for the folder.
+  assert.deepEqual(choosePython('', venv), { python: venv, origin: 'pythonExtension' });
+  assert.deepEqual(choosePython('  ', ` ${venv} `), { python: venv, origin: 'pythonExtension' });
+  // Not installed, no answer, an environment without an interpreter: the server's default ('' is none sent).
+  assert.deepEqual(choosePython('', undefined), { python: '', origin: 'default' });
+  assert.deepEqual(choosePython('', ' '), { python: '', origin: 'default' });
+  // Restricted Mode: the Python extension's choice may be the repository's own venv.
+  assert.deepEqual(choosePython('', venv, false), { python: '', origin: 'default', restricted: true });
+  // What goes to the server: nothing for the default, as before.
+  const s = (c: { python: string }) => ({ ...DEFAULT_SETTINGS, python: c.python });
+  assert.deepEqual(serverEnv(s(choosePython('', venv))), { PIVOT_PYTHON: venv });
+  assert.equal(initializationOptions(s(choosePython('', venv)), {}).pivot.python, venv);
+  assert.deepEqual(serverEnv(s(choosePython('', undefined))), {});
+  assert.equal(initializationOptions(s(choosePython('', undefined)), {}).pivot.python, null);
+});
+
+test('interpreter: the output line says which and from where; a change of interpreter restarts', () => {
+  assert.equal(pythonLogLine(choosePython('/opt/py/bin/python3', undefined), {}), 'Pivot LSP: Python interpreter /opt/py/bin/python3 (setting pivot.python)');
+  assert.equal(pythonLogLine(choosePython('', '/w/.venv/bin/python'), {}), "Pivot LSP: Python interpreter /w/.venv/bin/python (the Python extension's interpreter)");
+  assert.equal(pythonLogLine(choosePython('', undefined), {}), 'Pivot LSP: Python interpreter python3 (default python3)');
+  assert.equal(pythonLogLine(choosePython('', undefined, false), {}),
+    "Pivot LSP: Python interpreter python3 (default python3; the Python extension's interpreter is not used in Restricted Mode)");
+  // The server inherits the editor's environment, whose PIVOT_PYTHON is then its default.
+  assert.equal(pythonLogLine(choosePython('', undefined), { PIVOT_PYTHON: '/env/python' }),
+    "Pivot LSP: Python interpreter /env/python (PIVOT_PYTHON of the editor's environment, in place of the default python3)");
+  const ext = (p?: string) => choosePython('', p);
+  assert.equal(pythonChanged(ext('/a/python'), ext('/b/python')), true);
+  assert.equal(pythonChanged(ext('/a/python'), ext(undefined)), true);
+  assert.equal(pythonChanged(ext('/a/python'), ext('/a/python')), false);
+  // A set pivot.python: the Python extension's changes do not matter.
+  assert.equal(pythonChanged(choosePython('/opt/py', '/a'), choosePython('/opt/py', '/b')), false);
+  // No server started yet: nothing to restart.
+  assert.equal(pythonChanged(undefined, ext('/a/python')), false);
 });
 
 test('server path: PATH lookup, explicit path, and a clear message when missing', () => {

