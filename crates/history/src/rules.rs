@@ -139,6 +139,9 @@ pub fn pivots_toml<'a>(
         s.push_str(&format!("text = {}\n", toml_string(&p.text)));
         s.push_str(&format!("kind = {}\n", toml_string(p.kind.name())));
         s.push_str(&format!("rule = {}\n", import::rule_toml(&p.rule)));
+        if let Some(names) = import::ignore_names_toml(&p.rule) {
+            s.push_str(&format!("ignore-names = {names}\n"));
+        }
     }
     s
 }

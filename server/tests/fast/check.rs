@@ -943,7 +943,7 @@ const TEAM_PIVOTS: &[(&str, &str, &str)] = &[
     ("public-method-hints", "public method annotation", "true"),
 ];
 
-const TEAM_CODE: &str = "from typing import Optional\nfrom .models import *\n\n\ndef load(path):\n    import json  # type: ignore\n    try:\n        return json.loads(path)\n    except Exception:\n        print(\n            path,\n        )\n    except:\n        pass\n\n\ndef _private(x):\n    return x\n\n\nclass Store:\n    def get(self, key):\n        \"\"\"Doc.\"\"\"\n        return key\n\n    def _raw(self):\n        pass\n";
+const TEAM_CODE: &str = "from typing import Optional\nfrom .models import *\n\n\ndef load(path: str):\n    import json  # type: ignore\n    try:\n        return json.loads(path)\n    except Exception:\n        print(\n            path,\n        )\n    except:\n        pass\n\n\ndef _private(x):\n    return x\n\n\nclass Store:\n    def get(self, key):\n        \"\"\"Doc.\"\"\"\n        return key\n\n    def _raw(self):\n        pass\n";
 
 /// `check` (JSON, text, SARIF) and an editor's diagnostics give the same findings for the
 /// team kinds, each at the offending construct.
