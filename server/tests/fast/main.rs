@@ -30,4 +30,5 @@ mod report;
 mod report_figures;
 mod self_contained;
 mod shards;
+mod snippets;
 mod stdio_flag;
