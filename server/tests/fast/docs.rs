@@ -115,7 +115,10 @@ fn every_link_of_the_readme_contributing_and_the_book_resolves() {
 #[test]
 fn the_readme_is_short_with_the_quick_start_first() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let lines: Vec<&str> = readme.lines().collect();
+    // As a reader sees it: the snippet marks (snippets.rs) are HTML comments, not shown.
+    let lines: Vec<&str> = (readme.lines())
+        .filter(|l| !l.starts_with("<!-- snippet:"))
+        .collect();
     assert!(lines.len() <= 250, "README.md has {} lines", lines.len());
     let quick = lines
         .iter()
@@ -130,4 +133,102 @@ fn the_readme_is_short_with_the_quick_start_first() {
     // The README's two set-up commands (the main job, every test) are in it.
     assert!(readme.contains("cargo run --release -p pivot-lsp -- score memorycode"));
     assert!(readme.contains("scripts/test"));
+}
+
+/// Paths of other repositories the docs cite in this tree's shape, and whose they are.
+const ELSEWHERE: [(&str, &str); 3] = [
+    (
+        "scripts/generate_model_output.sh",
+        "MemoryCode's repository",
+    ),
+    ("scripts/generate_dataset.sh", "MemoryCode's repository"),
+    ("server/pivot-lsp", "inside the platform .vsix"),
+];
+
+/// Every path of this tree that the README, ARCHITECTURE.md, CONTRIBUTING.md, the book and
+/// the editors' READMEs cite in a code span (`crates/...`, `server/tests/fast/check.rs`,
+/// `fixtures/...`, with an optional `:LINE`), exists; one cited with a test or module name
+/// (`server/tests/fast/check.rs::name`) has that `fn` or `mod`. Spans with a placeholder
+/// (`*`, `<model>`, `{..}`, `NAME`) are patterns, not paths.
+#[test]
+fn every_path_the_docs_cite_exists() {
+    let root = repo();
+    let mut files: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md"]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+    for dir in [
+        "docs",
+        "editors/vscode",
+        "editors/nvim",
+        "fixtures/snippets",
+    ] {
+        let mut md: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        md.sort();
+        files.extend(md);
+    }
+    let span = regex::Regex::new(r"`([^`\s]+)`").unwrap();
+    let placeholder = regex::Regex::new(r"[*<>{}$]|(?:^|/)[A-Z]{3,}(?:_|/|$|\.)").unwrap();
+    let line_suffix = regex::Regex::new(r":\d+(?:-\d+)?$").unwrap();
+    const TREE: [&str; 9] = [
+        "crates/",
+        "server/",
+        "fixtures/",
+        "docs/",
+        "editors/",
+        "scripts/",
+        "tests/",
+        ".ci/",
+        ".github/",
+    ];
+    let (mut cited, mut missing) = (0, Vec::new());
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let shown = f.strip_prefix(&root).unwrap().display().to_string();
+        for (i, line) in text.lines().enumerate() {
+            for c in span.captures_iter(line) {
+                let token = c[1].trim_end_matches(['.', ',', ';', ':', ')']);
+                if !TREE.iter().any(|t| token.starts_with(t)) || placeholder.is_match(token) {
+                    continue;
+                }
+                let (path, name) = match token.split_once("::") {
+                    Some((p, n)) => (p, Some(n)),
+                    None => (token, None),
+                };
+                let path = line_suffix.replace(path, "");
+                if ELSEWHERE.iter().any(|(p, _)| *p == path) {
+                    continue;
+                }
+                cited += 1;
+                let at = format!("{shown}:{}: `{token}`", i + 1);
+                let target = root.join(path.as_ref());
+                if !target.exists() {
+                    missing.push(format!("{at}: no such path"));
+                    continue;
+                }
+                let Some(name) = name.and_then(|n| n.split("::").next()) else {
+                    continue;
+                };
+                let name = name.trim_end_matches("()");
+                if name.is_empty() || !target.is_file() {
+                    continue;
+                }
+                let src = std::fs::read_to_string(&target).unwrap_or_default();
+                let def =
+                    regex::Regex::new(&format!(r"\b(?:fn|mod) {}\b", regex::escape(name))).unwrap();
+                if !def.is_match(&src) {
+                    missing.push(format!("{at}: no fn or mod `{name}` in {path}"));
+                }
+            }
+        }
+    }
+    assert!(
+        cited > 100,
+        "only {cited} paths cited: is the pattern still right?"
+    );
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
