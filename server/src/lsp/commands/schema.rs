@@ -104,7 +104,7 @@ fn document() -> SchemaFile {
     ];
     SchemaFile {
         comment: format!(
-            "{SCHEMA_FILE}: generated from the server's types (server/src/lsp/replies.rs, \
+            "{SCHEMA_FILE}: generated from the server's types (crates/workspace/src/replies.rs, \
              commands/schema.rs); do not edit. Regenerate: PIVOT_UPDATE_SCHEMA=1 cargo test \
              -p pivot-lsp --lib schema_file"
         ),
