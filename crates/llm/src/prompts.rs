@@ -22,10 +22,13 @@ pub enum Kind {
     ExecutionSimulateUserFeedback,
     SimulateNoviceFeedback,
     ExecutionSimulateNoviceFeedback,
+    /// Instruction feedback (`_IF` configurations; not the original's): the pivots in force
+    /// that the code breaks, in a refiner signature shaped like the original's.
+    RefineFromInstructionFeedback,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::RefineFromCompilationFeedback,
         Kind::RefineFromExecutionFeedback,
         Kind::RefineFromUserFeedback,
@@ -34,6 +37,7 @@ impl Kind {
         Kind::ExecutionSimulateUserFeedback,
         Kind::SimulateNoviceFeedback,
         Kind::ExecutionSimulateNoviceFeedback,
+        Kind::RefineFromInstructionFeedback,
     ];
 
     /// The original's mode name.
@@ -47,6 +51,7 @@ impl Kind {
             Kind::ExecutionSimulateUserFeedback => "execution_simulate_user_feedback",
             Kind::SimulateNoviceFeedback => "simulate_novice_feedback",
             Kind::ExecutionSimulateNoviceFeedback => "execution_simulate_novice_feedback",
+            Kind::RefineFromInstructionFeedback => "refine_from_instruction_feedback",
         }
     }
 
@@ -88,6 +93,9 @@ impl Kind {
                 "compilation_feedback",
                 "execution_feedback",
             ],
+            Kind::RefineFromInstructionFeedback => {
+                &["input", "previous_code", "instruction_feedback"]
+            }
         }
     }
 
@@ -121,6 +129,10 @@ fn input_field(key: &'static str) -> Field {
         "user_feedback" => (
             "User Feedback:",
             format!("(Simulated) User feedback from previously-generated {CODE}"),
+        ),
+        "instruction_feedback" => (
+            "Instruction Feedback:",
+            format!("instructions in force that previously-generated {CODE} breaks"),
         ),
         "ground_truth_code" => (
             "Ground Truth Code:",
@@ -164,7 +176,8 @@ fn instructions(kind: Kind, fix_quirks: bool) -> String {
     match kind {
         Kind::RefineFromCompilationFeedback
         | Kind::RefineFromUserFeedback
-        | Kind::RefineFromExecutionUserFeedback => refine(),
+        | Kind::RefineFromExecutionUserFeedback
+        | Kind::RefineFromInstructionFeedback => refine(),
         // The original never lists this mode among the refiners, so it falls through to the
         // "answer" instruction (a bug; `--fix-quirks` gives it the refiner's instruction).
         Kind::RefineFromExecutionFeedback if fix_quirks => refine(),
@@ -237,6 +250,7 @@ pub struct Inputs<'a> {
     pub execution_feedback: Option<&'a str>,
     pub user_feedback: Option<&'a str>,
     pub ground_truth_code: Option<&'a str>,
+    pub instruction_feedback: Option<&'a str>,
 }
 
 impl<'a> Inputs<'a> {
@@ -248,6 +262,7 @@ impl<'a> Inputs<'a> {
             "execution_feedback" => self.execution_feedback,
             "user_feedback" => self.user_feedback,
             "ground_truth_code" => self.ground_truth_code,
+            "instruction_feedback" => self.instruction_feedback,
             _ => None,
         }
     }

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod closed;
 pub mod convcode_conv;
+pub mod convcode_instructions;
 pub mod conversation;
 pub mod document;
 pub mod findings;

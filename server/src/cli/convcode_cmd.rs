@@ -10,7 +10,7 @@ use pivot_bench::convcode::live::{run_live, LiveOptions, RunReport, Turn0};
 use pivot_bench::convcode::shard_dir::{self, RunInput};
 use pivot_bench::convcode::speed::{bench_convcode as run_speed, SpeedOptions};
 use pivot_bench::convcode::static_bench::{missing_reference, run_static, StaticOptions};
-use pivot_bench::convcode::turn::TurnEnv;
+use pivot_bench::convcode::turn::{Instructions, TurnEnv};
 use pivot_bench::convcode::turn0;
 use pivot_exec::{Problem, ProblemSource, Runner, RunnerConfig};
 use pivot_llm::{Cache, Client, ClientConfig, EndpointKind};
@@ -134,9 +134,15 @@ pub struct RunArgs {
     /// tasks already in the turn-0 file are not asked again, and answers are cached.
     #[arg(long, value_name = "FILE.jsonl")]
     pub samples: Option<PathBuf>,
-    /// Configuration(s): `all`, or comma-separated codes (CF, CF_EF_UNIT, ..., CF_EF_FULL_SEF).
+    /// Configuration(s): `all` (the original's nine), or comma-separated codes (CF,
+    /// CF_EF_UNIT, ..., CF_EF_FULL_SEF); any of them with `_IF` (CF_EF_FULL_IF) adds instruction
+    /// feedback: the turn's code checked against --pivots and refined once more from the findings.
     #[arg(long = "config", default_value = "all")]
     pub config: String,
+    /// The pivots in force for every problem (a pivots.toml, its latest session), which `_IF`
+    /// configurations check each turn's code against; required by them, refused without them.
+    #[arg(long, value_name = "FILE")]
+    pub pivots: Option<PathBuf>,
     /// Feedback simulator model: the model name sent to the simulator endpoint for novice
     /// (SNF) and expert (SEF) feedback, and named in those configurations' file names as
     /// `_by_{SIM}`. The default, gpt-4o, is the original's simulator, so its file names
@@ -427,6 +433,18 @@ fn print_report(report: &RunReport, layout: &Layout, model: &str) {
             .collect();
         println!("{config}: {}", cells.join(", "));
     }
+    for (config, counts) in &report.instruction_counts {
+        let cells: Vec<String> = counts
+            .iter()
+            .map(|c| {
+                format!(
+                    "t{} {} ({} fixed, {} kept, {} new)",
+                    c.turn, c.breaking, c.fixed, c.kept, c.anew
+                )
+            })
+            .collect();
+        println!("{config} breaking pivots: {}", cells.join(", "));
+    }
     if report.generated > 0 {
         println!("{} turn-0 samples generated", report.generated);
     }
@@ -445,6 +463,20 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
             .clone()
             .unwrap_or_else(|| common.results.join(".convcode-cache")),
     );
+    let instructions = match (configs.iter().find(|c| c.instruction), &a.pivots) {
+        (Some(_), Some(file)) => Some(
+            pivot_workspace::convcode_instructions::PivotInstructions::open(file)
+                .with_context(|| format!("--pivots {}", file.display()))?,
+        ),
+        (Some(c), None) => bail!(
+            "{c} has instruction feedback: give the pivots in force with --pivots FILE (a pivots.toml)"
+        ),
+        (None, Some(_)) => bail!(
+            "--pivots is read only by instruction-feedback configurations (with `_IF`, e.g. CF_EF_FULL_IF); none is in --config {}",
+            a.config
+        ),
+        (None, None) => None,
+    };
     let coder = client(&a.model, common, &cache)?;
     let generator = match &a.samples {
         Some(_) => None,
@@ -499,15 +531,19 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
             turns: common.turns,
             fix_quirks: common.fix_quirks,
             samples: a.samples.as_deref(),
+            pivots: a.pivots.as_deref(),
         },
     )?;
     let res = run_live_cmd(
         &a,
         &problems,
         configs,
-        &coder,
-        simulator.as_ref(),
-        generator.as_ref(),
+        Models {
+            coder: &coder,
+            simulator: simulator.as_ref(),
+            generator: generator.as_ref(),
+            instructions: instructions.as_ref().map(|i| i as _),
+        },
     );
     let code = fail_shard(common, &shard_input, res)?;
     if code == 0 {
@@ -516,21 +552,34 @@ fn run_cmd(a: RunArgs) -> Result<i32> {
     Ok(code)
 }
 
+/// What a live run asks: the code model, the simulator, turn 0's generator and the pivots.
+struct Models<'a> {
+    coder: &'a Client,
+    simulator: Option<&'a Client>,
+    generator: Option<&'a Client>,
+    instructions: Option<&'a dyn Instructions>,
+}
+
 fn run_live_cmd(
     a: &RunArgs,
     problems: &[Problem],
     configs: Vec<Config>,
-    coder: &Client,
-    simulator: Option<&Client>,
-    generator: Option<&Client>,
+    models: Models<'_>,
 ) -> Result<i32> {
     let common = &a.common;
     let runner = runner(common)?;
+    let Models {
+        coder,
+        simulator,
+        generator,
+        instructions,
+    } = models;
     let env = TurnEnv {
         coder,
         simulator: simulator.map(|s| s as _),
         python: &common.python,
         runner: Some(&runner),
+        instructions,
     };
     let mut opts = LiveOptions::new(
         Layout::new(&common.results, &a.simulator_model),
@@ -576,6 +625,9 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
         Some(c) => parse_configs(c)?,
         None => Config::static_reported(),
     };
+    if let Some(c) = configs.iter().find(|c| c.instruction) {
+        bail!("{c}: ConvCodeBench replays the original's feedback, which has no instruction feedback; run `_IF` configurations live (convcode run --pivots FILE)");
+    }
     let cache = Cache::new(
         common
             .cache
@@ -634,6 +686,7 @@ fn bench_cmd(a: BenchArgs) -> Result<i32> {
             turns: common.turns,
             fix_quirks: common.fix_quirks,
             samples: a.samples.as_deref(),
+            pivots: None,
         },
     )?;
     let res = run_static_cmd(&a, &problems, configs, &coder);
@@ -657,6 +710,7 @@ fn run_static_cmd(
         simulator: None,
         python: &common.python,
         runner: Some(&runner),
+        instructions: None,
     };
     let layout = Layout::new(&common.results, &a.simulator_model);
     let observer = CliObserver::new();
@@ -716,6 +770,9 @@ fn run_static_cmd(
 /// configuration) against an instant loopback model, and time per task-turn.
 pub fn bench_convcode(a: BenchConvcodeArgs) -> Result<i32> {
     let config = match parse_configs(&a.config)?.as_slice() {
+        [one] if one.instruction => {
+            bail!("`bench convcode` times the original's configurations; {one} has instruction feedback")
+        }
         [one] => *one,
         _ => bail!(
             "`bench convcode` times one configuration; got `{}`",

@@ -82,6 +82,7 @@ pub fn run(
         simulator: Some(&sim),
         python: &w.python,
         runner: Some(&w.runner),
+        instructions: None,
     };
     let mut opts = LiveOptions::new(
         Layout::new(dir, "gpt-4o"),
@@ -344,6 +345,7 @@ fn all_nine_configurations_over_five_humaneval_tasks() {
         simulator: None,
         python: &w.python,
         runner: Some(&w.runner),
+        instructions: None,
     };
     let sopts = StaticOptions::new(Layout::new(d, "gpt-4o"), "org/target", "org/coder");
     let samples = fixtures().join("samples_humaneval5.jsonl");

@@ -4,6 +4,8 @@
 //! - `print_results`: Tables 1 and 2 against the original's print_results.py, run here;
 //! - `model`: prompts against hand-written golden files, answers parsed as DSPy parses them,
 //!   the model client's retries against the loopback server;
+//! - `instruction`: `_IF` configurations through the command line (base requests unchanged,
+//!   the findings in the extra request, the counts, `score convcode`, refusals);
 //! - `live`, `turn0`, `cli`: the live loop driven by a scripted loopback server (all nine
 //!   configurations, resuming, ConvCodeBench on the run; turn 0 generated; bad input through
 //!   the command line);
@@ -15,6 +17,7 @@
 mod support;
 
 mod cli;
+mod instruction;
 mod live;
 mod metrics;
 mod model;

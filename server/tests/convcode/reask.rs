@@ -67,6 +67,7 @@ fn run_turn1(config: &str, fix_quirks: bool) -> Option<(tempfile::TempDir, Loopb
         simulator: Some(&sim),
         python: &python,
         runner: Some(&runner),
+        instructions: None,
     };
     let mut opts = LiveOptions::new(layout, "org/coder", vec![Config::parse(config).unwrap()]);
     opts.turns = 1;

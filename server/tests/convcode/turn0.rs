@@ -48,6 +48,7 @@ fn turn0_generated_with_the_instruct_prompt_then_the_loop() {
         simulator: None,
         python: &w.python,
         runner: Some(&w.runner),
+        instructions: None,
     };
     let layout = Layout::new(d, "gpt-4o");
     let mut opts = LiveOptions::new(

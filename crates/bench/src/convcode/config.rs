@@ -1,4 +1,6 @@
-//! The nine ConvCodeWorld feedback configurations, their labels, and the original's file layout.
+//! The nine ConvCodeWorld feedback configurations, their labels, and the original's file layout;
+//! and each of them with instruction feedback (`_IF`, this project's: the pivots in force checked
+//! after the configuration's own feedback, see turn.rs), which the original has not.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,9 @@ pub enum Expertise {
 pub struct Config {
     pub execution: Option<Coverage>,
     pub verbal: Option<Expertise>,
+    /// Instruction feedback: the turn's code checked against the pivots in force, and refined
+    /// once more from the findings (`_IF`; not the original's).
+    pub instruction: bool,
 }
 
 impl Config {
@@ -50,7 +55,11 @@ impl Config {
     pub fn all() -> [Config; 9] {
         use Coverage::*;
         use Expertise::*;
-        let c = |execution, verbal| Config { execution, verbal };
+        let c = |execution, verbal| Config {
+            execution,
+            verbal,
+            instruction: false,
+        };
         [
             c(None, None),
             c(Some(Partial), None),
@@ -62,6 +71,30 @@ impl Config {
             c(Some(Partial), Some(Expert)),
             c(Some(Full), Some(Expert)),
         ]
+    }
+
+    /// The original's nine, then each of them with instruction feedback (`CF_IF`, ...).
+    pub fn every() -> Vec<Config> {
+        let all = Config::all();
+        let with_if = all.iter().map(|c| c.with_instruction());
+        all.iter().copied().chain(with_if).collect()
+    }
+
+    /// This configuration with instruction feedback.
+    pub fn with_instruction(self) -> Config {
+        Config {
+            instruction: true,
+            ..self
+        }
+    }
+
+    /// This configuration without instruction feedback: the original's, whose requests an
+    /// `_IF` turn makes first.
+    pub fn base(self) -> Config {
+        Config {
+            instruction: false,
+            ..self
+        }
     }
 
     /// The five configurations ConvCodeBench reports (verbal feedback with a failing signal possible).
@@ -88,13 +121,16 @@ impl Config {
             Some(Expertise::Expert) => s.push_str("_SEF"),
             None => {}
         }
+        if self.instruction {
+            s.push_str("_IF");
+        }
         s
     }
 
     /// Parse an option code (`CF_EF_FULL_SEF`); case-insensitive.
     pub fn parse(code: &str) -> Option<Config> {
         let up = code.trim().to_ascii_uppercase();
-        Config::all().into_iter().find(|c| c.code() == up)
+        Config::every().into_iter().find(|c| c.code() == up)
     }
 
     /// Column label of the original's tables, e.g. `w/ CF EF (full TC) SEF`.
@@ -110,12 +146,15 @@ impl Config {
             Some(Expertise::Expert) => s.push_str(" SEF"),
             None => {}
         }
+        if self.instruction {
+            s.push_str(" IF");
+        }
         s
     }
 
     /// `w/ CF` and `w/ CF SNF` never change turn-0 code, so the original repeats turn 0 for them.
     pub fn repeats_turn0(&self) -> bool {
-        self.execution.is_none() && self.verbal != Some(Expertise::Expert)
+        self.execution.is_none() && self.verbal != Some(Expertise::Expert) && !self.instruction
     }
 }
 
@@ -125,7 +164,8 @@ impl fmt::Display for Config {
     }
 }
 
-/// Parse a `--config` value: one option code, a comma-separated list, or `all`.
+/// Parse a `--config` value: one option code, a comma-separated list, or `all` (the original's
+/// nine; an `_IF` configuration is named).
 pub fn parse_configs(spec: &str) -> anyhow::Result<Vec<Config>> {
     if spec.trim().eq_ignore_ascii_case("all") {
         return Ok(Config::all().to_vec());
@@ -134,7 +174,8 @@ pub fn parse_configs(spec: &str) -> anyhow::Result<Vec<Config>> {
     for part in spec.split(',').filter(|p| !p.trim().is_empty()) {
         let c = Config::parse(part).ok_or_else(|| {
             anyhow::anyhow!(
-                "unknown configuration `{}`; expected one of {} or `all`",
+                "unknown configuration `{}`; expected one of {}, each with `_IF` for instruction \
+                 feedback, or `all`",
                 part.trim(),
                 Config::all()
                     .iter()
@@ -346,5 +387,15 @@ mod tests {
         );
         assert!(parse_configs("CF,bogus").is_err());
         assert_eq!(parse_configs("all").unwrap().len(), 9);
+        let fi = Config::parse("cf_ef_full_if").unwrap();
+        assert!(fi.instruction && fi.base() == Config::parse("CF_EF_FULL").unwrap());
+        assert_eq!(fi.label(), "w/ CF EF (full TC) IF");
+        assert_eq!(
+            l.live_log("m", fi, 2),
+            PathBuf::from("/r/results/v0.3.6/bigcodebench_m_CF_EF_FULL_IF_ITER=2.jsonl")
+        );
+        assert!(!Config::parse("CF_IF").unwrap().repeats_turn0());
+        assert_eq!(Config::every().len(), 18);
+        assert!(Config::parse("CF_IF_EF_FULL").is_none());
     }
 }

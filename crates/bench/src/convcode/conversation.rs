@@ -169,7 +169,7 @@ impl ConvRun {
         if fresh {
             found = scan_logs(&probe, &source);
         }
-        let mut configs: Vec<Config> = Config::all()
+        let mut configs: Vec<Config> = Config::every()
             .into_iter()
             .filter(|c| found.iter().any(|f| f.config == *c))
             .collect();
@@ -330,6 +330,8 @@ fn feedback_section(t: &Turn, previous: Option<&Turn>) -> String {
         ("Compilation feedback", &r.compilation_feedback, true),
         ("Execution feedback", &r.execution_feedback, true),
         ("Verbal feedback", &r.user_feedback, false),
+        // `_IF` turns: about the code the turn's own feedback left.
+        ("Instruction feedback", &r.instruction_feedback, true),
     ];
     let mut any = false;
     for (title, text, fenced) in blocks {
@@ -456,6 +458,7 @@ mod tests {
             user_feedback: None,
             log: None,
             iteration: t,
+            instruction_feedback: None,
         }
     }
 

@@ -6,12 +6,12 @@ use super::evaluate::{evaluate_log, executed_solution};
 use super::executor::{run_jobs, BatchOutcome, Control, Job, Observer, TurnSpec};
 use super::order::visit;
 use super::records::{read_log, sample_line, short, Appender, Log};
-use super::turn::{Lm, TurnEnv};
+use super::turn::{Instructions, Lm, TurnEnv};
 use super::turn0::{self, Turn0Files};
 use crate::shard::Shard;
 use anyhow::{bail, Result};
 use pivot_exec::{EvalResult, Problem, Runner};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 pub struct LiveOptions {
@@ -65,6 +65,56 @@ pub struct RunReport {
     pub interrupted: bool,
     /// Per configuration: every turn evaluated.
     pub pass_counts: Vec<(Config, Vec<TurnCount>)>,
+    /// Per `_IF` configuration: what each turn did to the tasks' breaking pivots.
+    pub instruction_counts: Vec<(Config, Vec<InstructionCount>)>,
+}
+
+/// Of one turn of an `_IF` configuration: the tasks whose logged code breaks a pivot, and
+/// how that changed from the turn before (turn 0 for turn 1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InstructionCount {
+    pub turn: usize,
+    /// Tasks logged at this turn whose code breaks a pivot.
+    pub breaking: usize,
+    /// Broke one the turn before, break none now.
+    pub fixed: usize,
+    /// Broke one before and still do.
+    pub kept: usize,
+    /// Broke none before, break one now.
+    pub anew: usize,
+}
+
+impl InstructionCount {
+    fn between(turn: usize, before: &BTreeSet<String>, now: &BTreeSet<String>) -> Self {
+        InstructionCount {
+            turn,
+            breaking: now.len(),
+            fixed: before.difference(now).count(),
+            kept: before.intersection(now).count(),
+            anew: now.difference(before).count(),
+        }
+    }
+}
+
+/// The tasks of `log` whose code breaks a pivot in force.
+fn breaking(
+    pivots: &dyn Instructions,
+    by_id: &HashMap<&str, &Problem>,
+    log: &Log,
+) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for r in &log.records {
+        let Some(p) = by_id.get(r.task_id.as_str()) else {
+            continue;
+        };
+        let found = pivots
+            .feedback(p, &r.solution)
+            .map_err(|e| anyhow::anyhow!("{}: instruction feedback failed: {e}", r.task_id))?;
+        if found.is_some() {
+            out.insert(r.task_id.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// (turn, tasks passing, tasks logged) of one evaluated turn.
@@ -367,6 +417,13 @@ pub fn run_live(
     if opts.configs.iter().any(|c| c.verbal.is_some()) && env.simulator.is_none() {
         bail!("configurations with verbal feedback (SNF/SEF) need a simulator endpoint");
     }
+    let instructions = match (opts.configs.iter().any(|c| c.instruction), env.instructions) {
+        (false, _) => None,
+        (true, Some(i)) => Some(i),
+        (true, None) => {
+            bail!("configurations with instruction feedback (_IF) need the pivots in force")
+        }
+    };
     let turn0 = match source {
         Turn0::Samples(path) => install_turn0(&opts.layout, &opts.model, Some(path), &all_by_id)?,
         Turn0::Generate(lm) => {
@@ -411,9 +468,15 @@ pub fn run_live(
         control,
         observer,
     };
+    let breaking0 = match instructions {
+        Some(i) => Some(breaking(i, &by_id, &log0)?),
+        None => None,
+    };
     let mut prev0 = Some((log0, eval0));
     for &config in &opts.configs {
         let mut counts = Vec::new();
+        let mut instruction = Vec::new();
+        let mut broke = breaking0.clone().unwrap_or_default();
         let mut prev_path = turn0.clone();
         for t in 1..=opts.turns {
             let (prev_log, prev_eval) = match (t, &prev0) {
@@ -443,9 +506,17 @@ pub fn run_live(
                 Some(count) => counts.push(count),
                 None => return Ok(report),
             }
+            if let (true, Some(i)) = (config.instruction, instructions) {
+                let now = breaking(i, &by_id, &read_log(&cur)?)?;
+                instruction.push(InstructionCount::between(t, &broke, &now));
+                broke = now;
+            }
             prev_path = cur;
         }
         report.pass_counts.push((config, counts));
+        if config.instruction {
+            report.instruction_counts.push((config, instruction));
+        }
     }
     prev0.take();
     Ok(report)

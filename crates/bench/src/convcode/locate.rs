@@ -51,7 +51,9 @@ pub fn locate(layout: &Layout, model: &str, reference: Option<&str>) -> Result<L
         None => None,
     };
     let configs = match reference {
-        None => (Config::all().into_iter())
+        // The original's nine always (its tables have their columns), an `_IF` one only
+        // when the folder has its files.
+        None => (Config::every().into_iter())
             .map(|config| ConfigFiles {
                 config,
                 turns: existing(
@@ -59,6 +61,7 @@ pub fn locate(layout: &Layout, model: &str, reference: Option<&str>) -> Result<L
                         .map(|t| (t, eval_path(&layout.live_log(model, config, t)), None)),
                 ),
             })
+            .filter(|c| !c.config.instruction || !c.turns.is_empty())
             .collect(),
         Some(r) => (Config::static_reported().into_iter())
             .map(|config| ConfigFiles {

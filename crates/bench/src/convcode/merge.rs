@@ -392,6 +392,7 @@ mod tests {
             user_feedback: None,
             log: log.map(str::to_string),
             iteration: 1,
+            instruction_feedback: None,
         })
     }
 

@@ -182,6 +182,15 @@ pub fn submit(
             run.task
         );
     }
+    if run.config.instruction {
+        // A person is given no instruction feedback here, so the turn would not be the
+        // configuration's.
+        bail!(
+            "{} has instruction feedback, which a person's turn does not get; its logs open \
+             read-only (play the configuration without `_IF`)",
+            run.config.code()
+        );
+    }
     let Some(turn) = run.next_turn() else {
         bail!(
             "{} already has all {} turns recorded for {} ({}); open it with a \"player\" name to play it again",
@@ -212,6 +221,7 @@ pub fn submit(
         // `log` holds the code model's prompt and answer; a person has none.
         log: None,
         iteration: turn,
+        instruction_feedback: None,
     };
     // Evaluate first: a runner failure must not leave a record without its evaluation.
     let result: EvalResult = env.runner.run_one(problem, code);

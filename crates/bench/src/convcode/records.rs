@@ -54,7 +54,13 @@ pub fn record_line(r: &TurnRecord) -> String {
     py_json_opt(r.user_feedback.as_deref(), &mut out);
     out.push_str(", \"log\": ");
     py_json_opt(r.log.as_deref(), &mut out);
-    out.push_str(&format!(", \"iteration\": {}}}", r.iteration));
+    out.push_str(&format!(", \"iteration\": {}", r.iteration));
+    // Only `_IF` turns have it; the original's records stay byte for byte its own.
+    if let Some(fi) = &r.instruction_feedback {
+        out.push_str(", \"instruction_feedback\": ");
+        py_json_str(fi, &mut out);
+    }
+    out.push('}');
     out
 }
 
@@ -87,6 +93,7 @@ pub(crate) fn parse_record(v: &Value) -> Option<TurnRecord> {
         user_feedback: opt_str(v, "user_feedback"),
         log: opt_str(v, "log"),
         iteration: v.get("iteration").and_then(Value::as_u64).unwrap_or(0) as usize,
+        instruction_feedback: opt_str(v, "instruction_feedback"),
     })
 }
 

@@ -44,7 +44,7 @@ pub struct RunEntry {
 }
 
 /// What identifies one command's run, as the marker records it: command, models,
-/// configurations, turns, quirks and a digest of given turn-0 samples.
+/// configurations, turns, quirks and digests of given turn-0 samples and pivots file.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunSettings {
     pub command: String,
@@ -56,9 +56,12 @@ pub struct RunSettings {
     pub turns: usize,
     pub fix_quirks: bool,
     pub samples: Option<SamplesDigest>,
+    /// `_IF` configurations: the pivots file given with `--pivots` (digested, as the samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pivots: Option<SamplesDigest>,
 }
 
-/// Turn-0 samples given with `--samples`: their content is the input, not their path.
+/// A file given as input (`--samples`, `--pivots`): its content is the input, not its path.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SamplesDigest {
     pub sha256: String,
@@ -75,21 +78,23 @@ pub struct RunInput<'a> {
     pub fix_quirks: bool,
     /// Turn-0 samples given with `--samples` (digested: their content is the input).
     pub samples: Option<&'a Path>,
+    /// The pivots file of `_IF` configurations (digested).
+    pub pivots: Option<&'a Path>,
 }
 
 impl RunInput<'_> {
     /// The settings the marker records (reads and digests the samples file).
     pub fn settings(&self) -> Result<RunSettings> {
-        let samples = match self.samples {
-            None => None,
-            Some(p) => {
-                let bytes = pivot_base::bounded_read::read(p)
-                    .with_context(|| format!("cannot read samples {}", p.display()))?;
-                Some(SamplesDigest {
-                    sha256: pivot_base::digest::sha256_hex(&bytes),
-                })
-            }
+        let digest = |file: Option<&Path>, what: &str| -> Result<Option<SamplesDigest>> {
+            let Some(p) = file else { return Ok(None) };
+            let bytes = pivot_base::bounded_read::read(p)
+                .with_context(|| format!("cannot read {what} {}", p.display()))?;
+            Ok(Some(SamplesDigest {
+                sha256: pivot_base::digest::sha256_hex(&bytes),
+            }))
         };
+        let samples = digest(self.samples, "samples")?;
+        let pivots = digest(self.pivots, "the pivots file")?;
         Ok(RunSettings {
             command: self.command.into(),
             model: self.model.into(),
@@ -99,6 +104,7 @@ impl RunInput<'_> {
             turns: self.turns,
             fix_quirks: self.fix_quirks,
             samples,
+            pivots,
         })
     }
 }
@@ -278,6 +284,7 @@ mod tests {
             turns: 1,
             fix_quirks: false,
             samples: None,
+            pivots: None,
         }
     }
 

@@ -120,6 +120,7 @@ pub fn bench_convcode(opts: &SpeedOptions, observer: &dyn Observer) -> Result<Sp
         simulator: Some(&simulator),
         python: &opts.python,
         runner: Some(&runner),
+        instructions: None,
     };
     let mut lo = LiveOptions::new(
         Layout::new(dir.path().join("results"), "bench/simulator"),

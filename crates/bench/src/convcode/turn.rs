@@ -1,6 +1,12 @@
 //! One task, one turn (spec §1.5): the decision table that picks compilation, execution and
 //! verbal feedback, the LM calls, and the record the turn leaves. Usable on its own (the editor
 //! calls it for a person playing the model).
+//!
+//! Instruction feedback (`_IF`, not the original's) is a step after the table: the turn of the
+//! configuration without it runs first, making the same requests; then the turn's code, as it
+//! would be logged, is checked against the pivots in force ([`Instructions`]), and when it
+//! breaks any, one `refine_from_instruction_feedback` call given the findings gives the turn's
+//! code. A task that passes its tests is carried without a call only when it breaks no pivot.
 
 use super::config::{Config, Coverage, Expertise};
 use pivot_exec::feedback::{self, NO_SYNTAX_ERRORS, PASSED_ALL_TEST_RUNS};
@@ -49,7 +55,15 @@ impl Lm for Client {
     }
 }
 
-/// The per-task, per-turn record (the original's field names and order).
+/// The pivots in force for a problem's code: what an `_IF` turn's refiner is told.
+pub trait Instructions: Sync {
+    /// The findings of `code` (the whole program, as it is logged and evaluated), as the text
+    /// the refiner reads; `Ok(None)` when it breaks no pivot; `Err` when it cannot be checked.
+    fn feedback(&self, problem: &Problem, code: &str) -> Result<Option<String>, String>;
+}
+
+/// The per-task, per-turn record (the original's field names and order; `_IF` turns add
+/// `instruction_feedback` last).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnRecord {
     pub task_id: String,
@@ -61,6 +75,10 @@ pub struct TurnRecord {
     /// loop then writes what the original's process had last, see `executor::run_jobs`).
     pub log: Option<String>,
     pub iteration: usize,
+    /// `_IF` turns: the findings the refiner was given; `None` when the code broke no pivot
+    /// (the field is then not written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction_feedback: Option<String>,
 }
 
 /// Everything one turn of one task depends on.
@@ -87,6 +105,8 @@ pub struct TurnEnv<'a> {
     pub python: &'a Path,
     /// Needed with `fix_quirks` (fresh execution feedback after an in-turn fix).
     pub runner: Option<&'a Runner>,
+    /// Needed by `_IF` configurations.
+    pub instructions: Option<&'a dyn Instructions>,
 }
 
 /// Why a turn could not be completed.
@@ -236,6 +256,7 @@ pub fn verbal_feedback(
         execution_feedback: signals.execution,
         user_feedback: None,
         ground_truth_code: Some(&gt),
+        instruction_feedback: None,
     };
     let generated = ask(simulator, kind, &inputs, fix_quirks).map_err(|e| match e {
         GenerateError::Lm { source, .. } => source,
@@ -281,6 +302,7 @@ struct Feedback {
     compilation: Option<String>,
     execution: Option<String>,
     user: Option<String>,
+    instruction: Option<String>,
 }
 
 impl<'a, 'b> Turn<'a, 'b> {
@@ -333,6 +355,7 @@ impl<'a, 'b> Turn<'a, 'b> {
             execution_feedback: fb.execution.as_deref(),
             user_feedback: fb.user.as_deref(),
             ground_truth_code: None,
+            instruction_feedback: fb.instruction.as_deref(),
         };
         match ask(self.env.coder, kind, &inputs, fix) {
             Ok(g) => {
@@ -452,6 +475,7 @@ impl<'a, 'b> Turn<'a, 'b> {
             compilation: None,
             execution: None,
             user: None,
+            instruction: None,
         };
         let done = |code: &str, fb: Feedback, hop: usize, log: Option<String>| TurnRecord {
             task_id: input.problem.task_id.clone(),
@@ -461,12 +485,59 @@ impl<'a, 'b> Turn<'a, 'b> {
             user_feedback: fb.user,
             log,
             iteration: hop,
+            instruction_feedback: fb.instruction,
         };
-        // 0. Already solved: carry the code, no call.
-        if input.previous_eval.passed() {
+        let solved = input.previous_eval.passed();
+        // 0. Already solved: carry the code, no call (with `_IF`, only if it breaks no pivot).
+        if solved && !cfg.instruction {
             return Ok(done(input.previous_code, fb, hop, None));
         }
         let mut code = input.previous_code.to_string();
+        if !solved {
+            hop = self.base(&mut code, &mut fb)?;
+        }
+        if cfg.instruction {
+            // The code as it would be logged (a carried code too gets the header again).
+            let logged = with_header(input.problem, &code, fix);
+            fb.instruction = self.instruction_feedback(&logged)?;
+            match &fb.instruction {
+                None if solved => return Ok(done(input.previous_code, fb, hop, None)),
+                None => {}
+                Some(_) => {
+                    // `except AssertionError: code_data = code`, as for verbal feedback.
+                    if let Refined::Code(new) =
+                        self.refine(Kind::RefineFromInstructionFeedback, &fb, &code)?
+                    {
+                        code = new;
+                    }
+                    if solved {
+                        hop += 1;
+                    }
+                }
+            }
+        }
+        let log = self.log.take();
+        Ok(done(&code, fb, hop, log))
+    }
+
+    fn instruction_feedback(&self, code: &str) -> Result<Option<String>, TurnError> {
+        let Some(pivots) = self.env.instructions else {
+            return Err(self.other("instruction feedback (_IF) needs the pivots in force"));
+        };
+        pivots
+            .feedback(self.input.problem, code)
+            .map_err(|e| self.other(format!("instruction feedback failed: {e}")))
+    }
+
+    /// The turn of the configuration without instruction feedback, on unsolved `code`: the
+    /// original's decision table (spec §1.5). Leaves the turn's code in `code` and its feedback
+    /// in `fb`; returns the turn counter.
+    fn base(&mut self, code: &mut String, fb: &mut Feedback) -> Result<usize, TurnError> {
+        let input = self.input;
+        let cfg = input.config;
+        let fix = input.fix_quirks;
+        let start = input.turn;
+        let mut hop = start;
         let mut eval = input.previous_eval.clone();
         let mut compiled = input.previous_compilation.clone();
         let mut regenerated = false;
@@ -474,11 +545,11 @@ impl<'a, 'b> Turn<'a, 'b> {
             // 1. Compilation feedback; regenerate on an error (except for the novice).
             let fc = match compiled.take() {
                 Some(fc) => fc,
-                None => self.compile(&code)?,
+                None => self.compile(code)?,
             };
             fb.compilation = Some(fc.clone());
             if fc != NO_SYNTAX_ERRORS && cfg.verbal != Some(Expertise::Novice) {
-                code = self.refine_or_stop(Kind::RefineFromCompilationFeedback, &fb, &code)?;
+                *code = self.refine_or_stop(Kind::RefineFromCompilationFeedback, fb, code)?;
                 regenerated = true;
                 hop += 1;
                 continue;
@@ -486,7 +557,7 @@ impl<'a, 'b> Turn<'a, 'b> {
             // With the quirk fixed, f_e describes the code actually shown.
             if fix && regenerated && cfg.execution.is_some() {
                 if let Some(runner) = self.env.runner {
-                    eval = runner.run_one(input.problem, &code);
+                    eval = runner.run_one(input.problem, code);
                 }
             }
             // 2. Execution feedback from the stored evaluation.
@@ -495,13 +566,13 @@ impl<'a, 'b> Turn<'a, 'b> {
             }
             // 3. Failing f_e without verbal feedback: refine from it.
             if failing(fb.execution.as_deref()) && cfg.verbal.is_none() {
-                code = self.refine_or_stop(Kind::RefineFromExecutionFeedback, &fb, &code)?;
+                *code = self.refine_or_stop(Kind::RefineFromExecutionFeedback, fb, code)?;
                 hop += 1;
                 break;
             }
             // 4. Verbal feedback.
             if let Some(expertise) = cfg.verbal {
-                fb.user = self.simulate(&code, &fb, expertise)?;
+                fb.user = self.simulate(code, fb, expertise)?;
                 let kind = if failing(fb.execution.as_deref()) {
                     Some(Kind::RefineFromExecutionUserFeedback)
                 } else if expertise == Expertise::Expert
@@ -517,14 +588,14 @@ impl<'a, 'b> Turn<'a, 'b> {
                 match kind {
                     Some(Kind::RefineFromExecutionUserFeedback) => {
                         let cov = cfg.execution.unwrap_or(Coverage::Full);
-                        if let Some(new) = self.refine_exec_user(&mut fb, &code, &eval, cov)? {
-                            code = new;
+                        if let Some(new) = self.refine_exec_user(fb, code, &eval, cov)? {
+                            *code = new;
                         }
                     }
                     // `except AssertionError: code_data = code`: the code stays.
                     Some(k) => {
-                        if let Refined::Code(new) = self.refine(k, &fb, &code)? {
-                            code = new;
+                        if let Refined::Code(new) = self.refine(k, fb, code)? {
+                            *code = new;
                         }
                     }
                     // Nothing to act on: the code stays, and the turn counter does not move.
@@ -537,8 +608,7 @@ impl<'a, 'b> Turn<'a, 'b> {
             hop += 1;
             break;
         }
-        let log = self.log.take();
-        Ok(done(&code, fb, hop, log))
+        Ok(hop)
     }
 }
 
