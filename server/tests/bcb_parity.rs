@@ -12,6 +12,9 @@
 //! `PIVOT_BCB_PARITY_KINDS=canonical` runs one kind first, and a rerun resumes). Every run writes its listing (summary.json, disagreements.json,
 //! disagreements.tsv) under target/bcb-parity/ (`all/` or `sample-N-seed-S/`).
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 

@@ -3,6 +3,9 @@
 //! an empty working directory; and verdict parity with BigCodeBench's own evaluator on the 30
 //! scientific tasks of fixtures/problems/bcb_bench.jsonl.
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 

@@ -18,6 +18,9 @@
 //! A disagreement where either side timed out is run again once by both sides before it
 //! fails the test (a loaded machine makes slow samples time out); reruns are reported.
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 

@@ -5,6 +5,9 @@
 //! (`fixtures/python/reference_objects.py`). Slow (a minute of Python): ignored by
 //! default, run by `scripts/test`.
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 use pivot_python::python::{Module, ObjectKind};
 use rayon::prelude::*;
 use serde_json::Value;

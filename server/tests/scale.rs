@@ -4,6 +4,9 @@
 //! keeps answering hovers. The bounds are generous (a debug build on a loaded machine); a
 //! quadratic step exceeds them by far. Speed figures: the test's own output (`--nocapture`).
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 

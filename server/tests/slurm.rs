@@ -7,6 +7,9 @@
 //! recover; the merged output must equal the unsharded run byte for byte. Skipped, visibly,
 //! when Slurm is not installed (scripts/test installs it as root) or does not come up here.
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 

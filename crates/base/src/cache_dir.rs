@@ -96,7 +96,8 @@ impl CacheDir {
             }
             Ok(_) => {}
         }
-        let tag = std::fs::read_to_string(self.dir.join("CACHEDIR.TAG")).unwrap_or_default();
+        let tag =
+            crate::bounded_read::read_to_string(&self.dir.join("CACHEDIR.TAG")).unwrap_or_default();
         if !tag.contains("created by pivot-lsp") {
             anyhow::bail!(
                 "{} holds no CACHEDIR.TAG written by pivot-lsp: not removed (is it a cache folder of pivot-lsp?)",

@@ -102,6 +102,16 @@ pub fn replace_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
     write_whole(dest, bytes, false)
 }
 
+/// A file of a private scratch or staging tree, which nothing reads before the writer is
+/// done with it (a commit checked out into a temporary folder, a staging folder renamed into
+/// place whole, a benchmark's copy): written in place and not flushed, since neither a
+/// reader nor a power cut can see it half-written where it matters. Anything a user or
+/// another process may read meanwhile goes through [`write_atomic`] / [`replace_atomic`].
+pub fn write_scratch(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
+    #[allow(clippy::disallowed_methods)] // the one home of in-place writes of scratch files
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
 fn write_whole(dest: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     // Through a link to its file, as a plain write would (the rename would replace the link).
     let resolved;

@@ -428,12 +428,12 @@ use pivot_base::digest::sha256_hex;
 
 fn write_requirements(path: &Path, pins: &[Pin]) -> Result<()> {
     let text: String = pins.iter().map(|p| p.line() + "\n").collect();
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    pivot_base::durable::write_atomic(path, text.as_bytes())
 }
 
 fn write_lock(path: &Path, list: &[(String, String)]) -> Result<()> {
     let text: String = list.iter().map(|(n, v)| format!("{n}=={v}\n")).collect();
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    pivot_base::durable::write_atomic(path, text.as_bytes())
 }
 
 /// Runs a command, returning (success, stdout, stderr); an error only when it cannot start.
@@ -646,7 +646,7 @@ fn resolve(
                 "uv pip compile",
             )?;
             if ok {
-                let text = std::fs::read_to_string(&lock)?;
+                let text = pivot_base::bounded_read::read_to_string(&lock)?;
                 return Ok(Resolution::Ok(parse_lock(&text)));
             }
             match parse_uv_no_wheel(&err) {
@@ -681,9 +681,9 @@ fn resolve(
                 "pip install --dry-run",
             )?;
             if ok {
-                return Ok(Resolution::Ok(parse_pip_report(&std::fs::read_to_string(
-                    &report,
-                )?)?));
+                return Ok(Resolution::Ok(parse_pip_report(
+                    &pivot_base::bounded_read::read_to_string(&report)?,
+                )?));
             }
             match parse_pip_no_wheel(&err) {
                 Some((package, version, versions)) => Ok(Resolution::NoWheel {
@@ -826,7 +826,7 @@ fn wheel_versions_uv(
     let mut found = Vec::new();
     for (spec, resolution) in [(">", "lowest-direct"), ("<", "highest")] {
         let req = work.join("probe.txt");
-        std::fs::write(&req, format!("{package}{spec}{pinned}\n"))?;
+        pivot_base::durable::write_scratch(&req, format!("{package}{spec}{pinned}\n"))?;
         let out = work.join("probe-lock.txt");
         let (ok, _, _) = run(
             Command::new(uv)
@@ -847,7 +847,7 @@ fn wheel_versions_uv(
             "uv pip compile",
         )?;
         if ok {
-            let lock = parse_lock(&std::fs::read_to_string(&out)?);
+            let lock = parse_lock(&pivot_base::bounded_read::read_to_string(&out)?);
             if let Some((_, v)) = lock
                 .into_iter()
                 .find(|(n, _)| normalize(n) == normalize(package))

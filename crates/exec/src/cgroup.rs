@@ -41,7 +41,7 @@ const PREFIX: &str = "pivot-";
 
 /// The runner's cgroup if a child with a memory limit can be made there, or why not.
 pub(crate) fn base() -> Result<Base, String> {
-    let text = std::fs::read_to_string("/proc/self/cgroup")
+    let text = pivot_base::kernel_file::read("/proc/self/cgroup")
         .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
     // cgroup v1: "N:memory:/path"; v2: "0::/path".
     for line in text.lines() {
@@ -60,8 +60,8 @@ pub(crate) fn base() -> Result<Base, String> {
     for line in text.lines() {
         if let Some(path) = line.strip_prefix("0::") {
             let dir = Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
-            let subtree =
-                std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+            let subtree = pivot_base::kernel_file::read(dir.join("cgroup.subtree_control"))
+                .unwrap_or_default();
             if writable(&dir) && subtree.split_whitespace().any(|c| c == "memory") {
                 return Ok(swept(Base { dir, v2: true }));
             }
@@ -140,7 +140,7 @@ pub fn release_all() -> Vec<i32> {
             }
             if let Some(procs) = &parent_procs {
                 for &pid in &pids {
-                    let _ = std::fs::write(procs, pid.to_string());
+                    let _ = pivot_base::kernel_file::write(procs, pid.to_string());
                 }
             }
         }
@@ -156,7 +156,7 @@ pub fn release_all() -> Vec<i32> {
 
 /// The processes in a cgroup (`cgroup.procs`).
 fn members(dir: &Path) -> Vec<i32> {
-    std::fs::read_to_string(dir.join("cgroup.procs"))
+    pivot_base::kernel_file::read(dir.join("cgroup.procs"))
         .unwrap_or_default()
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
@@ -199,11 +199,14 @@ impl Base {
         drop(live);
         let group = Cgroup { dir };
         if self.v2 {
-            std::fs::write(group.dir.join("memory.max"), limit.to_string())?;
-            let _ = std::fs::write(group.dir.join("memory.swap.max"), "0");
+            pivot_base::kernel_file::write(group.dir.join("memory.max"), limit.to_string())?;
+            let _ = pivot_base::kernel_file::write(group.dir.join("memory.swap.max"), "0");
         } else {
-            std::fs::write(group.dir.join("memory.limit_in_bytes"), limit.to_string())?;
-            let _ = std::fs::write(
+            pivot_base::kernel_file::write(
+                group.dir.join("memory.limit_in_bytes"),
+                limit.to_string(),
+            )?;
+            let _ = pivot_base::kernel_file::write(
                 group.dir.join("memory.memsw.limit_in_bytes"),
                 limit.to_string(),
             );

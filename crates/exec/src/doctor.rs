@@ -37,7 +37,7 @@ fn optional(name: &str, ok: bool, detail: impl Into<String>) -> Check {
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
-    std::fs::read_to_string(path)
+    pivot_base::kernel_file::read(path)
         .ok()
         .map(|s| s.trim().to_string())
 }

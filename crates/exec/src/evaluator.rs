@@ -180,8 +180,7 @@ pub fn run(
             serde_json::json!({"i": i, "test": p.test, "entry_point": p.entry_point, "solution": s})
         })
         .collect();
-    std::fs::write(&tasks_file, serde_json::to_vec(&list)?)
-        .with_context(|| format!("writing {}", tasks_file.display()))?;
+    pivot_base::durable::write_scratch(&tasks_file, serde_json::to_vec(&list)?)?;
     let drop = cfg.isolation == Isolation::Docker && sandbox::is_root();
     if drop {
         // The dropped driver writes its verdicts here.
@@ -193,7 +192,7 @@ pub fn run(
     let stderr_file = |k: usize| work.join(format!("stderr{k}"));
     let mut children: Vec<Child> = Vec::with_capacity(n);
     for k in 0..n {
-        std::fs::write(verdicts_file(k), b"")?;
+        pivot_base::durable::write_scratch(&verdicts_file(k), b"")?;
         if drop {
             chown(&verdicts_file(k), NOBODY)?;
         }
@@ -282,18 +281,19 @@ pub fn run(
             }
             // The worker's samples are every n-th from k, in order: the first without a
             // verdict is the one it was on.
-            let seen: std::collections::HashSet<usize> = std::fs::read_to_string(verdicts_file(k))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|l| {
-                    let from = l.rfind("{\"i\": ")?;
-                    serde_json::from_str::<serde_json::Value>(&l[from..])
-                        .ok()?
-                        .get("i")?
-                        .as_u64()
-                        .map(|i| i as usize)
-                })
-                .collect();
+            let seen: std::collections::HashSet<usize> =
+                pivot_base::bounded_read::read_to_string(&verdicts_file(k))
+                    .unwrap_or_default()
+                    .lines()
+                    .filter_map(|l| {
+                        let from = l.rfind("{\"i\": ")?;
+                        serde_json::from_str::<serde_json::Value>(&l[from..])
+                            .ok()?
+                            .get("i")?
+                            .as_u64()
+                            .map(|i| i as usize)
+                    })
+                    .collect();
             let index = (k..samples.len())
                 .step_by(n)
                 .find(|i| !seen.contains(i))
@@ -313,7 +313,7 @@ pub fn run(
     let mut out: Vec<Option<Verdict>> = vec![None; samples.len()];
     for (k, status) in ended.iter().enumerate() {
         let file = verdicts_file(k);
-        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let text = pivot_base::bounded_read::read_to_string(&file).unwrap_or_default();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             #[derive(serde::Deserialize)]
             struct Line {
@@ -338,7 +338,7 @@ pub fn run(
             .filter(|&i| out[i].is_some())
             .count();
         if got < expected {
-            let err = std::fs::read_to_string(stderr_file(k)).unwrap_or_default();
+            let err = pivot_base::bounded_read::read_to_string(&stderr_file(k)).unwrap_or_default();
             let tail: String = err
                 .lines()
                 .rev()

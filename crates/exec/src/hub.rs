@@ -171,7 +171,7 @@ impl Dataset {
         if is_commit(&self.revision) {
             return Some(self.revision.clone());
         }
-        std::fs::read_to_string(self.storage().join("refs").join(&self.revision))
+        pivot_base::bounded_read::read_to_string(&self.storage().join("refs").join(&self.revision))
             .ok()
             .map(|s| s.trim().to_string())
             .filter(|s| is_commit(s))
@@ -225,8 +225,7 @@ impl Dataset {
             if let Some(parent) = refs.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(&refs, &meta.commit)
-                .with_context(|| format!("writing {}", refs.display()))?;
+            pivot_base::durable::write_atomic(&refs, meta.commit.as_bytes())?;
         }
         if !blob.is_file() {
             self.download(&meta, &blob)?;

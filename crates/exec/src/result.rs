@@ -291,7 +291,7 @@ impl EvalResults {
 
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        pivot_base::durable::write_atomic(path, text.as_bytes())
     }
 }
 

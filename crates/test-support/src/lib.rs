@@ -2,5 +2,8 @@
 //! the incremental-analysis tests (`edit_fuzz`) and visible skips (`test_skip`). Crates that
 //! use them take it as a dev-dependency only (`server/tests/fast/layering.rs` checks).
 
+// Only tests link this crate, and they read their fixtures whole.
+#![allow(clippy::disallowed_methods)]
+
 pub mod edit_fuzz;
 pub mod test_skip;

@@ -330,7 +330,7 @@ fn ensure_dir(dir: &Path) -> Result<()> {
     if !dir.is_dir() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         // Per-user editor state: keep it out of version control by default.
-        let _ = std::fs::write(dir.join(".gitignore"), "*\n");
+        let _ = pivot_base::durable::write_atomic(&dir.join(".gitignore"), b"*\n");
     }
     Ok(())
 }

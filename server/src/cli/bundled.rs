@@ -63,8 +63,7 @@ pub fn memorycode_demo() -> Result<MemorycodeDemo> {
             .with_context(|| format!("cannot create {}", folder.display()))?;
         for (name, text) in files {
             let path = folder.join(name);
-            std::fs::write(&path, text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            pivot_base::durable::write_atomic(&path, text.as_bytes())?;
         }
     }
     Ok(MemorycodeDemo {

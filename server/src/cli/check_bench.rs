@@ -222,7 +222,7 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
         .with_context(|| format!("{}: no such folder", tree.display()))?;
     let tmp = tempfile::tempdir()?;
     let toml = tmp.path().join("pivots.toml");
-    std::fs::write(&toml, PIVOTS)?;
+    pivot_base::durable::write_scratch(&toml, PIVOTS)?;
     let ruff = ruff_command(a.ruff.as_deref())?;
     let copy = tmp.path().join("tree");
     let copied = copy_tree(&tree, &copy)?;
@@ -232,7 +232,8 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     let paths: Vec<PathBuf> = copied.iter().map(|(p, _)| p.clone()).collect();
     // The file the changed-file runs edit: the median by size, a typical file.
     let edited = copied[copied.len() / 2].0.clone();
-    let original = std::fs::read(&edited)?;
+    let original = pivot_base::bounded_read::read(&edited)
+        .with_context(|| format!("cannot read {}", edited.display()))?;
     let jobs = a.jobs.unwrap_or_else(super::check_cmd::default_jobs).max(1);
     let texts: Vec<String> = paths
         .iter()
@@ -274,7 +275,8 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
         edits += 1;
         let mut text = original.clone();
         text.extend_from_slice(format!("\n# bench edit {edits}\n").as_bytes());
-        std::fs::write(&edited, text).with_context(|| format!("cannot edit {}", edited.display()))
+        // In place, as the benchmark's copy is edited between runs.
+        pivot_base::durable::write_scratch(&edited, text)
     };
     let rounds = a.runs.max(1);
     let progress = super::Progress::new(

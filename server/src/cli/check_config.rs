@@ -88,7 +88,7 @@ pub fn show_settings(here: &Path, file: &Path) -> Result<i32> {
         .flat_map(|p| p.versions.iter().map(|v| v.session))
         .max()
         .unwrap_or(0);
-    let source = std::fs::read_to_string(&abs).unwrap_or_default();
+    let source = pivot_base::bounded_read::read_to_string(&abs).unwrap_or_default();
     let generated = pivot_python::python::generated::marker(&source);
     if let Some((line, text)) = generated {
         out.push_str(&format!(

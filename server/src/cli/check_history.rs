@@ -106,8 +106,7 @@ impl Checker for ServerCheck<'_> {
         // Always the same name in the tree, so that the cache's key is the same from one
         // commit (and one run) to the next while the rules are.
         let file = tree.join(".pivot-history.toml");
-        std::fs::write(&file, pivots)
-            .with_context(|| format!("cannot write {}", file.display()))?;
+        pivot_base::durable::write_scratch(&file, pivots)?;
         let mut b = args_with_pivots(&self.a, file);
         b.only = only.cloned();
         let o = check_tree(&b, tree, self.root)?.map_err(anyhow::Error::msg)?;

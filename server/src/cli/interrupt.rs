@@ -123,7 +123,7 @@ fn descendants(root: i32) -> Vec<i32> {
 /// The parent pid of `pid`: the field after the command name in /proc/PID/stat (the name is
 /// in parentheses and may hold any character, so the last `)` ends it).
 fn parent(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = pivot_base::kernel_file::read(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(1)?.parse().ok()
 }

@@ -18,7 +18,7 @@ pub fn cpu_seconds() -> f64 {
 
 /// Peak resident set size of this process in KiB (Linux).
 pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let status = pivot_base::kernel_file::read("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
@@ -101,7 +101,7 @@ mod tests {
         // Until its exec, a child spawned with vfork (as `Command` spawns) shares this
         // process's memory, and the kernel counts that in the child's peak: `true` reports
         // at most this process's own peak (which other tests running beside this one raise).
-        let ours = std::fs::read_to_string("/proc/self/status")
+        let ours = pivot_base::kernel_file::read("/proc/self/status")
             .unwrap()
             .lines()
             .find_map(|l| l.strip_prefix("VmHWM:"))

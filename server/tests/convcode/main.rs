@@ -12,6 +12,9 @@
 //! - `reask`: DSPy's re-ask, the requests, `log` and the eval files against what the
 //!   original itself wrote for the same inputs.
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // each test binary uses part of the support module
 #[path = "../support/mod.rs"]
 mod support;

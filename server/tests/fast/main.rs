@@ -4,6 +4,9 @@
 //! the process's environment, run untrusted code or measure the machine keep binaries of
 //! their own (`exec`, `tamper`, `scale`, `slurm`, ...).
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // not every module uses all of the support module
 #[path = "../support/mod.rs"]
 mod support;

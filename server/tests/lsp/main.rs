@@ -11,6 +11,9 @@
 //! - `convcode`: a ConvCodeWorld results folder as a conversation of turns, and playing
 //!   the model in it.
 
+// Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)] // each test binary uses part of the support module
 #[path = "../support/mod.rs"]
 mod support;

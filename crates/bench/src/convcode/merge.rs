@@ -159,7 +159,7 @@ pub fn merge_results(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         if let Some(d) = dest.parent() {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
         }
-        std::fs::write(&dest, bytes).with_context(|| format!("cannot write {}", dest.display()))?;
+        pivot_base::durable::write_scratch(&dest, bytes)?;
         merged.files += 1;
     }
     if out.exists() {

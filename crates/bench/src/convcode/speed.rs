@@ -88,7 +88,7 @@ pub fn bench_convcode(opts: &SpeedOptions, observer: &dyn Observer) -> Result<Sp
         .iter()
         .map(|p| sample_line(&p.task_id, &format!("{}    return None\n", p.code_prompt)) + "\n")
         .collect();
-    std::fs::write(&samples, text).context("writing benchmark samples")?;
+    pivot_base::durable::write_scratch(&samples, text).context("writing benchmark samples")?;
     let script = Script {
         default: Answer {
             code: Some("def _not_the_entry_point():\n    return None".into()),

@@ -683,8 +683,10 @@ pub fn write_templates(
         let t = generate_template(topics, p, &mut rng).with_context(|| format!("template {id}"))?;
         let path = out.join(format!("dialogue_{id}.json"));
         let t = serde_json::to_value(&t)?;
-        std::fs::write(&path, super::generate::python_json_indent(&t, 1))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        pivot_base::durable::write_atomic(
+            &path,
+            super::generate::python_json_indent(&t, 1).as_bytes(),
+        )?;
         written.push(path);
     }
     Ok(written)
