@@ -69,6 +69,8 @@ pub struct Workspace {
     /// Pivots files of folders below the root, for the open documents under them
     /// (nested.rs; the editor's, never a headless client's).
     pub nested: nested::NestedPivots,
+    /// Reads of the pivots file begun ([`Workspace::toml_source`]): only the last is applied.
+    toml_reads: u64,
 }
 
 /// How a file at `path` is named in messages: relative to `root` when inside it.
@@ -89,6 +91,132 @@ pub fn read_pivots_file(path: &Path, shown: &str) -> Result<Ledger> {
 
 /// The sessions of a history read with the `history` setting, as the replay keeps them; a
 /// history that cannot be read is a warning, `instead` saying what is used in its place.
+/// What the workspace's own pivots are read from (see [`Workspace::toml_source`]).
+#[derive(Clone, Debug)]
+pub struct TomlSource {
+    root: Option<PathBuf>,
+    toml: Option<PathBuf>,
+    history: bool,
+    instructions: Option<String>,
+    read: u64,
+}
+
+/// The workspace's pivots as read from disk and git, to be set by [`Workspace::apply_toml`].
+pub struct TomlRead {
+    /// `None`: there is nothing to read (no root), and the pivots stay as they are.
+    ledger: Option<Ledger>,
+    history: Option<replay::TomlHistory>,
+    pivots: usize,
+    warnings: Vec<String>,
+    read: u64,
+}
+
+/// Reads the root's pivots file (or the `instructions` file) and, with the `history`
+/// setting, its history from git: file and git IO only, no workspace, so that a long
+/// history is walked off every lock (`Workspace::load_toml` says what is read).
+pub fn read_toml(src: &TomlSource) -> Result<TomlRead> {
+    let read = src.read;
+    let done = |ledger: Option<Ledger>, history, warnings| {
+        let pivots = ledger.as_ref().map_or(0, |l| l.pivots.len());
+        TomlRead {
+            ledger,
+            history,
+            pivots,
+            warnings,
+            read,
+        }
+    };
+    let (Some(root), Some(path)) = (&src.root, &src.toml) else {
+        return Ok(done(None, None, Vec::new()));
+    };
+    if let Some(rel) = &src.instructions {
+        let (ledger, history, warnings) = read_instructions(root, rel, src.history)?;
+        return Ok(done(Some(ledger), history, warnings));
+    }
+    let shown = shown_in(Some(root), path);
+    let text = match pivot_base::bounded_read::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let format = Format::of(path);
+    let ledger = match &text {
+        Some(t) => Ledger::from_config(t, PIVOTS_TOML, &shown, format)?,
+        None => Ledger::default(),
+    };
+    let mut warnings = Vec::new();
+    let history = match src.history {
+        true if format == Format::Pyproject => {
+            warnings.push(format!(
+                "the history option reads the history of {PIVOTS_TOML}; the pivots of \
+                 {shown} are read as they are now"
+            ));
+            None
+        }
+        true => {
+            let read = pivot_history::Repo::open(root).and_then(|r| {
+                r.pivot_history(PIVOTS_TOML, PIVOTS_TOML, text.as_deref().map(str::as_bytes))
+            });
+            let instead = format!("the sessions written in {PIVOTS_TOML} are used instead");
+            history_or_warning(read, PIVOTS_TOML, &instead, &mut warnings)
+        }
+        false => None,
+    };
+    Ok(done(Some(ledger), history, warnings))
+}
+
+/// The workspace's pivots from the instruction file `rel` (the `instructions` setting,
+/// relative to the root): the pivots `pivots import` proposes from it, and with `history`
+/// its sessions from git, each commit that changed those rules (as `check --history
+/// --instructions` reads them). A missing file gives none, with a warning; one that cannot
+/// be read is an error and the pivots before stay.
+fn read_instructions(
+    root: &Path,
+    rel: &str,
+    history: bool,
+) -> Result<(Ledger, Option<replay::TomlHistory>, Vec<String>)> {
+    let path = root.join(rel);
+    let mut warnings = Vec::new();
+    let bytes = match pivot_base::bounded_read::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            warnings.push(format!(
+                "the instructions file {rel} (setting pivot.instructions) does not exist: \
+                 no workspace pivots"
+            ));
+            None
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let ledger = match &bytes {
+        Some(b) => pivot_history::instructions_ledger(rel, b)
+            .with_context(|| format!("{rel} (setting pivot.instructions)"))?,
+        None => Ledger::default(),
+    };
+    if ledger.pivots.is_empty() && bytes.is_some() {
+        warnings.push(format!(
+            "{rel} gives no pivot: none of its sentences reads as a rule \
+             (`pivot-lsp pivots import {rel} --skipped` lists why)"
+        ));
+    }
+    let history = match history {
+        false => None,
+        true => {
+            let read = pivot_history::Repo::open(root).and_then(|r| {
+                r.rules_history(
+                    rel,
+                    rel,
+                    bytes.as_deref(),
+                    pivot_history::RulesFile::Instructions,
+                )
+            });
+            let instead = format!("{rel} is read as it is now");
+            history_or_warning(read, rel, &instead, &mut warnings)
+        }
+    };
+    Ok((ledger, history, warnings))
+}
+
 fn history_or_warning(
     read: Result<pivot_history::PivotHistory>,
     file: &str,
@@ -273,101 +401,38 @@ impl Workspace {
     /// returns how many pivots it names and warnings to show (a history that cannot be
     /// read, whose file's own sessions are used instead). A missing file means no workspace
     /// pivots; a bad one keeps the pivots read before and is an error naming the file.
-    /// With the `instructions` setting, that file is read instead (`load_instructions`).
+    /// With the `instructions` setting, that file is read instead. [`read_toml`] and
+    /// [`Workspace::apply_toml`] are its two halves, for a caller that reads off a lock.
     pub fn load_toml(&mut self) -> Result<(usize, Vec<String>)> {
-        if let Some(rel) = self.settings.instructions.clone() {
-            return self.load_instructions(&rel);
-        }
-        let Some(path) = self.toml_path() else {
-            return Ok((0, Vec::new()));
-        };
-        let text = match pivot_base::bounded_read::read_to_string(&path) {
-            Ok(t) => Some(t),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let format = Format::of(&path);
-        let ledger = match &text {
-            Some(t) => Ledger::from_config(t, PIVOTS_TOML, &self.shown(&path), format)?,
-            None => Ledger::default(),
-        };
-        let n = ledger.pivots.len();
-        let mut warnings = Vec::new();
-        let history = match (&self.root, self.settings.history) {
-            (Some(_), true) if format == Format::Pyproject => {
-                warnings.push(format!(
-                    "the history option reads the history of {PIVOTS_TOML}; the pivots of \
-                     {} are read as they are now",
-                    self.shown(&path)
-                ));
-                None
-            }
-            (Some(root), true) => {
-                let read = pivot_history::Repo::open(root).and_then(|r| {
-                    r.pivot_history(PIVOTS_TOML, PIVOTS_TOML, text.as_deref().map(str::as_bytes))
-                });
-                let instead = format!("the sessions written in {PIVOTS_TOML} are used instead");
-                history_or_warning(read, PIVOTS_TOML, &instead, &mut warnings)
-            }
-            _ => None,
-        };
-        self.replay.set_toml(ledger, history);
-        self.pivots_dir = None;
-        Ok((n, warnings))
+        let source = self.toml_source();
+        let read = read_toml(&source)?;
+        Ok(self.apply_toml(read).unwrap_or_default())
     }
 
-    /// The workspace's pivots from the instruction file `rel` (the `instructions` setting,
-    /// relative to the root): the pivots `pivots import` proposes from it, and with the
-    /// `history` setting its sessions from git, each commit that changed those rules (as
-    /// `check --history --instructions` reads them). A missing file gives none, with a
-    /// warning; one that cannot be read is an error and the pivots before stay.
-    fn load_instructions(&mut self, rel: &str) -> Result<(usize, Vec<String>)> {
-        let Some(root) = self.root.clone() else {
-            return Ok((0, Vec::new()));
-        };
-        let path = root.join(rel);
-        let mut warnings = Vec::new();
-        let bytes = match pivot_base::bounded_read::read(&path) {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                warnings.push(format!(
-                    "the instructions file {rel} (setting pivot.instructions) does not exist: \
-                     no workspace pivots"
-                ));
-                None
-            }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let ledger = match &bytes {
-            Some(b) => pivot_history::instructions_ledger(rel, b)
-                .with_context(|| format!("{rel} (setting pivot.instructions)"))?,
-            None => Ledger::default(),
-        };
-        let n = ledger.pivots.len();
-        if n == 0 && bytes.is_some() {
-            warnings.push(format!(
-                "{rel} gives no pivot: none of its sentences reads as a rule \
-                 (`pivot-lsp pivots import {rel} --skipped` lists why)"
-            ));
+    /// What [`read_toml`] reads for this workspace now, numbered: of reads begun in turn,
+    /// only the last one's result is applied.
+    pub fn toml_source(&mut self) -> TomlSource {
+        self.toml_reads += 1;
+        TomlSource {
+            root: self.root.clone(),
+            toml: self.toml_path(),
+            history: self.settings.history,
+            instructions: self.settings.instructions.clone(),
+            read: self.toml_reads,
         }
-        let history = match self.settings.history {
-            false => None,
-            true => {
-                let read = pivot_history::Repo::open(&root).and_then(|r| {
-                    r.rules_history(
-                        rel,
-                        rel,
-                        bytes.as_deref(),
-                        pivot_history::RulesFile::Instructions,
-                    )
-                });
-                let instead = format!("{rel} is read as it is now");
-                history_or_warning(read, rel, &instead, &mut warnings)
-            }
-        };
-        self.replay.set_toml(ledger, history);
-        self.pivots_dir = None;
-        Ok((n, warnings))
+    }
+
+    /// Sets what [`read_toml`] read: how many pivots and the warnings, or `None` (nothing
+    /// set) when a read begun later is under way or done.
+    pub fn apply_toml(&mut self, read: TomlRead) -> Option<(usize, Vec<String>)> {
+        if read.read != self.toml_reads {
+            return None;
+        }
+        if let Some(ledger) = read.ledger {
+            self.replay.set_toml(ledger, read.history);
+            self.pivots_dir = None;
+        }
+        Some((read.pivots, read.warnings))
     }
 
     /// The pivot sources of a headless client (`check`, the MCP server): the pivots file

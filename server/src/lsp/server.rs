@@ -100,10 +100,16 @@ impl LanguageServer for Backend {
             }
         }
         if !headless {
+            // Read (with history, the walk of the git history) on the blocking pool, under no
+            // lock, as a save's reload is.
+            let source = self.ws().toml_source();
+            let read =
+                tokio::task::spawn_blocking(move || pivot_workspace::read_toml(&source)).await;
             let mut ws = self.ws();
-            match ws.load_toml() {
-                Ok((_, warnings)) => problems.extend(warnings),
-                Err(e) => problems.push(format!("{e:#}")),
+            match read {
+                Ok(Ok(read)) => problems.extend(ws.apply_toml(read).unwrap_or_default().1),
+                Ok(Err(e)) => problems.push(format!("{e:#}")),
+                Err(e) => problems.push(format!("reading the pivots file failed: {e}")),
             }
             if let Some(root) = ws.root.clone() {
                 let pivot_dir = state_file::state_path(&root).with_file_name("");

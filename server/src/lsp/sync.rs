@@ -170,7 +170,19 @@ pub async fn reread_nested(b: &Session) {
 /// shown, and after an error the pivots read before stay in force.
 pub async fn reload_toml(b: &Session) -> Result<usize, String> {
     let before = b.session_key();
-    let r = b.ws().load_toml().map_err(|e| format!("{e:#}"));
+    // The file and its git history are read on the blocking pool, under no lock: a long
+    // history delays neither a hover nor the other async worker. A short write sets it.
+    let source = b.ws().toml_source();
+    let read = tokio::task::spawn_blocking(move || pivot_workspace::read_toml(&source)).await;
+    let r = match read {
+        Ok(Ok(read)) => match b.ws().apply_toml(read) {
+            Some(applied) => Ok(applied),
+            // A later reload is under way: it sets and shows its own.
+            None => return Ok(0),
+        },
+        Ok(Err(e)) => Err(format!("{e:#}")),
+        Err(e) => Err(format!("reading the pivots file failed: {e}")),
+    };
     match r {
         Ok((n, warnings)) => {
             b.after_change(Notify::IfMoved(before)).await;

@@ -413,3 +413,96 @@ fn the_editor_shows_the_history_as_sessions_and_names_the_commit_on_hover() {
     assert_eq!(t["source"], "workspace pivots");
     c.shutdown();
 }
+
+/// A repository whose pivots.toml changed in each of `n` commits (made with `git
+/// fast-import`, in a blink), and a file with a function the pivot names.
+fn long_history(n: usize) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    let mut stream = String::new();
+    for i in 1..=n {
+        let toml = pivot(
+            "fn-prefix",
+            &format!("start function names with 'f_' (revision {i})"),
+            "function",
+            FN_F.1,
+        );
+        let msg = format!("pivots: revision {i}");
+        stream.push_str(&format!(
+            "commit refs/heads/main\nmark :{i}\ncommitter Ana <ana@example.org> {} +0000\ndata {}\n{msg}\n",
+            1_700_000_000 + i,
+            msg.len() + 1
+        ));
+        if i > 1 {
+            stream.push_str(&format!("from :{}\n", i - 1));
+        }
+        stream.push_str(&format!(
+            "M 100644 inline pivots.toml\ndata {}\n{toml}\n",
+            toml.len()
+        ));
+    }
+    let mut child = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(&root)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git fast-import runs");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    git(&root, &["checkout", "-q", "main"]);
+    (dir, root.canonicalize().unwrap())
+}
+
+/// Turning the history on walks all of it; a hover asked meanwhile is answered from the
+/// pivots in force before, not after the walk: the history is read under no lock and off
+/// the async workers.
+#[test]
+fn a_hover_is_answered_while_a_long_history_loads() {
+    use support::lsp::{Client, Doc};
+    // About a second of walking here: far longer than a hover takes, even on a busy machine.
+    let n = 10_000;
+    let (_dir, root) = long_history(n);
+    let mut c = Client::start(&root);
+    assert_eq!(c.session_changed(), (0, 1));
+    let doc = Doc::open(&mut c, "app.py", "def bad():\n    return 1\n");
+    assert_eq!(c.diagnostics(&doc.uri).len(), 1);
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"pivot": {"history": true}}}),
+    );
+    let id = 7_000_001;
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": doc.uri}, "position": doc.at("bad")}}),
+    );
+    let hover = c.response(id).expect("a hover");
+    let md = hover["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // Answered from the pivots in force before the walk: a hover that waited for the
+    // history would name its last commit.
+    assert!(
+        !md.contains("commit ") && md.contains("function `bad`"),
+        "the hover waited for the history ({n} commits): {md}"
+    );
+    // The walk did happen, and the hover then names the commit in force.
+    assert_eq!(c.session_changed(), (n as u64 - 1, n as u64));
+    let md = doc.hover(&mut c, "bad")["contents"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        md.contains("commit ") && md.contains(&format!("revision {n}")),
+        "{md}"
+    );
+    c.shutdown_after_noise();
+}

@@ -17,8 +17,8 @@ use std::path::Path;
 #[ignore = "slow (about a minute): scripts/test runs it with --ignored"]
 fn standard_library_agrees_with_cpython_and_the_reference_extractor() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let script = manifest.join("../fixtures/python/reference_objects.py");
-    let extractor = manifest.join("../../shared/originals/memorycode/code");
+    let script = manifest.join("../../fixtures/python/reference_objects.py");
+    let extractor = manifest.join("../../../shared/originals/memorycode/code");
     let mut cmd = std::process::Command::new("python3");
     cmd.arg(&script);
     if extractor.join("extract_objects.py").is_file() {
