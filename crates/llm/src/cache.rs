@@ -51,9 +51,18 @@ impl Cache {
 
     /// The cached completion, if any. A corrupt or mismatching entry counts as absent.
     pub fn get(&self, key: &CacheKey) -> Option<String> {
-        let text = pivot_base::bounded_read::read_to_string(&self.path(&key.digest())).ok()?;
-        let entry: Entry = serde_json::from_str(&text).ok()?;
-        (entry.key == *key).then_some(entry.completion)
+        let found = pivot_base::bounded_read::read_to_string(&self.path(&key.digest()))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Entry>(&text).ok())
+            .filter(|entry| entry.key == *key)
+            .map(|entry| entry.completion);
+        tracing::debug!(
+            digest = %key.digest(),
+            hit = found.is_some(),
+            "model answer cache {}",
+            if found.is_some() { "hit" } else { "miss" }
+        );
+        found
     }
 
     /// Store atomically and durably (`durable::write_atomic`), so an interruption never

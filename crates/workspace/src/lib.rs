@@ -141,9 +141,18 @@ pub fn read_toml(src: &TomlSource) -> Result<TomlRead> {
     };
     let format = Format::of(path);
     let ledger = match &text {
-        Some(t) => Ledger::from_config(t, PIVOTS_TOML, &shown, format)?,
+        Some(t) => Ledger::from_config(t, PIVOTS_TOML, &shown, format).inspect_err(
+            |e| tracing::info!(file = %shown, error = %format!("{e:#}"), "pivots file refused"),
+        )?,
         None => Ledger::default(),
     };
+    tracing::info!(
+        file = %shown,
+        found = text.is_some(),
+        pivots = ledger.pivots.len(),
+        history = src.history,
+        "pivots file read"
+    );
     let mut warnings = Vec::new();
     let history = match src.history {
         true if format == Format::Pyproject => {
@@ -447,6 +456,11 @@ impl Workspace {
             Ok(l) => (l.unwrap_or_default(), None),
             Err(e) => (Ledger::default(), Some(format!("{e:#}"))),
         };
+        let file = toml.map(|p| self.shown(p)).unwrap_or_default();
+        match &error {
+            None => tracing::info!(file, pivots = ledger.pivots.len(), "pivots file read"),
+            Some(e) => tracing::info!(file, error = %e, "pivots file refused"),
+        }
         self.replay.set_toml(ledger, None);
         self.pivots_dir = toml.and_then(Path::parent).map(Path::to_path_buf);
         error

@@ -587,7 +587,14 @@ fn check_with_cache(
         return driven.map(|d| (d, 0));
     };
     let mut hits = cache.lookup(files, jobs, max_bytes);
-    progress.inc(hits.iter().filter(|h| h.is_some()).count() as u64);
+    let hit = hits.iter().filter(|h| h.is_some()).count();
+    tracing::info!(
+        cache = %cache.dir_path().display(),
+        hits = hit,
+        misses = files.len() - hit,
+        "check cache read"
+    );
+    progress.inc(hit as u64);
     // Files that could not be read are settled without a server too, but were not checked.
     let from_cache = hits
         .iter()
@@ -670,6 +677,10 @@ fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String
             .filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok()),
     };
     let pivots_file = pivots_file.map(|p| read_input(root, p)).transpose()?;
+    match &pivots_file {
+        Some(_) => tracing::info!(root = %root.display(), "configuration: the root's pivots file"),
+        None => tracing::info!(root = %root.display(), "configuration: no pivots file"),
+    }
     let conversation = a
         .conversation
         .as_deref()

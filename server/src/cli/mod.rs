@@ -1,7 +1,7 @@
 //! Headless commands. Each subcommand lives in its own file with its own clap `Args`;
 //! this file only dispatches. The CLI prints and formats; the logic is in the core.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 
 mod bench_lsp_cmd;
 mod bundled;
@@ -44,7 +44,7 @@ pub use progress::Progress;
 /// commit and its date (server/build.rs).
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("PIVOT_LSP_COMMIT_INFO"));
 
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(
     name = "pivot-lsp",
     version = VERSION,
@@ -165,7 +165,18 @@ fn on_interrupt(command: &Command) -> Option<interrupt::Then> {
 
 /// Entry point of the binary; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // A command's events (a configuration read, a cache hit, a sandbox chosen) go to stderr
+    // at `PIVOT_LOG`'s level (default `warn`: none of them), inside a span naming the
+    // command; the language server's requests have spans of their own.
+    let _span = match matches.subcommand_name() {
+        None | Some("serve") => None,
+        Some(name) => {
+            crate::lsp::log::init();
+            Some(tracing::info_span!("command", name).entered())
+        }
+    };
     if let Some(hint) = terminal_hint(&cli.command) {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             eprintln!("{hint}");

@@ -1012,3 +1012,63 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// At `PIVOT_LOG=info` a command says the decisions a user may ask about on stderr, each in
+/// the command's span: the configuration it found, the pivots file its servers read, the
+/// cache's hits and misses, the sandbox it chose; at the default level it says none.
+#[test]
+fn a_command_logs_its_decisions_in_a_span_of_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    support::files::copy_tree(&repo().join("fixtures/check/workspace"), &ws);
+    let run = |args: &[&str], level: Option<&str>| {
+        let mut cmd = Command::new(EXE);
+        cmd.args(args).current_dir(&ws).stdin(Stdio::null());
+        match level {
+            Some(l) => cmd.env("PIVOT_LOG", l),
+            None => cmd.env_remove("PIVOT_LOG"),
+        };
+        text(&cmd.output().unwrap().stderr)
+    };
+    let level = Some("info,tower_lsp_server=warn");
+    let err = run(&["check", "."], level);
+    for said in [
+        "command{name=\"check\"}",
+        "configuration: the root's pivots file",
+        "pivots file read file=\"pivots.toml\" pivots=6",
+        "check cache read",
+        "hits=0 misses=6",
+    ] {
+        assert!(err.contains(said), "{said:?} not in:\n{err}");
+    }
+    let err = run(&["check", "."], level);
+    assert!(err.contains("hits=6 misses=0"), "{err}");
+    let quiet = run(&["check", "."], None);
+    assert!(
+        !quiet.contains("INFO") && !quiet.contains("command{"),
+        "{quiet}"
+    );
+    let problems = repo().join("fixtures/problems/mini.jsonl");
+    let err = run(
+        &[
+            "exec",
+            "--samples",
+            "canonical",
+            "--jobs",
+            "1",
+            "--problems",
+            problems.to_str().unwrap(),
+        ],
+        level,
+    );
+    if err.contains("bubblewrap") && !err.contains("sandbox chosen") {
+        pivot_test_support::test_skip::skip(&format!(
+            "the bwrap sandbox does not work here: {err}"
+        ));
+        return;
+    }
+    assert!(
+        err.contains("command{name=\"exec\"}") && err.contains("sandbox chosen sandbox=bwrap"),
+        "{err}"
+    );
+}

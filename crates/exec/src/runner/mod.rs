@@ -401,11 +401,18 @@ impl Runner {
         if let Ok(mut p) = runner.profile.lock() {
             p.startup = started.elapsed();
         }
-        Ok(Runner {
+        let runner = Runner {
             seccomp,
             isolation,
             ..runner
-        })
+        };
+        tracing::info!(
+            sandbox = %runner.sandbox,
+            python = %runner.config.python.display(),
+            jobs = runner.config.jobs,
+            "sandbox chosen"
+        );
+        Ok(runner)
     }
 
     /// The time spent so far, by phase.
