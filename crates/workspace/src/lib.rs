@@ -89,8 +89,6 @@ pub fn read_pivots_file(path: &Path, shown: &str) -> Result<Ledger> {
         .and_then(|text| Ledger::from_config(&text, PIVOTS_TOML, shown, Format::of(path)))
 }
 
-/// The sessions of a history read with the `history` setting, as the replay keeps them; a
-/// history that cannot be read is a warning, `instead` saying what is used in its place.
 /// What the workspace's own pivots are read from (see [`Workspace::toml_source`]).
 #[derive(Clone, Debug)]
 pub struct TomlSource {
@@ -106,7 +104,6 @@ pub struct TomlRead {
     /// `None`: there is nothing to read (no root), and the pivots stay as they are.
     ledger: Option<Ledger>,
     history: Option<replay::TomlHistory>,
-    pivots: usize,
     warnings: Vec<String>,
     read: u64,
 }
@@ -116,15 +113,11 @@ pub struct TomlRead {
 /// history is walked off every lock (`Workspace::load_toml` says what is read).
 pub fn read_toml(src: &TomlSource) -> Result<TomlRead> {
     let read = src.read;
-    let done = |ledger: Option<Ledger>, history, warnings| {
-        let pivots = ledger.as_ref().map_or(0, |l| l.pivots.len());
-        TomlRead {
-            ledger,
-            history,
-            pivots,
-            warnings,
-            read,
-        }
+    let done = |ledger, history, warnings| TomlRead {
+        ledger,
+        history,
+        warnings,
+        read,
     };
     let (Some(root), Some(path)) = (&src.root, &src.toml) else {
         return Ok(done(None, None, Vec::new()));
@@ -226,6 +219,8 @@ fn read_instructions(
     Ok((ledger, history, warnings))
 }
 
+/// The sessions of a history read with the `history` setting, as the replay keeps them; a
+/// history that cannot be read is a warning, `instead` saying what is used in its place.
 fn history_or_warning(
     read: Result<pivot_history::PivotHistory>,
     file: &str,
@@ -437,11 +432,12 @@ impl Workspace {
         if read.read != self.toml_reads {
             return None;
         }
+        let pivots = read.ledger.as_ref().map_or(0, |l| l.pivots.len());
         if let Some(ledger) = read.ledger {
             self.replay.set_toml(ledger, read.history);
             self.pivots_dir = None;
         }
-        Some((read.pivots, read.warnings))
+        Some((pivots, read.warnings))
     }
 
     /// The pivot sources of a headless client (`check`, the MCP server): the pivots file
