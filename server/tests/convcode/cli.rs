@@ -8,6 +8,25 @@ use pivot_llm::loopback::{LoopbackServer, Script};
 use std::path::Path;
 use std::process::Command;
 
+/// `convcode run` of org/coder into `dir` against `base_url`, with quick retries and no key
+/// or endpoint from the environment.
+pub fn convcode_run(dir: &Path, base_url: &str) -> Command {
+    let mut cmd = Command::new(EXE);
+    cmd.args(["convcode", "run", "--model", "org/coder", "--results"])
+        .arg(dir)
+        .args([
+            "--base-url",
+            base_url,
+            "--retries",
+            "1",
+            "--backoff",
+            "0.01",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL");
+    cmd
+}
+
 fn pivot(dir: &Path, base_url: &str, extra: &[&str]) -> (bool, String) {
     let config = if extra.contains(&"--config") {
         vec![]
@@ -15,26 +34,13 @@ fn pivot(dir: &Path, base_url: &str, extra: &[&str]) -> (bool, String) {
         vec!["--config", "CF_EF_FULL_SNF,CF_EF_UNIT_SEF"]
     };
     let out = output_retrying(
-        Command::new(EXE)
-            .args(["convcode", "run", "--model", "org/coder", "--limit", "5"])
+        convcode_run(dir, base_url)
+            .args(["--limit", "5"])
             .args(config)
-            .arg("--results")
-            .arg(dir)
             .arg("--cache")
             .arg(dir.join(".cache"))
-            .args([
-                "--base-url",
-                base_url,
-                "--retries",
-                "1",
-                "--backoff",
-                "0.01",
-                "--request-timeout",
-                "5",
-            ])
-            .args(extra)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL"),
+            .args(["--request-timeout", "5"])
+            .args(extra),
     );
     (
         out.status.success(),

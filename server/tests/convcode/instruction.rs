@@ -5,6 +5,7 @@
 //! the records of the original's configurations are unchanged, `score convcode` scores the
 //! `_IF` column, and a missing or stray `--pivots` is refused by name.
 
+use super::cli::convcode_run;
 use super::fixtures;
 use super::live::{self, world};
 use crate::support::cli::{output_retrying, EXE};
@@ -33,23 +34,10 @@ fn server() -> LoopbackServer {
 
 fn convcode(dir: &Path, base_url: &str, args: &[&str]) -> Output {
     output_retrying(
-        Command::new(EXE)
-            .args(["convcode", "run", "--model", "org/coder", "--limit", "2"])
-            .args(["--turns", "2", "--samples"])
+        convcode_run(dir, base_url)
+            .args(["--limit", "2", "--turns", "2", "--samples"])
             .arg(fixtures().join("samples_humaneval5.jsonl"))
-            .arg("--results")
-            .arg(dir)
-            .args([
-                "--base-url",
-                base_url,
-                "--retries",
-                "1",
-                "--backoff",
-                "0.01",
-            ])
-            .args(args)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL"),
+            .args(args),
     )
 }
 
