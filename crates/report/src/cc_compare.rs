@@ -6,7 +6,7 @@
 use super::charts::{self, Axis, Series};
 use super::csv;
 use super::figure::{Figure, Table};
-use super::input::{Column, Convcode};
+use super::input::{is_static, present, Column, Convcode};
 use pivot_bench::convcode::numeric::py_float;
 
 /// One score file of a benchmark, with its label.
@@ -24,7 +24,7 @@ fn cell(v: Option<f64>) -> String {
 fn configs(runs: &[Run]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for r in runs {
-        for c in r.scores.present() {
+        for c in present(r.scores) {
             if !out.iter().any(|(code, _)| *code == c.config) {
                 out.push((c.config.clone(), c.label.clone()));
             }
@@ -34,7 +34,7 @@ fn configs(runs: &[Run]) -> Vec<(String, String)> {
 }
 
 fn column<'a>(r: &'a Run, config: &str) -> Option<&'a Column> {
-    r.scores.present().find(|c| c.config == config)
+    present(r.scores).find(|c| c.config == config)
 }
 
 /// Pass@1 by turn.
@@ -47,10 +47,10 @@ fn by_turn(r: &Run, col: &Column) -> Curve {
         .scores
         .turns
         .iter()
-        .copied()
+        .map(|&t| t as u64)
         .zip(col.pass_at_1.iter().copied())
         .collect();
-    if r.scores.is_static() && !r.scores.turns.contains(&0) {
+    if is_static(r.scores) && !r.scores.turns.contains(&0) {
         let t0 = r.scores.turn0.as_ref().map(|t| t.reference_pass_at_1);
         out.insert(0, (0, t0));
     }
@@ -96,12 +96,12 @@ pub fn pass_figures(bench: &str, runs: &[Run]) -> Result<Vec<Figure>, String> {
             })
             .collect();
         let mut notes = Vec::new();
-        if with.iter().any(|(r, _)| r.scores.is_static()) {
+        if with.iter().any(|(r, _)| is_static(r.scores)) {
             notes.push("ConvCodeBench's turn 0 is the reference model's turn-0 code, which every replayed conversation starts from (the original's Table 1 starts at turn 1).".to_string());
         }
         if with
             .iter()
-            .any(|(r, v)| r.scores.is_static() && v[0].1.is_none())
+            .any(|(r, v)| is_static(r.scores) && v[0].1.is_none())
         {
             notes.push("A ConvCodeBench score file without \"turn0\" (written before it existed) has no turn-0 point; score the folder again to add it.".to_string());
         }
@@ -234,7 +234,7 @@ pub fn gap_figure(live: &[Run], statics: &[Run]) -> Option<Figure> {
     let mut rows = Vec::new();
     let mut csv_rows = Vec::new();
     for (l, s) in &pairs {
-        for sc in s.scores.present() {
+        for sc in present(s.scores) {
             let Some(lc) = column(l, &sc.config) else {
                 continue;
             };

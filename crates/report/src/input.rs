@@ -2,7 +2,6 @@
 //! Every problem is reported with the file's name; nothing is guessed from a file that is
 //! not a score file.
 
-use serde::Deserialize;
 use serde_json::Value;
 
 /// One input as given: its name (shown in the provenance) and its bytes, unchanged.
@@ -25,58 +24,28 @@ pub struct ScoreFile {
 pub enum Score {
     /// The file `score memorycode` writes, read with its writer's type.
     Memorycode(Box<pivot_bench::memorycode::score_file::ScoreFile>),
-    Convcode(Convcode),
+    Convcode(Box<Convcode>),
 }
 
 /// The four MemoryCode scores, as the score file names them.
 pub const MC_METRICS: [&str; 4] = pivot_bench::memorycode::score_file::METRICS;
 
-#[derive(Clone, Debug, Deserialize)]
-pub struct Convcode {
-    /// `live` (ConvCodeWorld) or `static` (ConvCodeBench).
-    pub mode: String,
-    pub model: String,
-    #[serde(default)]
-    pub reference: Option<String>,
-    pub turns: Vec<u64>,
-    pub columns: Vec<Column>,
-    /// What the text output prints under its tables (e.g. configurations that repeat turn 0).
-    #[serde(default)]
-    pub notes: Vec<String>,
-    /// ConvCodeBench's turn 0 (absent from live files and older static ones).
-    #[serde(default)]
-    pub turn0: Option<StaticTurn0>,
+/// The file `score convcode` writes, read with its writer's type.
+pub type Convcode = pivot_bench::convcode::Scores;
+
+/// A ConvCodeWorld configuration's column, as the score file holds it.
+pub type Column = pivot_bench::convcode::score_file::Column;
+
+/// Configurations that have at least one Pass@1 value (the others were not run).
+pub fn present(c: &Convcode) -> impl Iterator<Item = &Column> {
+    c.columns
+        .iter()
+        .filter(|c| c.pass_at_1.iter().any(Option::is_some))
 }
 
-#[derive(Clone, Debug, Deserialize)]
-pub struct StaticTurn0 {
-    pub reference_pass_at_1: f64,
-    #[serde(default)]
-    pub model_pass_at_1: Option<f64>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Column {
-    pub config: String,
-    pub label: String,
-    pub pass_at_1: Vec<Option<f64>>,
-    #[serde(default)]
-    pub mrr: Option<f64>,
-    #[serde(default)]
-    pub recall: Option<f64>,
-}
-
-impl Convcode {
-    pub fn is_static(&self) -> bool {
-        self.mode == "static"
-    }
-
-    /// Configurations that have at least one Pass@1 value (the others were not run).
-    pub fn present(&self) -> impl Iterator<Item = &Column> {
-        self.columns
-            .iter()
-            .filter(|c| c.pass_at_1.iter().any(Option::is_some))
-    }
+/// Whether the scores are a static replay's (ConvCodeBench).
+pub fn is_static(c: &Convcode) -> bool {
+    c.mode == pivot_bench::convcode::Mode::Static
 }
 
 impl ScoreFile {
@@ -97,15 +66,16 @@ impl ScoreFile {
     /// `(k, n)` when the file is shard k of n of a sharded run (its `"shard"` key), whose
     /// scores cover only that shard.
     pub fn shard(&self) -> Option<(u64, u64)> {
-        let s = self.raw.get("shard")?;
-        Some((s.get("k")?.as_u64()?, s.get("n")?.as_u64()?))
+        match &self.score {
+            Score::Convcode(c) => c.shard.map(|s| (s.k as u64, s.n as u64)),
+            Score::Memorycode(m) => m.shard.as_ref().map(|s| (s.k as u64, s.n as u64)),
+        }
     }
 
     pub fn benchmark(&self) -> &'static str {
         match &self.score {
             Score::Memorycode(_) => "memorycode",
-            Score::Convcode(c) if c.is_static() => "convcodebench",
-            Score::Convcode(_) => "convcodeworld",
+            Score::Convcode(c) => c.benchmark.name(),
         }
     }
 }
@@ -142,7 +112,6 @@ pub fn parse(input: &Input) -> Result<ScoreFile, String> {
         Some(other) => return Err(format!("\"benchmark\" must be a string, got {other}")),
         // Files written before "benchmark" existed: recognised by their keys.
         None if obj.contains_key("macro") && obj.contains_key("per_session") => "memorycode",
-        None if obj.contains_key("columns") && obj.contains_key("mode") => "convcode",
         None => {
             return Err(format!(
                 "not a score file (no \"benchmark\", \"macro\" or \"columns\" key); {EXPECTED}"
@@ -152,32 +121,8 @@ pub fn parse(input: &Input) -> Result<ScoreFile, String> {
     let score = match benchmark {
         // A missing metric is named with its path (`macro: missing field ...`).
         "memorycode" => Score::Memorycode(Box::new(typed(&raw)?)),
-        "convcodeworld" | "convcodebench" | "convcode" => {
-            let c: Convcode = typed(&raw)?;
-            if c.mode != "live" && c.mode != "static" {
-                return Err(format!(
-                    "\"mode\" is {:?}, expected \"live\" or \"static\"",
-                    c.mode
-                ));
-            }
-            let says_static = benchmark == "convcodebench";
-            if benchmark != "convcode" && says_static != c.is_static() {
-                return Err(format!(
-                    "\"benchmark\" is {benchmark:?} but \"mode\" is {:?}",
-                    c.mode
-                ));
-            }
-            for col in &c.columns {
-                if col.pass_at_1.len() != c.turns.len() {
-                    return Err(format!(
-                        "configuration {}: {} Pass@1 values for {} turns",
-                        col.config,
-                        col.pass_at_1.len(),
-                        c.turns.len()
-                    ));
-                }
-            }
-            Score::Convcode(c)
+        "convcodeworld" | "convcodebench" => {
+            Score::Convcode(Box::new(pivot_bench::convcode::score_file::parse(&raw)?))
         }
         other => {
             return Err(format!(
@@ -242,8 +187,9 @@ mod tests {
                 .contains("short history")
         );
         assert!(err(r#"{"benchmark": "other"}"#).contains("unknown"));
-        let e =
-            err(r#"{"mode": "live", "model": "m", "turns": [0], "columns": [{"config": "CF"}]}"#);
+        let e = err(
+            r#"{"benchmark": "convcodeworld", "mode": "live", "model": "m", "turns": [0], "columns": [{"config": "CF"}]}"#,
+        );
         assert!(e.contains("columns[0]"), "{e}");
     }
 

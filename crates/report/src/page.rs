@@ -5,7 +5,7 @@
 use super::cc_compare;
 use super::charts::{self, Axis, Series};
 use super::figure::{slug, Figure, Table};
-use super::input::{Convcode, Score, ScoreFile, MC_METRICS};
+use super::input::{is_static, present, Convcode, Score, ScoreFile, MC_METRICS};
 use pivot_bench::convcode::numeric::py_float;
 use pivot_bench::convcode::table::LEGEND;
 use pivot_bench::memorycode::report::fmt as mc_fmt;
@@ -87,7 +87,7 @@ pub fn render(
                 label: name,
                 scores: c,
             };
-            if c.is_static() {
+            if is_static(c) {
                 statics.push(block);
                 static_runs.push(run);
             } else {
@@ -581,12 +581,12 @@ fn with_modes(fig: Figure, mc: &[(&String, &McScoreFile)]) -> Result<Figure, Str
 }
 
 fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, String> {
-    let (bench, heading) = match (&c.reference, c.is_static()) {
+    let (bench, heading) = match (&c.reference, is_static(c)) {
         (Some(r), true) => ("ConvCodeBench", format!("{name} (ref. model: {r})")),
         (None, true) => ("ConvCodeBench", format!("{name} (ref. model not named)")),
         _ => ("ConvCodeWorld", name.to_string()),
     };
-    let present: Vec<_> = c.present().collect();
+    let present: Vec<_> = present(c).collect();
     if present.is_empty() {
         let mut notes = vec![format!("No configuration has results in {file}.")];
         notes.extend(c.notes.iter().cloned());
@@ -631,11 +631,12 @@ fn convcode_block(c: &Convcode, name: &str, file: &str) -> Result<CcBlock, Strin
         ));
     }
     let title = format!("{bench} Pass@1 per turn: {heading}");
+    let turns: Vec<u64> = c.turns.iter().map(|&t| t as u64).collect();
     let table = Table { header, rows };
     let pass = Some(Figure {
         name: slug(&format!("{bench}-pass-at-1-{heading}")),
         csv: table.csv(),
-        svg: charts::lines(&title, "turn", &c.turns, &pct, &series)?,
+        svg: charts::lines(&title, "turn", &turns, &pct, &series)?,
         caption: caption(c, name, 1),
         table,
         notes,
@@ -702,7 +703,7 @@ fn caption(c: &Convcode, name: &str, table: u8) -> String {
         "MRR and Recall results"
     };
     let each = if table == 1 { " for each turn" } else { "" };
-    match (&c.reference, c.is_static()) {
+    match (&c.reference, is_static(c)) {
         (Some(r), true) => {
             format!("Table {table}. {what} of {name} on ConvCodeBench{each} (ref. model: {r}).")
         }

@@ -136,7 +136,7 @@ pub struct ActivePivots {
 }
 
 /// One pivot in force, at the version in force.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ActivePivot {
     pub id: String,
     /// "memorycode", "pivots.toml" or "user".
@@ -410,9 +410,8 @@ pub struct Submitted {
     pub log: PathBuf,
     pub eval_file: PathBuf,
     pub tests: TestRun,
-    /// The run's rescored tables (the core's format).
-    #[schemars(with = "serde_json::Map<String, Value>")]
-    pub scores: Value,
+    /// The run's rescored tables: the score file `score convcode --format json` prints.
+    pub scores: pivot_bench::convcode::Scores,
     /// The tables as text.
     pub table: String,
 }
@@ -433,9 +432,8 @@ pub struct Generated {
 pub struct ConvCodeEvaluation {
     pub text: String,
     pub markdown: String,
-    /// The scores in the core's JSON form (`score convcode --format json`).
-    #[schemars(with = "serde_json::Map<String, Value>")]
-    pub json: Value,
+    /// The score file `score convcode --format json` prints (`"shard"` included).
+    pub json: pivot_bench::convcode::Scores,
     pub notes: Vec<String>,
 }
 

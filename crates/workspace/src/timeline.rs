@@ -218,7 +218,11 @@ pub fn transcript(
             }
         }
         md.push_str("\n## Transcript\n\n");
-        for para in session.text.split("\n\n").filter(|p| !p.trim().is_empty()) {
+        for para in session
+            .text()
+            .split("\n\n")
+            .filter(|p| !p.trim().is_empty())
+        {
             md.push_str(&speaker_in_bold(para.trim()));
             md.push_str("\n\n");
         }

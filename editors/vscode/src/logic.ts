@@ -1,6 +1,8 @@
 // The extension's pure logic: no `vscode` import, so it is unit-tested with node:test and
 // shared with the protocol test (which then exercises exactly what the extension sends).
 
+import type * as P from './protocol';
+
 /** The server's `workspace/executeCommand` names (server/src/lsp/commands/mod.rs). */
 export const ServerCommand = {
   conversationOpen: 'pivot.conversation.open',
@@ -140,13 +142,8 @@ export interface GenerateChoice {
   modes?: string[];
 }
 
-/** `pivot.memorycode.generate`'s reply (the fields the editors use). */
-export interface Generated {
-  output: string;
-  requests: number;
-  cached: number;
-  written: number;
-}
+/** `pivot.memorycode.generate`'s reply. */
+export type Generated = P.MemorycodeGenerateReply;
 
 /** The endpoint input box takes a URL (an OpenAI-compatible endpoint) or the path of a
  *  loopback script (the bundled loopback model: no key, canned replies). */
@@ -156,91 +153,32 @@ export function endpointArgs(endpoint: string): { baseUrl: string } | { loopback
 }
 
 /** `pivot.report.open`'s reply: where the HTML report was written. */
-export interface ReportOpened {
-  path: string;
-  inputs: number;
-}
+export type ReportOpened = P.ReportOpenReply;
 
 // ---------------------------------------------------------------------------------------
 // Results (the JSON the server returns).
 
-export interface Info {
-  source: string | null;
-  kind: 'memorycode' | 'workspace pivots' | 'none' | string;
-  count: number;
-  index: number;
-  active: number;
-  pivots: number;
-  moved?: boolean;
-  /** The sessions are pivots.toml's commits (the `pivot.history` setting). */
-  history?: boolean;
-  warnings?: string[];
-  convcode?: ConvInfo;
-}
+/** The conversation's info (`pivot.conversation.info`, and every session move's reply). */
+export type Info = P.ConversationInfoReply &
+  Partial<Pick<P.SessionNextReply, 'moved'>> &
+  Partial<Pick<P.ConversationOpenReply, 'warnings'>>;
 
 /** `info.convcode` when a ConvCodeWorld task is open (each turn a session). */
-export interface ConvInfo {
-  task: string;
-  config: string;
-  label: string;
-  model: string;
-  simulator: string;
-  turns: number[];
-  turn: number | null;
-  next_turn: number | null;
-  notes: string[];
-}
+export type ConvInfo = NonNullable<Info['convcode']>;
 
-export interface ActivePivot {
-  id: string;
-  origin: string;
-  version: number;
-  text: string;
-  kind: string;
-  rule: unknown;
-  description: string;
-  session: number;
-}
+export type ActivePivot = Active['pivots'][number];
 
-export interface Active {
-  index: number;
-  count: number;
-  pivots: ActivePivot[];
-}
+export type Active = P.PivotsActiveReply;
 
-export interface Transcript {
-  index: number;
-  count: number;
-  markdown: string;
-}
+export type Transcript = P.SessionTranscriptReply;
 
 /** A commit of the project's history (sessions from history: the `pivot.history` setting). */
-export interface Commit {
-  id: string;
-  short: string;
-  summary: string;
-  /** Committer time, seconds since the epoch. */
-  time: number;
-}
+export type Commit = NonNullable<TimelineSession['commit']>;
 
 /** `pivot.session.timeline` (crates/workspace/src/timeline.rs). */
-export interface Timeline {
-  index: number;
-  count: number;
-  source: 'memorycode' | 'convcode' | 'history' | 'workspace pivots' | string;
-  /** The file whose commits the sessions are (source 'history'); null otherwise. */
-  file: string | null;
-  sessions: TimelineSession[];
-}
+export type Timeline = P.SessionTimelineReply;
 
-export interface TimelineSession {
-  index: number;
-  /** The commit this session is; null outside history and for the uncommitted file. */
-  commit: Commit | null;
-  /** The working tree's pivots.toml, changed since the last commit. */
-  uncommitted: boolean;
-  changes: PivotChange[];
-}
+export type TimelineSession = Timeline['sessions'][number];
 
 export interface SessionChanged {
   index: number;
@@ -660,18 +598,11 @@ export function activePivotsMarkdown(a: Active): string {
 
 const fmt = (v: unknown) => (typeof v === 'number' ? v.toFixed(4) : 'n/a');
 
-interface Verdict { pair: number; pivot: string; kind: string; rule: unknown; verdict: string; score: number | null }
-interface Answer { session: number; kind: string; answer: number; syntax_error: string | null; score: number | null; verdicts: Verdict[] }
-export interface OutputsCheck {
-  dialogue: string;
-  output: string;
-  scores: Record<string, (number | null)[]>;
-  answers: Answer[];
-}
+export type OutputsCheck = P.OutputsCheckReply;
 
 export function outputsMarkdown(r: OutputsCheck): string {
   const lines = [`# Model outputs: ${basename(r.output)}`, '', `Dialogue: \`${r.dialogue}\``, `Outputs: \`${r.output}\``, ''];
-  const metrics = Object.keys(r.scores);
+  const metrics = Object.keys(r.scores) as (keyof OutputsCheck['scores'])[];
   const n = Math.max(0, ...metrics.map((m) => r.scores[m].length));
   // "session" is also one of the metrics: the columns say "score" so no two headers are equal.
   lines.push(`| session | ${metrics.map((m) => `${m} score`).join(' | ')} |`, `|---|${metrics.map(() => '---').join('|')}|`);
@@ -687,6 +618,8 @@ export function outputsMarkdown(r: OutputsCheck): string {
   return lines.join('\n') + '\n';
 }
 
+/** `pivot.evaluate.memorycode`'s reply: the score file, free JSON in the schema (the fields
+ *  this report reads). */
 export interface Evaluation {
   macro: Record<string, number | null>;
   dialogues: Record<string, unknown>;
@@ -755,16 +688,7 @@ export function startFailureMessage(command: string, reason: string | undefined,
 // ---------------------------------------------------------------------------------------
 // A session's pivot changes (the server's timeline).
 
-export interface PivotChange {
-  change: 'added' | 'updated' | 'removed';
-  id: string;
-  version: number;
-  /** The instruction; for a removal, the one taken out. */
-  text: string;
-  kind?: string;
-  description?: string;
-  origin?: string;
-}
+export type PivotChange = TimelineSession['changes'][number];
 
 // ---------------------------------------------------------------------------------------
 // ConvCodeWorld results folders: what the palette offers before calling the server's open
@@ -839,18 +763,18 @@ export const FEEDBACK_LABELS: Record<FeedbackKind, string> = {
   expert: 'Expert verbal feedback (simulator)',
 };
 
-export interface Feedback { kind: string; task: string; text: string; simulator_call?: string | null; pending?: Record<string, string> | null }
+export type Feedback = P.TurnFeedbackReply;
 
 export function feedbackMarkdown(f: Feedback): string {
-  const lines = [`# Feedback: ${f.kind}`, '', `Task: ${f.task}`, '', '```text', f.text.replace(/```/g, '`\u200b``'), '```', ''];
+  const lines = [`# Feedback: ${f.kind}`, '', `Task: ${f.task}`, '', '```text', (f.text ?? '').replace(/```/g, '`\u200b``'), '```', ''];
   const pending = Object.keys(f.pending ?? {});
   if (pending.length) lines.push(`Given with the next submission: ${pending.join(', ')}.`, '');
   return lines.join('\n');
 }
 
-export interface TestsResult { task: string; passed: number; total: number; summary?: string; failures?: unknown[] }
+export type TestsResult = P.TestsRunReply;
 
-export interface Submitted { turn: number; tests: TestsResult & Record<string, unknown>; table: string; scores?: unknown }
+export type Submitted = P.TurnSubmitReply;
 
 /** The submission; the tables as markdown when given (else the server's text tables). */
 export function submittedMarkdown(s: Submitted, tablesMarkdown?: string): string {
@@ -860,7 +784,7 @@ export function submittedMarkdown(s: Submitted, tablesMarkdown?: string): string
     '## Recomputed tables', '', ...tables, ''].join('\n');
 }
 
-export interface ConvEvaluation { text: string; markdown: string; json: unknown; notes?: string[] }
+export type ConvEvaluation = P.EvaluateConvcodeReply;
 
 export function convEvaluationMarkdown(r: ConvEvaluation, results: string, model: string): string {
   const lines = [`# ConvCodeWorld evaluation: ${model}`, '', `Results: ${results}`, '', r.markdown.trimEnd(), ''];

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
+  ConvEvaluation,
   choosePython,
   pythonChanged,
   pythonLogLine,
@@ -42,7 +43,7 @@ import {
 } from '../src/logic';
 
 const info = (over: Partial<Info> = {}): Info => ({
-  source: '/data/dialogue_7.json', kind: 'memorycode', count: 4, index: 1, active: 2, pivots: 3, ...over,
+  source: '/data/dialogue_7.json', kind: 'memorycode', count: 4, index: 1, active: 2, pivots: 3, history: false, ...over,
 });
 
 const active: Active = {
@@ -109,7 +110,7 @@ test('tree: one item per session, the current one marked, pivots with their orig
 });
 
 test("tree: every session lists the pivots it adds, updates or removes (the server's timeline)", () => {
-  const change = (change: PivotChange['change'], id: string, version: number, text: string): PivotChange => ({ change, id, version, text });
+  const change = (change: PivotChange['change'], id: string, version: number, text: string): PivotChange => ({ change, id, version, text, origin: 'pivots.toml', kind: 'function', description: '' });
   const timeline: Timeline = {
     index: 1, count: 4, source: 'memorycode', file: null,
     sessions: [
@@ -130,7 +131,7 @@ test('tree: sessions from history name their commit, and the uncommitted file', 
   const timeline: Timeline = {
     index: 0, count: 2, source: 'history', file: 'pivots.toml',
     sessions: [
-      { index: 0, commit, uncommitted: false, changes: [{ change: 'updated', id: 'fn', version: 1, text: 'g_' }] },
+      { index: 0, commit, uncommitted: false, changes: [{ change: 'updated', id: 'fn', version: 1, text: 'g_', origin: 'pivots.toml', kind: 'function', description: '' }] },
       { index: 1, commit: null, uncommitted: true, changes: [] },
     ],
   };
@@ -166,12 +167,15 @@ test('Generate MemoryCode Outputs: a URL is an endpoint, anything else a loopbac
 });
 
 test('feedback, submission and evaluation reports are readable markdown, not JSON', () => {
-  const f = feedbackMarkdown({ kind: 'execution', task: 'HumanEval/2', text: 'TEST_CASE_2\nTraceback ```x```', pending: { execution: 'e' } });
+  const scores: ConvEvaluation['json'] = {
+    benchmark: 'convcodeworld', mode: 'live', model: 'm', reference: null, turns: [0], columns: [], excluded_tasks: [], notes: [],
+  };
+  const f = feedbackMarkdown({ kind: 'execution', task: 'HumanEval/2', text: 'TEST_CASE_2\nTraceback ```x```', simulator_call: null, pending: { compilation: null, execution: 'e', user: null } });
   assert.match(f, /^# Feedback: execution/);
   assert.equal((f.match(/```/g) ?? []).length, 2, 'fences inside the feedback cannot close the block');
-  const sub = submittedMarkdown({ turn: 1, tests: { task: 't', passed: 3, total: 3, summary: '3/3 passed' }, table: 'Table 1\n|a|\n' });
+  const sub = submittedMarkdown({ turn: 1, tests: { uri: 'file:///t.py', task: 't', status: 'pass', passed: 3, total: 3, summary: '3/3 passed', entry_line: null, failures: [] }, table: 'Table 1\n|a|\n', record: {}, log: '/l', eval_file: '/e', scores });
   assert.match(sub, /Turn 1 submitted[\s\S]*3\/3 passed[\s\S]*Table 1/);
-  const ev = convEvaluationMarkdown({ text: '', markdown: '| model | w/ CF |\n|---|---|\n| m | 1.0 |\n', json: {}, notes: ['n1'] }, '/r', 'm');
+  const ev = convEvaluationMarkdown({ text: '', markdown: '| model | w/ CF |\n|---|---|\n| m | 1.0 |\n', json: scores, notes: ['n1'] }, '/r', 'm');
   assert.match(ev, /\| model \| w\/ CF \|\n\|---\|---\|/);
   assert.match(ev, /- note: n1/);
 });
@@ -318,11 +322,12 @@ test('markdown reports', () => {
 
   const out = outputsMarkdown({
     dialogue: '/d/dialogue_1.json', output: '/o/output_1.json',
-    scores: { session: [0.5, null], history: [null, 1] },
+    scores: { session: [0.5, null], instruction: [null, null], history: [null, 1] },
     answers: [{ session: 1, kind: 'history', answer: 0, syntax_error: 'invalid syntax (line 1)', score: 0, verdicts: [{ pair: 0, pivot: 'mc-1', kind: 'function', rule: '^f_', verdict: 'syntax_error', score: 0 }] }],
+    warnings: [],
   });
-  assert.match(out, /\| session \| session score \| history score \|/);
-  assert.match(out, /\| 0 \| 0\.5000 \| n\/a \|\n\| 1 \| n\/a \| 1\.0000 \|/);
+  assert.match(out, /\| session \| session score \| instruction score \| history score \|/);
+  assert.match(out, /\| 0 \| 0\.5000 \| n\/a \| n\/a \|\n\| 1 \| n\/a \| n\/a \| 1\.0000 \|/);
   assert.match(out, /session 1, history answer 0: score 0\.0000 — syntax error: invalid syntax \(line 1\)\n  - `mc-1` \(function "\^f_"\): syntax_error/);
 
   const ev = evaluationMarkdown({ macro: { session: 0.25, instruction: null }, dialogues: { 1: {}, 2: {} }, skipped: ['dialogue_3.json: bad'], warnings: [] }, '/ds', '/out');

@@ -13,7 +13,7 @@ use crate::lsp::{SetupArgs, Text};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use pivot_base::cache_dir::CacheDir;
-use pivot_workspace::replies::HeadlessSetup;
+use pivot_workspace::replies::{ActivePivot, HeadlessSetup};
 use pivot_workspace::walk::{named, relative, sort_problems, walk, Problem, SourceFile};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -243,8 +243,8 @@ pub fn check_and_write(a: &CheckArgs, tree: &Path, shown: &Path) -> Result<i32> 
 
 /// One run's results, before they are written.
 pub struct Outcome {
-    pub session: Value,
-    pub pivots: Value,
+    pub session: usize,
+    pub pivots: Vec<ActivePivot>,
     /// Sorted; only the new ones with --baseline.
     pub findings: Vec<Finding>,
     pub problems: Vec<Problem>,
@@ -386,8 +386,8 @@ pub fn check_tree(
         .map(|r| r.unwrap_or_else(|| Checked::NotChecked(String::new())))
         .collect();
     let setup_errors = say_setup(&driven.setup, &driven.messages);
-    let pivots = serde_json::to_value(&driven.setup.active.pivots)?;
-    let session = Value::from(driven.setup.active.index);
+    let pivots = driven.setup.active.pivots.clone();
+    let session = driven.setup.active.index;
 
     // The findings, sorted, and what could not be checked.
     let (mut findings, problems, checked) = gather(&walked.files, driven.results, walked.problems);
@@ -403,7 +403,7 @@ pub fn check_tree(
                 .as_ref()
                 .zip(named.conversation.as_ref())
                 .map(|(p, (_, b))| (relative(root, &root.join(p)), report::sha256_hex(b))),
-            session: session.clone(),
+            session,
         };
         let b = report::bundle(&inputs, &pivots, &findings, &problems);
         let mut bytes = log_safe::json(serde_json::to_string_pretty(&b)?).into_bytes();
@@ -433,7 +433,7 @@ pub fn write_outcome(a: &CheckArgs, shown: &Path, o: Outcome) -> Result<i32> {
         Some(shard) => {
             let v = report::shard_json(
                 &shown.display().to_string(),
-                &o.session,
+                o.session,
                 &o.pivots,
                 &o.findings,
                 shard,
@@ -444,7 +444,7 @@ pub fn write_outcome(a: &CheckArgs, shown: &Path, o: Outcome) -> Result<i32> {
         None => render(
             a.format,
             shown,
-            &o.session,
+            o.session,
             &o.pivots,
             &o.findings,
             &o.problems,
@@ -793,8 +793,8 @@ fn keep_new(findings: &mut Vec<Finding>, known: &HashSet<String>) {
 fn render(
     format: CheckFormat,
     root: &Path,
-    session: &Value,
-    pivots: &Value,
+    session: usize,
+    pivots: &[ActivePivot],
     findings: &[Finding],
     problems: &[Problem],
 ) -> Result<String> {

@@ -2,12 +2,12 @@
 //! analysis bundle (`--bundle`, read again by `--baseline`) and `check --history`'s JSON.
 //! One type per format, used by the writer, the shard merge and the baseline reader alike,
 //! so a renamed key is a compile error, not a silently missing value. The session and the
-//! active pivots are the server's own replies, carried as they came.
+//! active pivots are the server's own reply types (`pivot/headless/setup`'s).
 
 use pivot_bench::shard::ShardRecord;
 use pivot_history::Commit;
+use pivot_workspace::replies::ActivePivot;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use tower_lsp_server::ls_types::{DiagnosticSeverity, Range};
 
@@ -30,8 +30,8 @@ pub struct JsonFinding {
 pub struct CheckReport {
     pub version: String,
     pub root: String,
-    pub session: Value,
-    pub pivots: Value,
+    pub session: usize,
+    pub pivots: Vec<ActivePivot>,
     pub findings: Vec<JsonFinding>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRecord<ShardInput, ()>>,
@@ -43,8 +43,8 @@ pub struct CheckReport {
 pub struct ShardInput {
     pub benchmark: String,
     pub root: String,
-    pub session: Value,
-    pub pivots: Value,
+    pub session: usize,
+    pub pivots: Vec<ActivePivot>,
     pub files: Vec<String>,
 }
 
@@ -66,7 +66,7 @@ pub struct BundleInputs {
     pub files: Vec<FileDigest>,
     pub pivots: Option<FileDigest>,
     pub conversation: Option<FileDigest>,
-    pub session: Value,
+    pub session: usize,
 }
 
 /// A file that could not be checked, and why.
@@ -83,7 +83,7 @@ pub struct Bundle {
     pub format: String,
     pub tool: ToolInfo,
     pub inputs: BundleInputs,
-    pub pivots: Value,
+    pub pivots: Vec<ActivePivot>,
     pub findings: Vec<JsonFinding>,
     pub problems: Vec<ProblemRow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

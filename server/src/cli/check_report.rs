@@ -7,6 +7,7 @@ use super::check_format::{
     Baseline, Bundle, BundleInputs, CheckReport, FileDigest, JsonFinding, ProblemRow, ShardInput,
     ToolInfo,
 };
+use pivot_workspace::replies::ActivePivot;
 use pivot_workspace::walk::Problem;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -135,15 +136,15 @@ fn one_line(m: &str) -> String {
 /// The JSON shape of `--format json`.
 pub fn json_report(
     root: &str,
-    session: &Value,
-    pivots: &Value,
+    session: usize,
+    pivots: &[ActivePivot],
     findings: &[Finding],
 ) -> CheckReport {
     CheckReport {
         version: VERSION.into(),
         root: root.into(),
-        session: session.clone(),
-        pivots: pivots.clone(),
+        session,
+        pivots: pivots.to_vec(),
         findings: findings.iter().map(json_finding).collect(),
         shard: None,
     }
@@ -153,8 +154,8 @@ pub fn json_report(
 /// record (the input every shard must share: root, session, pivots, every file's path).
 pub fn shard_json(
     root: &str,
-    session: &Value,
-    pivots: &Value,
+    session: usize,
+    pivots: &[ActivePivot],
     findings: &[Finding],
     shard: pivot_bench::shard::Shard,
     all_files: &[String],
@@ -162,8 +163,8 @@ pub fn shard_json(
     let input = ShardInput {
         benchmark: "check".into(),
         root: root.into(),
-        session: session.clone(),
-        pivots: pivots.clone(),
+        session,
+        pivots: pivots.to_vec(),
         files: all_files.to_vec(),
     };
     CheckReport {
@@ -249,27 +250,33 @@ fn gh_prop(s: &str) -> String {
 
 /// SARIF 2.1.0 for GitHub code scanning: one rule per active pivot (and one for syntax
 /// errors), results with 1-based regions in UTF-16 columns, URIs relative to %SRCROOT%.
-pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[Problem]) -> Value {
+pub fn sarif(
+    root_uri: &str,
+    pivots: &[ActivePivot],
+    findings: &[Finding],
+    problems: &[Problem],
+) -> Value {
     use super::sarif::{
         ArtifactLocation, Configuration, Driver, Invocation, Level, Location, Log, Message,
         Notification, PhysicalLocation, Region, Rule, Run, SarifResult, Tool,
     };
     let mut rules: Vec<Rule> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    for p in pivots.as_array().into_iter().flatten() {
-        let id = p["id"].as_str().unwrap_or("").to_string();
+    for p in pivots {
+        let id = p.id.clone();
         if id.is_empty() || index.contains_key(&id) {
             continue;
         }
-        let text = p["text"].as_str().filter(|t| !t.is_empty());
-        let description = p["description"].as_str().unwrap_or("");
+        let text = Some(p.text.as_str()).filter(|t| !t.is_empty());
+        let description = p.description.as_str();
         let short = sentence(text.unwrap_or(description));
         index.insert(id.clone(), rules.len());
         let mut properties = Map::new();
         properties.insert("instruction".into(), json!(text.unwrap_or("")));
-        for key in ["kind", "rule", "origin", "version"] {
-            properties.insert(key.into(), p[key].clone());
-        }
+        properties.insert("kind".into(), json!(p.kind));
+        properties.insert("rule".into(), p.rule.clone());
+        properties.insert("origin".into(), json!(p.origin));
+        properties.insert("version".into(), json!(p.version));
         rules.push(Rule {
             // SARIF wants a name unlike the id (compared ignoring case).
             name: format!("Pivot{}", pascal(&id)),
@@ -277,12 +284,12 @@ pub fn sarif(root_uri: &str, pivots: &Value, findings: &[Finding], problems: &[P
             full_description: Message::new(sentence(&format!(
                 "{} (object kind: {}; rule: {}).",
                 text.unwrap_or(description).trim_end_matches('.'),
-                p["kind"].as_str().unwrap_or(""),
+                p.kind,
                 description
             ))),
             help: Message::new(sentence(&format!(
                 "Pivot `{id}`, given at session {}: {}",
-                p["session"],
+                p.session,
                 text.unwrap_or(description)
             ))),
             default_configuration: Configuration {
@@ -405,7 +412,7 @@ pub struct Inputs {
     /// (path as given, SHA-256) of `pivots.toml` and of the conversation, when used.
     pub pivots: Option<(String, String)>,
     pub conversation: Option<(String, String)>,
-    pub session: Value,
+    pub session: usize,
 }
 
 /// The analysis bundle: inputs, active pivots, sorted findings with fingerprints,
@@ -414,7 +421,7 @@ pub struct Inputs {
 /// depend only on what was checked.
 pub fn bundle(
     inputs: &Inputs,
-    pivots: &Value,
+    pivots: &[ActivePivot],
     findings: &[Finding],
     problems: &[Problem],
 ) -> Bundle {
@@ -432,9 +439,9 @@ pub fn bundle(
             files: inputs.files.iter().map(digest).collect(),
             pivots: inputs.pivots.as_ref().map(digest),
             conversation: inputs.conversation.as_ref().map(digest),
-            session: inputs.session.clone(),
+            session: inputs.session,
         },
-        pivots: pivots.clone(),
+        pivots: pivots.to_vec(),
         findings: (findings.iter())
             .map(|f| JsonFinding {
                 fingerprint: Some(f.fingerprint.clone()),

@@ -1,7 +1,7 @@
 //! `pivot-lsp score convcode`: Pass@1 per turn, MRR and Recall of a ConvCodeWorld results folder.
 
 use pivot_bench::convcode::config::{Layout, DEFAULT_SIMULATOR};
-use pivot_bench::convcode::{metrics, table};
+use pivot_bench::convcode::{metrics, score_file, table};
 use pivot_exec::feedback::{compilation_many, NO_SYNTAX_ERRORS};
 use std::path::PathBuf;
 
@@ -77,28 +77,10 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
     let opts = metrics::ScoreOptions {
         exclude_init_solved: args.exclude_init_solved,
     };
-    let mut scores = metrics::score_with(&req, Some(&check), opts)?;
-    // A shard's folder holds only its tasks: its scores are not the benchmark's.
-    let shard = pivot_bench::convcode::shard_dir::read(&args.results)?;
-    if let Some(m) = &shard {
-        scores.notes.push(format!(
-            "{} holds shard {} of {}: these scores cover only its tasks; `pivot-lsp merge --results OUT DIR...` joins the shards' folders, and scoring OUT gives the whole run's",
-            args.results.display(),
-            m.k,
-            m.n
-        ));
-    }
-    let mut json = scores.to_json()?;
-    if let Some(m) = &shard {
-        json["shard"] = serde_json::json!({"k": m.k, "n": m.n});
-    }
+    let scores = metrics::score_with(&req, Some(&check), opts)?;
+    let json = score_file::to_json(&scores)?;
     if let Some(path) = &args.report {
-        let name = format!(
-            "{}-{}.json",
-            json["benchmark"].as_str().unwrap_or("convcode"),
-            args.model.replace('/', "_")
-        );
-        super::report_cmd::write_one(&json, &name, path)?;
+        super::report_cmd::write_one(&json, &score_file::file_name(&scores), path)?;
     }
     let out = match args.format {
         ScoreFormat::Table => compact_text(&scores),
@@ -126,7 +108,7 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
 }
 
 /// The labels of the configurations with no number at any turn (not run).
-fn empty_columns(s: &metrics::Scores) -> Vec<String> {
+fn empty_columns(s: &score_file::Scores) -> Vec<String> {
     s.columns
         .iter()
         .filter(|c| c.pass_at_1.iter().all(Option::is_none) && c.mrr.is_none())
@@ -137,7 +119,7 @@ fn empty_columns(s: &metrics::Scores) -> Vec<String> {
 /// Tables 1 and 2 in the original's style, without the columns of configurations that were
 /// not run, each split into tables of at most [`WIDTH`] characters (the first column, the
 /// turn or the metric, repeated in each).
-fn compact_text(s: &metrics::Scores) -> String {
+fn compact_text(s: &score_file::Scores) -> String {
     let empty = empty_columns(s);
     let keep = |header: &[String]| -> Vec<usize> {
         (0..header.len())

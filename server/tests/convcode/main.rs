@@ -28,7 +28,7 @@ mod print_results;
 mod reask;
 mod turn0;
 
-use pivot_bench::convcode::metrics::{Column, Scores};
+use pivot_bench::convcode::score_file::{Column, Scores};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 

@@ -4,16 +4,8 @@ use super::config::{Config, Layout, MAX_TURNS};
 use super::eval_file::EvalFile;
 use super::locate::{locate, ConfigFiles, Located, TurnFile};
 use super::numeric::percent;
+use super::score_file::{Benchmark, Column, Mode, Scores, StaticTurn0};
 use anyhow::{bail, Result};
-use serde::Serialize;
-
-/// Live (ConvCodeWorld) or static (ConvCodeBench against a reference model).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Live,
-    Static,
-}
 
 /// What to score.
 #[derive(Clone, Debug)]
@@ -30,68 +22,6 @@ pub struct ScoreOptions {
     /// `--exclude_init_solved`: leave the tasks the scored model solves at its own turn 0
     /// out of MRR and Recall (Table 2). Pass@1 (Table 1) keeps every task, as in the original.
     pub exclude_init_solved: bool,
-}
-
-/// One column of Table 1 (and, when scored, of Table 2).
-#[derive(Clone, Debug, Serialize)]
-pub struct Column {
-    pub config: String,
-    pub label: String,
-    /// All eval files were there, so the numbers are computed from the run itself.
-    pub complete: bool,
-    /// One value per row of Table 1 (`None` prints as a blank cell).
-    pub pass_at_1: Vec<Option<f64>>,
-    /// `None`: the configuration is left out of Table 2.
-    pub mrr: Option<f64>,
-    pub recall: Option<f64>,
-}
-
-/// Both tables' numbers plus what the reader should know about the inputs.
-#[derive(Clone, Debug, Serialize)]
-pub struct Scores {
-    pub mode: Mode,
-    pub model: String,
-    pub reference: Option<String>,
-    /// Table 1 row labels (turns).
-    pub turns: Vec<usize>,
-    pub columns: Vec<Column>,
-    /// Tasks left out of MRR and Recall by `exclude_init_solved`.
-    pub excluded_tasks: Vec<String>,
-    /// Non-fatal findings (unreadable files, dropped configurations, unneeded missing files).
-    pub notes: Vec<String>,
-    /// ConvCodeBench only: the turn-0 Pass@1 its Table 1 leaves out (the original prints
-    /// turns 1-10), for the report's turn-0 point; absent from live scores, whose turn 0 is
-    /// Table 1's first row.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub turn0: Option<StaticTurn0>,
-}
-
-/// A static replay's turn 0, as percentages rounded as Table 1's cells are.
-#[derive(Clone, Debug, Serialize)]
-pub struct StaticTurn0 {
-    /// The reference model's turn 0: the code every replayed conversation starts from, so
-    /// the static Pass@1 formula (s_t or r_0) at t = 0.
-    pub reference_pass_at_1: f64,
-    /// The target model's own turn 0 (which MRR and Recall count at rank 0).
-    pub model_pass_at_1: f64,
-}
-
-impl Scores {
-    /// The scores' JSON with `"benchmark"` first: `convcodeworld` (live) or `convcodebench`
-    /// (static); what `score convcode --format json`, reports and the editor's command give.
-    pub fn to_json(&self) -> Result<serde_json::Value> {
-        let benchmark = match self.mode {
-            Mode::Live => "convcodeworld",
-            Mode::Static => "convcodebench",
-        };
-        let mut out = serde_json::Map::new();
-        out.insert("benchmark".into(), benchmark.into());
-        match serde_json::to_value(self)? {
-            serde_json::Value::Object(m) => out.extend(m),
-            other => bail!("scores serialised as {other}, not an object"),
-        }
-        Ok(serde_json::Value::Object(out))
-    }
 }
 
 /// Checks whether code compiles (`compile(code, 'tmp.py', 'exec')`); used for the original's
@@ -199,10 +129,12 @@ pub fn score_until(
     // Every file first (a missing turn 0 is named with the command that makes it), then
     // each configuration's files loaded and scored in turn.
     let located = locate(&req.layout, &req.model, req.reference.as_deref())?;
-    match &req.reference {
+    let mut scores = match &req.reference {
         None => score_live(&located, &req.model, compiles, opts, stop),
         Some(r) => score_static(&located, &req.model, r, opts, stop),
-    }
+    }?;
+    super::score_file::mark_shard(&mut scores, &req.layout.root)?;
+    Ok(scores)
 }
 
 /// Live turns of one configuration, in order; stops at an unreadable file as the original
@@ -335,6 +267,7 @@ fn score_live(
         columns.push(column);
     }
     Ok(Scores {
+        benchmark: Benchmark::of(Mode::Live),
         mode: Mode::Live,
         model: model.to_string(),
         reference: None,
@@ -343,6 +276,7 @@ fn score_live(
         excluded_tasks: in_turn0_order(&init, &excluded),
         notes,
         turn0: None,
+        shard: None,
     })
 }
 
@@ -498,6 +432,7 @@ fn score_static(
         });
     }
     Ok(Scores {
+        benchmark: Benchmark::of(Mode::Static),
         mode: Mode::Static,
         model: model.to_string(),
         reference: Some(reference.to_string()),
@@ -509,6 +444,7 @@ fn score_static(
             reference_pass_at_1: pass_at_1(&ref_init, &ref_init)?,
             model_pass_at_1: pass_at_1(&init, &init)?,
         }),
+        shard: None,
     })
 }
 

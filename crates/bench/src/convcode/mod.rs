@@ -18,6 +18,7 @@ pub mod order;
 pub mod play;
 pub mod records;
 pub mod sanitize;
+pub mod score_file;
 pub mod shard_dir;
 pub mod speed;
 pub mod static_bench;
@@ -26,4 +27,5 @@ pub mod turn;
 pub mod turn0;
 
 pub use config::{Config, Coverage, Expertise, Layout};
-pub use metrics::{score, score_with, Mode, ScoreOptions, ScoreRequest, Scores};
+pub use metrics::{score, score_with, ScoreOptions, ScoreRequest};
+pub use score_file::{Mode, Scores};

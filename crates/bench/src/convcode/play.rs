@@ -5,8 +5,9 @@
 
 use super::config::{eval_path, Config, Coverage, Expertise, Layout};
 use super::conversation::{put_eval, ConvRun};
-use super::metrics::{self, ScoreRequest, Scores};
+use super::metrics::{self, ScoreRequest};
 use super::records::{read_log, record_line, Appender};
+use super::score_file::Scores;
 use super::turn::{execution_feedback, verbal_feedback, Lm, Signals, TurnRecord};
 use anyhow::{bail, Context, Result};
 use pivot_exec::doc_tests::{map_result, DocRun};

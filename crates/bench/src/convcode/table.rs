@@ -1,7 +1,7 @@
 //! Table 1 and Table 2 as the original prints them (PrettyTable, centered), plus JSON and Markdown.
 
-use super::metrics::{Mode, Scores};
 use super::numeric::py_float;
+use super::score_file::{Mode, Scores};
 
 /// The legend the original prints under Table 1 (its trailing space included).
 pub const LEGEND: &str = " - CF: Compilation Feedback\n - EF: Execution Feedback\n - partial|full TC: test cases with partial|full Test Coverage \n - SNF: Simulated Novice Feedback\n - SEF: Simulated Expert Feedback";

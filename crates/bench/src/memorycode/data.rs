@@ -27,6 +27,11 @@ impl TryFrom<(String, Value)> for Pair {
     }
 }
 
+/// One session of a dialogue file. The one reader of the format: scoring, the generator
+/// ([`super::generate::GenDialogue`]), the ledger and the editor's timeline all read it.
+/// Keys the editor can do without (a hand-written dialogue of a test or a bug report often
+/// has only `type`, `topic` and the regex lists) default to empty; the generator, which
+/// needs them, refuses a dialogue without them and names the session.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Session {
     #[serde(rename = "type", default, deserialize_with = "shrunk")]
@@ -37,28 +42,86 @@ pub struct Session {
     pub session_regex: Vec<Pair>,
     #[serde(default, deserialize_with = "shrunk")]
     pub history_regex: Vec<Pair>,
-    #[serde(default, deserialize_with = "shrunk")]
-    pub session_eval_query: Vec<String>,
-    #[serde(default, deserialize_with = "shrunk")]
-    pub history_eval_query: Vec<String>,
+    /// `None` when the key is absent or `null` (the generator says which session lacks it).
+    #[serde(default, deserialize_with = "shrunk_opt")]
+    pub session_eval_query: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "shrunk_opt")]
+    pub history_eval_query: Option<Vec<String>>,
     /// Not used in scoring; kept so that this struct states the whole session format (the
     /// dataset builder reads it from the template's JSON, `dataset.rs`).
     #[serde(default)]
     pub session_length: Option<String>,
+    /// The session's transcript; `None` when the key is absent.
     #[serde(default)]
-    pub text: String,
+    pub text: Option<String>,
+}
+
+impl Session {
+    /// The transcript, empty when the file has none.
+    pub fn text(&self) -> &str {
+        self.text.as_deref().unwrap_or("")
+    }
+}
+
+/// The dialogue's `context`: who talks, at which company (its other keys, the personas,
+/// only shaped the dialogue's text). Each is `None` when absent: only the generator needs
+/// them, and it names the one missing.
+#[derive(Clone, Debug, Deserialize)]
+pub struct DialogueContext {
+    pub mentor: Option<String>,
+    pub mentee: Option<String>,
+    pub company: Option<String>,
+}
+
+/// One session's entry of the dialogue's `instructions`: the `[pivot_id, version]` pairs it
+/// gives, in order; the file's `[-1]` (no pivot) reads as none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Vec<Value>")]
+pub struct SessionPivots(pub Vec<(i64, i64)>);
+
+impl TryFrom<Vec<Value>> for SessionPivots {
+    type Error = String;
+    fn try_from(items: Vec<Value>) -> Result<SessionPivots, String> {
+        let bad = || "neither [-1] nor a list of [id, version]".to_string();
+        if let [only] = items.as_slice() {
+            if only.as_i64() == Some(-1) {
+                return Ok(SessionPivots(Vec::new()));
+            }
+        }
+        let mut pairs = Vec::with_capacity(items.len());
+        for item in &items {
+            match item.as_array().map(Vec::as_slice) {
+                Some([a, b]) => {
+                    pairs.push((a.as_i64().ok_or_else(bad)?, b.as_i64().ok_or_else(bad)?))
+                }
+                _ => return Err(bad()),
+            }
+        }
+        Ok(SessionPivots(pairs))
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct Dialogue {
     #[serde(skip)]
     pub id: u32,
+    /// `None` when the key is absent (the generator needs it and says so).
     #[serde(default)]
-    pub context: Value,
-    /// Per session: `[[pivot_id, version], ...]` or `[-1]`.
-    #[serde(default, deserialize_with = "shrunk_values")]
-    pub instructions: Vec<Value>,
+    pub context: Option<DialogueContext>,
+    /// Per session: the pivots it gives (the file's `[[pivot_id, version], ...]` or `[-1]`).
+    /// `None` when the key is absent.
+    #[serde(default, deserialize_with = "shrunk_opt")]
+    pub instructions: Option<Vec<SessionPivots>>,
     pub sessions: Vec<Session>,
+}
+
+impl Dialogue {
+    /// The pivots session `s` gives (none past the end of `instructions`).
+    pub fn pivots_at(&self, s: usize) -> &[(i64, i64)] {
+        (self.instructions.as_deref())
+            .and_then(|i| i.get(s))
+            .map_or(&[], |p| &p.0)
+    }
 }
 
 /// A list read without spare room: serde grows a list of unknown length to four places,
@@ -74,25 +137,17 @@ where
     Ok(v)
 }
 
-/// [`shrunk`] for JSON values, nested lists included, each shrunk as it is read.
-fn shrunk_values<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Vec<Value>, D::Error> {
-    struct Tight(Value);
-    impl<'de> Deserialize<'de> for Tight {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Tight, D::Error> {
-            fn tighten(v: &mut Value) {
-                if let Value::Array(a) = v {
-                    a.iter_mut().for_each(tighten);
-                    a.shrink_to_fit();
-                }
-            }
-            let mut v = Value::deserialize(d)?;
-            tighten(&mut v);
-            Ok(Tight(v))
-        }
+/// [`shrunk`] for a list that may be absent or `null`.
+fn shrunk_opt<'de, D, T>(d: D) -> std::result::Result<Option<Vec<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let mut v = Option::<Vec<T>>::deserialize(d)?;
+    if let Some(v) = &mut v {
+        v.shrink_to_fit();
     }
-    Ok(shrunk::<D, Tight>(d)?.into_iter().map(|t| t.0).collect())
+    Ok(v)
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -225,8 +280,8 @@ impl Dialogue {
             .collect();
         Ok(Dialogue {
             id: file_id(path, "dialogue_").unwrap_or(0),
-            context: Value::Null,
-            instructions: Vec::new(),
+            context: None,
+            instructions: None,
             sessions,
         })
     }

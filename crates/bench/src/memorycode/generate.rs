@@ -7,7 +7,7 @@
 //! so an interrupted run resumes where it stopped and a finished one reruns without requests;
 //! a file is written (atomically) only when all of its answers are in and its content changed.
 
-use super::data::{dialogue_files, file_id};
+use super::data::dialogue_files;
 use anyhow::{bail, Context, Result};
 use pivot_llm::memorycode_prompts::{self as prompts, ChatPrompt};
 use pivot_llm::{ChatMessage, Client, LlmError, Sampling};
@@ -106,91 +106,40 @@ pub struct GenSession {
     pub text: String,
 }
 
-fn strings(v: &Value, what: &str) -> Result<Vec<String>> {
-    let arr = v
-        .as_array()
-        .with_context(|| format!("`{what}` is not a list"))?;
-    arr.iter()
-        .map(|s| {
-            s.as_str()
-                .map(str::to_string)
-                .with_context(|| format!("`{what}` holds a non-string"))
-        })
-        .collect()
-}
-
 impl GenDialogue {
+    /// The dialogue file as the original's generator reads it, through the format's one
+    /// reader ([`super::data::Dialogue`]); what the generator needs and the editor does not
+    /// (the context, each session's text) is required here, and its absence named.
     pub fn load(path: &Path) -> Result<GenDialogue> {
-        let (v, warning): (Value, _) = super::data::read_json(path)?;
-        if let Some(w) = warning {
-            bail!("{w} (dialogue files must be UTF-8)");
-        }
-        Self::from_value(&v, path).with_context(|| format!("{}", path.display()))
+        let d = super::data::Dialogue::load(path)?;
+        Self::from_dialogue(d, path).with_context(|| format!("{}", path.display()))
     }
 
-    fn from_value(v: &Value, path: &Path) -> Result<GenDialogue> {
-        let ctx = v.get("context").context("no `context`")?;
-        let field = |k: &str| -> Result<String> {
-            ctx.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .with_context(|| format!("`context.{k}` is missing or not a string"))
+    fn from_dialogue(d: super::data::Dialogue, path: &Path) -> Result<GenDialogue> {
+        let context = d.context.context("no `context`")?;
+        let field = |v: Option<String>, k: &str| {
+            v.with_context(|| format!("`context.{k}` is missing or not a string"))
         };
-        let sessions_v = v
-            .get("sessions")
-            .and_then(Value::as_array)
-            .context("no `sessions` list")?;
-        let mut sessions = Vec::new();
-        for (i, s) in sessions_v.iter().enumerate() {
-            let opt = |k: &str| -> Result<Option<Vec<String>>> {
-                match s.get(k) {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(x) => Ok(Some(strings(x, &format!("sessions[{i}].{k}"))?)),
-                }
-            };
+        let instructions = d.instructions.context("no `instructions` list")?;
+        let mut sessions = Vec::with_capacity(d.sessions.len());
+        for (i, s) in d.sessions.into_iter().enumerate() {
             sessions.push(GenSession {
-                types: opt("type")?.unwrap_or_default(),
-                topics: opt("topic")?.unwrap_or_default(),
-                session_eval_query: opt("session_eval_query")?,
-                history_eval_query: opt("history_eval_query")?,
+                types: s.types,
+                topics: s.topic,
+                session_eval_query: s.session_eval_query,
+                history_eval_query: s.history_eval_query,
                 text: s
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .with_context(|| format!("`sessions[{i}].text` is missing or not a string"))?
-                    .to_string(),
+                    .text
+                    .with_context(|| format!("`sessions[{i}].text` is missing"))?,
             });
         }
-        let inst_v = v
-            .get("instructions")
-            .and_then(Value::as_array)
-            .context("no `instructions` list")?;
-        let mut instructions = Vec::new();
-        for (i, p) in inst_v.iter().enumerate() {
-            let bad = || format!("`instructions[{i}]` is neither [-1] nor a list of [id, version]");
-            let arr = p.as_array().with_context(bad)?;
-            if arr.len() == 1 && arr[0].as_i64() == Some(-1) {
-                instructions.push(Vec::new());
-                continue;
-            }
-            let mut pairs = Vec::new();
-            for pair in arr {
-                match pair.as_array().map(|x| x.as_slice()) {
-                    Some([a, b]) => match (a.as_i64(), b.as_i64()) {
-                        (Some(a), Some(b)) => pairs.push((a, b)),
-                        _ => bail!(bad()),
-                    },
-                    _ => bail!(bad()),
-                }
-            }
-            instructions.push(pairs);
-        }
         Ok(GenDialogue {
-            id: file_id(path, "dialogue_").unwrap_or(0),
+            id: d.id,
             path: path.to_path_buf(),
-            mentor: field("mentor")?,
-            mentee: field("mentee")?,
-            company: field("company")?,
-            instructions,
+            mentor: field(context.mentor, "mentor")?,
+            mentee: field(context.mentee, "mentee")?,
+            company: field(context.company, "company")?,
+            instructions: instructions.into_iter().map(|p| p.0).collect(),
             sessions,
         })
     }
@@ -209,26 +158,18 @@ pub struct GenInstruction {
 }
 
 pub fn load_topics(path: &Path) -> Result<Vec<GenInstruction>> {
-    let (v, _): (Value, _) = super::data::read_json(path)?;
-    let list = v
-        .get("instructions")
-        .and_then(Value::as_array)
-        .with_context(|| format!("{}: no `instructions` list", path.display()))?;
-    list.iter()
-        .enumerate()
+    let topics = super::data::Topics::load(path)?;
+    (topics.instructions.into_iter().enumerate())
         .map(|(i, x)| {
-            let ctx = || format!("{}: instructions[{i}]", path.display());
             Ok(GenInstruction {
-                id: x
-                    .get("id")
-                    .and_then(Value::as_i64)
-                    .with_context(|| format!("{}: no integer `id`", ctx()))?,
-                eval_query: x
-                    .get("eval_query")
-                    .and_then(Value::as_str)
-                    .with_context(|| format!("{}: no `eval_query` string", ctx()))?
-                    .to_string(),
-                text: strings(x.get("text").unwrap_or(&Value::Null), "text").with_context(ctx)?,
+                id: x.id,
+                eval_query: x.eval_query.with_context(|| {
+                    format!(
+                        "{}: instructions[{i}]: no `eval_query` string",
+                        path.display()
+                    )
+                })?,
+                text: x.text,
             })
         })
         .collect()

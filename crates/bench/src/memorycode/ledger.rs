@@ -21,18 +21,9 @@ impl Dialogue {
             catalogue.entry(e.id).or_insert(e);
         }
         for (s, session) in d.sessions.iter().enumerate() {
-            let ids: Vec<(i64, usize)> = match d.instructions.get(s) {
-                Some(serde_json::Value::Array(items)) => items
-                    .iter()
-                    .filter_map(|it| {
-                        let a = it.as_array()?;
-                        Some((a.first()?.as_i64()?, a.get(1)?.as_u64()? as usize))
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
+            let ids = (d.pivots_at(s).iter()).map(|&(id, v)| (id, usize::try_from(v).unwrap_or(0)));
             let mut pairs = session.session_regex.iter();
-            let mut ids = ids.into_iter();
+            let mut ids = ids;
             for (i, ty) in session.types.iter().enumerate() {
                 if ty != "instruction-add" && ty != "instruction-update" {
                     continue;

@@ -182,14 +182,11 @@ pub async fn evaluate(
             scores.columns.len()
         ))
         .await;
-    let scores_json = scores
-        .to_json()
-        .map_err(|e| request_failed(format!("{e:#}")))?;
     Ok(ConvCodeEvaluation {
         text: table::render_text(&scores),
         markdown: table::render_markdown(&scores),
-        json: scores_json,
-        notes: scores.notes,
+        notes: scores.notes.clone(),
+        json: scores,
     })
 }
 

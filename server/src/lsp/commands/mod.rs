@@ -4,6 +4,8 @@
 //! JSON-RPC InvalidParams errors that name the command, the argument and the expected shape.
 
 mod args;
+#[cfg(test)]
+mod client_types;
 mod convcode;
 mod conversation;
 mod document;

@@ -196,19 +196,17 @@ pub async fn submit(
     // Publishes the document's new `tests` diagnostics with everything else.
     b.after_change(Notify::IfMoved(before)).await;
     b.refresh_code_lenses();
-    // The record and the tables are the core's formats, kept as the JSON they write.
-    let record = serde_json::to_value(&submitted.record);
-    let scores = serde_json::to_value(&submitted.scores);
-    let (record, scores) = record
-        .and_then(|r| Ok((r, scores?)))
-        .map_err(|e| request_failed(e.to_string()))?;
+    // The record is the core's format, kept as the JSON it writes.
+    let record =
+        serde_json::to_value(&submitted.record).map_err(|e| request_failed(e.to_string()))?;
+    let table = table::render_text(&submitted.scores);
     Ok(Submitted {
         turn: submitted.turn,
         record,
         log: submitted.log,
         eval_file: submitted.eval_file,
         tests: TestRun::new(&uri, &task, &submitted.tests),
-        scores,
-        table: table::render_text(&submitted.scores),
+        scores: submitted.scores,
+        table,
     })
 }
