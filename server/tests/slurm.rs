@@ -13,6 +13,7 @@
 #[allow(dead_code)] // each test binary uses part of the support module
 mod support;
 
+use pivot_test_support::host::{find_program, free_port, human_eval, is_root};
 use pivot_test_support::test_skip::skip;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -21,7 +22,6 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use support::cli::{repo, reproducible, stdout_if, EXE};
 use support::files::{assert_same_files, copy_tree, tree};
-use support::host::{find_program, free_port, human_eval, is_root};
 use support::model_server::DemoServer;
 
 /// Where Debian installs the daemons, which a non-root PATH lacks.

@@ -43,9 +43,9 @@ use std::time::Duration;
 use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation};
 use pivot_exec::problem::{load_bigcodebench_jsonl, load_humaneval};
 use pivot_exec::{Problem, Runner, RunnerConfig, SandboxMode, Status};
+use pivot_test_support::host::{find_program, is_root, python, shared};
 use pivot_test_support::test_skip;
 use support::cli::{repo, EXE};
-use support::host::{find_program, is_root, python, shared};
 
 /// One sample: its file, the target it attacks and what its header says it is.
 #[derive(Clone)]

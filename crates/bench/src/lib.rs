@@ -3,7 +3,6 @@
 // pivot-base's bounded reads and whole writes.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
-pub mod bcb_parity;
 pub mod convcode;
 pub mod exec_shards;
 pub mod memorycode;

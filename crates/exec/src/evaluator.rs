@@ -1,7 +1,7 @@
 //! BigCodeBench's own evaluator (a checkout of the fork ConvCodeWorld uses, its
 //! `bigcodebench.eval.untrusted_check`) on any samples, run as its Docker image runs it: no
 //! network, an unprivileged user, a private `/tmp`. The peer of `exec` in the parity rig
-//! (`bench::bcb_parity`) and in `bench exec --bigcodebench`.
+//! (the parity rig, `crates/bcb-parity`) and in `bench exec --bigcodebench`.
 //!
 //! One evaluator process per worker takes every n-th sample, with `evaluate.py`'s limits
 //! (`min_time_limit` 0.1, `gt_time_limit` 2.0) and `EVALPLUS_TIMEOUT_PER_TASK` given as a

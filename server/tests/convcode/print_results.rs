@@ -6,8 +6,8 @@
 
 use super::write_eval;
 use crate::support::cli::{target_dir, EXE};
-use crate::support::host::shared;
 use pivot_bench::convcode::config::{eval_path, Config, Layout};
+use pivot_test_support::host::shared;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -5,6 +5,7 @@
 
 use crate::support;
 
+use pivot_test_support::host::shared;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -12,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use support::cli::{check, repo, stderr, stdout, EXE};
 use support::files::{copy_tree, write};
-use support::host::shared;
 use support::lsp::{file_uri, Client};
 
 /// The check workspace in a fresh temporary folder (canonical path).

@@ -4,10 +4,10 @@
 
 use crate::support;
 
+use pivot_test_support::host::human_eval;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use support::cli::{pivot, repo, text, EXE};
-use support::host::human_eval;
 use support::model_server::DemoServer;
 
 /// Exit code 2 and a stderr containing each of `needles`.

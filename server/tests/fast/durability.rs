@@ -7,6 +7,7 @@
 
 use crate::support;
 
+use pivot_test_support::host::human_eval;
 use rand_mt::Mt64;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -15,7 +16,6 @@ use std::time::{Duration, Instant};
 use support::cli::{ok, repo, reproducible};
 use support::faulty_proxy::{Fault, Proxy};
 use support::files::{assert_same_files, tree};
-use support::host::human_eval;
 use support::model_server::DemoServer;
 
 /// `pivot-lsp ARGS` from the checkout, with the dates it writes fixed.

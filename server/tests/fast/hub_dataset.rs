@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 use pivot_exec::hub::{Dataset, HubOptions};
 use pivot_exec::problem::load_problems_with;
 use pivot_exec::{load_problems, ProblemSource};
+use pivot_test_support::host::shared;
 use sha1::Digest as _;
 use support::cli::EXE;
-use support::host::shared;
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 

@@ -10,12 +10,12 @@
 use crate::history::git;
 use crate::support;
 
+use pivot_test_support::host::python;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::cli::{check, repo, stderr, stdout, target_dir, EXE};
 use support::files::{copy_tree, write};
-use support::host::python;
 
 /// The client's version, pinned as scripts/test pins it.
 const MCP_CLIENT: &str = "mcp==2.3.0";
@@ -39,7 +39,7 @@ fn client_python() -> Result<PathBuf, String> {
             )),
         };
     }
-    let _one_at_a_time = support::host::serial();
+    let _one_at_a_time = pivot_test_support::host::serial();
     let venv = target_dir().join("tools/mcp-venv");
     let py = venv.join("bin/python");
     if has_mcp(&py) {

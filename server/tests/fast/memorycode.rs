@@ -7,13 +7,13 @@ use crate::support;
 use pivot_bench::memorycode::score::{AnswerKind, DialogueResult};
 use pivot_bench::memorycode::score_dirs::{score_dirs, Detail};
 use pivot_python::pivots::Verdict;
+use pivot_test_support::host::shared;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::cli::{repo, EXE};
-use support::host::shared;
 
 type Key = (u64, u64, String, u64);
 

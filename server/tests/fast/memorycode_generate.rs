@@ -6,11 +6,11 @@
 use crate::support;
 
 use pivot_llm::loopback::{LoopbackServer, Script};
+use pivot_test_support::host::shared;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use support::cli::{repo, stderr, EXE};
-use support::host::shared;
 use support::lsp::Client;
 
 /// The golden run's one answer (record_original.py's REPLY).

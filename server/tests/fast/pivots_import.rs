@@ -519,13 +519,14 @@ struct Tally {
 
 #[test]
 fn memorycode_instructions_no_proposed_rule_is_wrong() {
-    let Some(dataset) = support::host::shared(
+    let Some(dataset) = pivot_test_support::host::shared(
         "memorycode/dataset",
         "imported rules scored against MemoryCode's own on its answers",
     ) else {
         return;
     };
-    let Some(outputs) = support::host::shared("memorycode/outputs", "MemoryCode's model answers")
+    let Some(outputs) =
+        pivot_test_support::host::shared("memorycode/outputs", "MemoryCode's model answers")
     else {
         return;
     };

@@ -5,12 +5,12 @@
 
 use crate::support;
 
+use pivot_test_support::host::shared;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::cli::{binary_in, ok, repo, EXE};
 use support::files::copy_tree;
-use support::host::shared;
 use support::lsp::Client;
 
 /// Score files of the bundled fixtures: two MemoryCode models (the same outputs under two

@@ -8,12 +8,12 @@ use crate::support;
 
 use pivot_bench::convcode::config::{eval_path, Layout};
 use pivot_bench::convcode::Config;
+use pivot_test_support::host::{find_program, shared};
 use pivot_test_support::test_skip::skip;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::cli::{binary_in, ok, repo, target_dir, EXE};
-use support::host::{find_program, shared};
 
 const REF: &str = "org/ref";
 const MODELS: [&str; 2] = ["org/model-a", "org/model-b"];
@@ -537,7 +537,7 @@ fn bands_are_redone_in_python_from_the_method_stated() {
              return ms[i] + (ms[i + 1] - ms[i]) * fr if fr > 0 else ms[i]\n\
              print(repr(q(0.025)), repr(q(0.975)))\n"
         );
-        let o = Command::new(support::host::python())
+        let o = Command::new(pivot_test_support::host::python())
             .args(["-c", &program])
             .output()
             .unwrap();

@@ -4,12 +4,12 @@
 
 use crate::support;
 
+use pivot_test_support::host::{human_eval, shared};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use support::cli::{pivot, repo, stdout_if, EXE};
 use support::files::{assert_same_files, copy_tree, tree};
-use support::host::{human_eval, shared};
 
 /// `pivot-lsp ARGS` run from the checkout.
 fn run(args: &[&str]) -> Output {

@@ -10,7 +10,7 @@
 
 use crate::support::cli::{repo, EXE};
 use crate::support::files::copy_tree;
-use crate::support::host::human_eval_missing;
+use pivot_test_support::host::human_eval_missing;
 use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

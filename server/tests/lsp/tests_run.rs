@@ -2,8 +2,8 @@
 //! document's lines, the result on a code lens, kept until the next run.
 
 use super::{TRUNCATE_RIGHT, TRUNCATE_WRONG};
-use crate::support::host::human_eval;
 use crate::support::lsp::{error_of, with_progress, Client, Doc};
+use pivot_test_support::host::human_eval;
 use serde_json::{json, Value};
 
 pub fn tests_diags(diags: &[Value]) -> Vec<(u64, u64, u64, String)> {

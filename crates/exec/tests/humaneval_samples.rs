@@ -21,9 +21,6 @@
 // Tests read and write their fixtures as they like (clippy.toml's rules are product code's).
 #![allow(clippy::disallowed_methods)]
 
-#[allow(dead_code)] // each test binary uses part of the support module
-mod support;
-
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -33,10 +30,10 @@ use flate2::read::GzDecoder;
 use pivot_exec::problem::{find_humaneval, load_humaneval};
 use pivot_exec::result::task_sort_key;
 use pivot_exec::{EvalResult, Problem, Runner, RunnerConfig, Status};
+use pivot_test_support::host::{human_eval_missing, python, shared};
+use pivot_test_support::human_eval::{human_eval_verdicts, Reference};
 use pivot_test_support::test_skip::skip;
 use sha2::{Digest, Sha256};
-use support::host::{human_eval_missing, python, shared};
-use support::human_eval::{human_eval_verdicts, Reference};
 
 /// Every STRIDE-th sample of each file in the default (CI) run.
 const STRIDE: usize = 15;
