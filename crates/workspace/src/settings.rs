@@ -19,7 +19,9 @@
 use anyhow::{bail, Result};
 use pivot_exec::SandboxMode;
 use pivot_llm::EndpointKind;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -77,20 +79,92 @@ impl Default for Settings {
     }
 }
 
+/// The settings object as the server reads it: `initializationOptions.pivot` (or the
+/// object itself) and `workspace/didChangeConfiguration`'s. Every key may be left out or
+/// `null`, which keeps its value; keys of other tools sharing the object are ignored. Its
+/// JSON schema is the `settings` entry of `editors/schema/commands.schema.json`, from which
+/// the editors' types of what they send are generated.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsObject {
+    /// The interpreter that runs the tests (a venv's python works); default `PIVOT_PYTHON`,
+    /// else `python3`.
+    pub python: Option<String>,
+    /// `humaneval` (found through `python`) or a BigCodeBench / HumanEval JSONL file,
+    /// relative to the workspace root.
+    pub problems: Option<String>,
+    /// Wall time of one test run, in seconds.
+    pub test_timeout: Option<f64>,
+    /// How model code is contained: `bwrap` (the default) or `none` (unconfined).
+    pub sandbox: Option<SandboxSetting>,
+    /// pivots.toml's sessions are the commits that changed it.
+    pub history: Option<bool>,
+    /// An instruction file (`AGENTS.md`, ...) relative to the root, read in place of
+    /// pivots.toml; `""` reads pivots.toml again.
+    pub instructions: Option<String>,
+    /// The severity pivot findings are published with: `error`, `warning` (the default) or
+    /// `information`, in any case.
+    pub severity: Option<String>,
+    /// The server's log on stderr: `error`, `warn`, `info`, `debug`, `trace` or `off`.
+    pub log_level: Option<String>,
+    /// The feedback simulator's endpoint; `null` removes it.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Option<EndpointObject>")]
+    pub simulator: Option<Option<EndpointObject>>,
+    /// `simulator` under the name the bundled clients send.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Option<EndpointObject>")]
+    pub endpoint: Option<Option<EndpointObject>>,
+}
+
+/// `sandbox`'s two values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxSetting {
+    Bwrap,
+    None,
+}
+
+/// An OpenAI-compatible endpoint: both `baseUrl` and `model`, or neither (no simulator).
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointObject {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// Else `OPENAI_API_KEY` of the server's environment.
+    pub api_key: Option<String>,
+    /// `chat` (the default) or `completions`.
+    pub endpoint: Option<String>,
+}
+
+/// A key given as `null` (`Some(None)`) apart from one left out (`None`).
+fn present<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
 impl Settings {
-    /// Applies the `pivot` object of `v` (or `v` itself when it has no `pivot` key). Keys not
-    /// given keep their value; unknown keys are ignored (other tools share the object); a
-    /// wrong type is an error naming the setting, and then nothing is changed.
+    /// Applies the `pivot` object of `v` (or `v` itself when it has no `pivot` key), read as a
+    /// [`SettingsObject`]. Keys not given keep their value; unknown keys are ignored (other
+    /// tools share the object); a wrong value is an error naming the setting, and then
+    /// nothing is changed.
     pub fn update(&mut self, v: &Value, root: Option<&Path>) -> Result<()> {
         let v = v.get("pivot").unwrap_or(v);
-        let Some(o) = v.as_object() else {
+        if !v.is_object() {
             return Ok(());
-        };
+        }
+        let o: SettingsObject = serde_path_to_error::deserialize(v).map_err(|e| {
+            let path = e.path().to_string();
+            anyhow::anyhow!("setting pivot.{path}: {}", e.into_inner())
+        })?;
         let mut next = self.clone();
-        if let Some(p) = text(o, "python")? {
+        if let Some(p) = text("python", o.python)? {
             next.python = PathBuf::from(p);
         }
-        if let Some(p) = text(o, "problems")? {
+        if let Some(p) = text("problems", o.problems)? {
             // A relative path is the workspace's; `humaneval` stays a name.
             next.problems = match root {
                 Some(r) if !p.eq_ignore_ascii_case("humaneval") && Path::new(&p).is_relative() => {
@@ -99,36 +173,25 @@ impl Settings {
                 _ => p,
             };
         }
-        if let Some(t) = o.get("testTimeout").filter(|t| !t.is_null()) {
-            next.test_timeout = t
-                .as_f64()
-                .ok_or_else(|| format!("got {t}"))
-                .and_then(pivot_exec::time_limit::checked)
+        if let Some(t) = o.test_timeout {
+            next.test_timeout = pivot_exec::time_limit::checked(t)
                 .map_err(|e| anyhow::anyhow!("setting pivot.testTimeout: {e}"))?;
         }
-        if let Some(sb) = text(o, "sandbox")? {
-            next.sandbox = match sb.as_str() {
-                "bwrap" => SandboxMode::Bwrap,
-                "none" => SandboxMode::None,
-                other => {
-                    bail!("setting pivot.sandbox must be \"bwrap\" or \"none\", got {other:?}")
-                }
+        if let Some(sb) = o.sandbox {
+            next.sandbox = match sb {
+                SandboxSetting::Bwrap => SandboxMode::Bwrap,
+                SandboxSetting::None => SandboxMode::None,
             };
         }
-        match o.get("history") {
-            None | Some(Value::Null) => {}
-            Some(Value::Bool(h)) => next.history = *h,
-            Some(other) => bail!("setting pivot.history must be true or false, got {other}"),
+        if let Some(h) = o.history {
+            next.history = h;
         }
-        match o.get("instructions") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(p)) if p.trim().is_empty() => next.instructions = None,
-            Some(Value::String(p)) => next.instructions = Some(instructions_path(p)?),
-            Some(other) => {
-                bail!("setting pivot.instructions must be a path (a string), got {other}")
-            }
+        match o.instructions {
+            None => {}
+            Some(p) if p.trim().is_empty() => next.instructions = None,
+            Some(p) => next.instructions = Some(instructions_path(&p)?),
         }
-        if let Some(sev) = text(o, "severity")? {
+        if let Some(sev) = text("severity", o.severity)? {
             use crate::reported::Severity;
             next.pivot_severity = match sev.trim().to_ascii_lowercase().as_str() {
                 "error" => Severity::Error,
@@ -139,7 +202,7 @@ impl Settings {
                 ),
             };
         }
-        if let Some(l) = text(o, "logLevel")? {
+        if let Some(l) = text("logLevel", o.log_level)? {
             const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
             let l = l.trim().to_ascii_lowercase();
             if !LEVELS.contains(&l.as_str()) {
@@ -150,16 +213,15 @@ impl Settings {
             }
             next.log_level = Some(l);
         }
-        let key = if o.contains_key("simulator") {
-            "simulator"
-        } else {
-            "endpoint"
+        // `simulator` wins when both are given, as it always has.
+        let (key, given) = match o.simulator {
+            Some(s) => ("simulator", Some(s)),
+            None => ("endpoint", o.endpoint),
         };
-        match o.get(key) {
+        match given {
             None => {}
-            Some(Value::Null) => next.simulator = None,
-            Some(Value::Object(s)) => next.simulator = simulator(key, s)?,
-            Some(other) => bail!("setting pivot.{key} must be an object, got {other}"),
+            Some(None) => next.simulator = None,
+            Some(Some(s)) => next.simulator = simulator(key, s)?,
         }
         *self = next;
         Ok(())
@@ -186,31 +248,26 @@ fn instructions_path(p: &str) -> Result<String> {
     Ok(parts.join("/"))
 }
 
-fn text(o: &Map<String, Value>, k: &str) -> Result<Option<String>> {
-    match o.get(k) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
-        Some(other) => bail!("setting pivot.{k} must be a non-empty string, got {other}"),
+/// A string setting: `None` when not given; an empty one is an error naming the setting.
+fn text(k: &str, v: Option<String>) -> Result<Option<String>> {
+    match v {
+        Some(s) if s.trim().is_empty() => {
+            bail!("setting pivot.{k} must be a non-empty string, got \"\"")
+        }
+        v => Ok(v),
     }
 }
 
 /// The simulator endpoint; `None` when neither its URL nor its model is set (a client
 /// sending its empty settings).
-fn simulator(key: &str, s: &Map<String, Value>) -> Result<Option<Simulator>> {
-    let get = |k: &str| -> Result<Option<String>> {
-        match s.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(v)) if v.trim().is_empty() => Ok(None),
-            Some(Value::String(v)) => Ok(Some(v.clone())),
-            Some(other) => bail!("setting pivot.{key}.{k} must be a string, got {other}"),
-        }
-    };
-    let (base_url, model) = match (get("baseUrl")?, get("model")?) {
+fn simulator(key: &str, s: EndpointObject) -> Result<Option<Simulator>> {
+    let given = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
+    let (base_url, model) = match (given(s.base_url), given(s.model)) {
         (None, None) => return Ok(None),
         (Some(b), Some(m)) => (b, m),
         _ => bail!("setting pivot.{key} needs both \"baseUrl\" and \"model\""),
     };
-    let kind = match get("endpoint")?.as_deref() {
+    let kind = match given(s.endpoint).as_deref() {
         None | Some("chat") => EndpointKind::Chat,
         Some("completions") => EndpointKind::Completions,
         Some(other) => {
@@ -221,7 +278,7 @@ fn simulator(key: &str, s: &Map<String, Value>) -> Result<Option<Simulator>> {
         base_url,
         model,
         // The usual variable, as for the CLI, when the settings hold no key.
-        api_key: get("apiKey")?.or_else(|| std::env::var("OPENAI_API_KEY").ok()),
+        api_key: given(s.api_key).or_else(|| std::env::var("OPENAI_API_KEY").ok()),
         kind,
     }))
 }
@@ -283,6 +340,35 @@ mod tests {
         .unwrap();
         assert_eq!(s.python, PathBuf::from("/v/python"));
         assert_eq!(s.simulator.unwrap().base_url, "http://e/v1");
+    }
+
+    /// Every key the schema names is read, and changes its setting: the schema the editors'
+    /// types come from is the reader's own.
+    #[test]
+    fn every_key_of_the_schema_is_read() {
+        let schema = schemars::schema_for!(SettingsObject).to_value();
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        let value = |k: &str| match k {
+            "python" => json!("/v/python"),
+            "problems" => json!("/p.jsonl"),
+            "testTimeout" => json!(7),
+            "sandbox" => json!("none"),
+            "history" => json!(true),
+            "instructions" => json!("AGENTS.md"),
+            "severity" => json!("error"),
+            "logLevel" => json!("debug"),
+            "simulator" | "endpoint" => json!({"baseUrl": "http://h/v1", "model": k}),
+            other => panic!("the schema names {other}, which this test does not know"),
+        };
+        for k in keys {
+            let mut s = Settings::default();
+            let before = s.clone();
+            s.update(&json!({ k.as_str(): value(k) }), None).unwrap();
+            assert_ne!(s, before, "{k} changed nothing");
+        }
+        let mut s = Settings::default();
+        s.update(&json!({"otherTool": {"x": 1}}), None).unwrap();
+        assert_eq!(s, Settings::default(), "keys of other tools are ignored");
     }
 
     #[test]

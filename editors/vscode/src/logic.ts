@@ -222,17 +222,10 @@ export const DEFAULT_SETTINGS: Settings = {
   apiKeyEnv: 'OPENAI_API_KEY',
 };
 
+/** What the extension sends as `initializationOptions`: the server's settings object
+ *  (generated from crates/workspace/src/settings.rs's `SettingsObject`). */
 export interface InitOptions {
-  pivot: {
-    python: string | null;
-    problems: string | null;
-    sandbox: string | null;
-    history: boolean;
-    /** '' reads pivots.toml (null would keep the server's value). */
-    instructions: string;
-    logLevel: string | null;
-    endpoint: { baseUrl: string | null; model: string | null; apiKey: string | null };
-  };
+  pivot: P.ServerSettings;
 }
 
 /**
@@ -247,7 +240,9 @@ export function initializationOptions(s: Settings, env: Record<string, string | 
     pivot: {
       python: orNull(s.python),
       problems: orNull(s.problems),
-      sandbox: orNull(s.sandbox),
+      // The setting's enum keeps it to the two values; anything else is sent as written,
+      // for the server to refuse with the setting's name.
+      sandbox: orNull(s.sandbox) as P.ServerSettings['sandbox'],
       history: s.history === true,
       instructions: (s.instructions ?? '').trim(),
       logLevel: s.logLevel && s.logLevel !== 'default' ? s.logLevel : null,

@@ -1226,6 +1226,79 @@ export type MemorycodeAnswersReply = {
   })[];
 };
 
+/** The settings object the server reads (`initializationOptions.pivot`). */
+export type ServerSettings = {
+  /**
+   * The interpreter that runs the tests (a venv's python works); default `PIVOT_PYTHON`,
+   * else `python3`.
+   */
+  python?: string | null;
+  /**
+   * `humaneval` (found through `python`) or a BigCodeBench / HumanEval JSONL file,
+   * relative to the workspace root.
+   */
+  problems?: string | null;
+  /**
+   * Wall time of one test run, in seconds.
+   */
+  testTimeout?: number | null;
+  /**
+   * How model code is contained: `bwrap` (the default) or `none` (unconfined).
+   */
+  sandbox?: 'bwrap' | 'none' | null;
+  /**
+   * pivots.toml's sessions are the commits that changed it.
+   */
+  history?: boolean | null;
+  /**
+   * An instruction file (`AGENTS.md`, ...) relative to the root, read in place of
+   * pivots.toml; `""` reads pivots.toml again.
+   */
+  instructions?: string | null;
+  /**
+   * The severity pivot findings are published with: `error`, `warning` (the default) or
+   * `information`, in any case.
+   */
+  severity?: string | null;
+  /**
+   * The server's log on stderr: `error`, `warn`, `info`, `debug`, `trace` or `off`.
+   */
+  logLevel?: string | null;
+  /**
+   * The feedback simulator's endpoint; `null` removes it.
+   */
+  simulator?: {
+    baseUrl?: string | null;
+    model?: string | null;
+    /**
+     * Else `OPENAI_API_KEY` of the server's environment.
+     */
+    apiKey?: string | null;
+    /**
+     * `chat` (the default) or `completions`.
+     */
+    endpoint?: string | null;
+    [key: string]: unknown;
+  } | null;
+  /**
+   * `simulator` under the name the bundled clients send.
+   */
+  endpoint?: {
+    baseUrl?: string | null;
+    model?: string | null;
+    /**
+     * Else `OPENAI_API_KEY` of the server's environment.
+     */
+    apiKey?: string | null;
+    /**
+     * `chat` (the default) or `completions`.
+     */
+    endpoint?: string | null;
+    [key: string]: unknown;
+  } | null;
+  [key: string]: unknown;
+};
+
 export interface CommandArgs {
   'pivot.conversation.open': ConversationOpenArgs;
   'pivot.conversation.close': ConversationCloseArgs;

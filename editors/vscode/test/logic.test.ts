@@ -194,11 +194,11 @@ test('initializationOptions: key from the setting, else from the named env varia
       endpoint: { baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'env-key' },
     },
   });
-  assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, 'set');
+  assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint?.apiKey, 'set');
   // The key in SecretStorage comes first; an empty one is none.
-  assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }, 'secret').pivot.endpoint.apiKey, 'secret');
-  assert.equal(initializationOptions(s, { OPENAI_API_KEY: 'env-key' }, ' ').pivot.endpoint.apiKey, 'env-key');
-  assert.equal(initializationOptions({ ...s, apiKeyEnv: 'OTHER' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint.apiKey, null);
+  assert.equal(initializationOptions({ ...s, apiKey: 'set' }, { OPENAI_API_KEY: 'env-key' }, 'secret').pivot.endpoint?.apiKey, 'secret');
+  assert.equal(initializationOptions(s, { OPENAI_API_KEY: 'env-key' }, ' ').pivot.endpoint?.apiKey, 'env-key');
+  assert.equal(initializationOptions({ ...s, apiKeyEnv: 'OTHER' }, { OPENAI_API_KEY: 'env-key' }).pivot.endpoint?.apiKey, null);
   assert.equal(initializationOptions({ ...s, sandbox: 'none' }, {}).pivot.sandbox, 'none');
   assert.equal(initializationOptions({ ...s, history: true }, {}).pivot.history, true);
   assert.equal(initializationOptions({ ...s, logLevel: 'debug' }, {}).pivot.logLevel, 'debug');

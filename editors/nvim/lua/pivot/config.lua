@@ -46,6 +46,9 @@ local function non_empty(s)
 end
 
 --- initializationOptions: the API key from the option, else from the named env variable.
+--- Its `pivot` is the server's settings object (`pivot.ServerSettings`, generated into
+--- protocol.lua from the server's reader; `vim.NIL` is JSON's null).
+---@return { pivot: pivot.ServerSettings }
 function M.init_options(o)
   o = o or M.options
   local ep = o.endpoint or {}

@@ -230,6 +230,10 @@ pub fn typescript(doc: &Value) -> String {
             ));
         }
     }
+    s.push_str(&format!(
+        "\n/** The settings object the server reads (`initializationOptions.pivot`). */\nexport type ServerSettings = {};\n",
+        type_of(&doc["settings"], Lang::Ts, 0)
+    ));
     for (map, suffix) in [("CommandArgs", "Args"), ("CommandReply", "Reply")] {
         s.push_str(&format!("\nexport interface {map} {{\n"));
         for (name, ty, _) in &list {
@@ -251,6 +255,10 @@ pub fn lua(doc: &Value) -> String {
             ));
         }
     }
+    s.push_str(&format!(
+        "\n--- The settings object the server reads (`initializationOptions.pivot`).\n---@alias pivot.ServerSettings {}\n",
+        type_of(&doc["settings"], Lang::Lua, 0)
+    ));
     s.push_str("\nreturn {}\n");
     s
 }

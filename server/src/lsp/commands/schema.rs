@@ -36,6 +36,9 @@ struct SchemaFile {
     commands: Vec<(&'static str, Shapes)>,
     #[serde(serialize_with = "in_order")]
     requests: Vec<(&'static str, Shapes)>,
+    /// The settings object the server reads (`initializationOptions.pivot`,
+    /// `workspace/didChangeConfiguration`), as it reads it.
+    settings: Value,
 }
 
 /// Named entries as a JSON object, in the order given.
@@ -64,6 +67,11 @@ impl Generators {
             arguments: settings().for_deserialize().into_generator(),
             replies: settings().for_serialize().into_generator(),
         }
+    }
+
+    /// A type as the server reads it.
+    fn read<T: JsonSchema>(&mut self) -> Value {
+        self.arguments.subschema_for::<T>().to_value()
     }
 
     pub fn shapes<A: JsonSchema, R: JsonSchema>(&mut self) -> Shapes {
@@ -102,6 +110,7 @@ fn document() -> SchemaFile {
         (SETUP, g.shapes::<SetupArgs, HeadlessSetup>()),
         (ANSWERS, g.shapes::<AnswersArgs, AnswerVerdicts>()),
     ];
+    let settings = g.read::<pivot_workspace::settings::SettingsObject>();
     SchemaFile {
         comment: format!(
             "{SCHEMA_FILE}: generated from the server's types (crates/workspace/src/replies.rs, \
@@ -111,6 +120,7 @@ fn document() -> SchemaFile {
         dialect: "https://json-schema.org/draft/2020-12/schema",
         commands,
         requests,
+        settings,
     }
 }
 
