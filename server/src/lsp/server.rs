@@ -2,14 +2,13 @@
 //! receives the `Session` (session.rs). Handlers lock the workspace only for synchronous
 //! work, never across an `.await`, so edits are applied in the order they arrive.
 
-use super::session::Session;
+use super::session::{ClientCaps, Session};
 use super::{code_action, code_lens, commands, hover, sync};
 use pivot_workspace::replies::{AnswerVerdicts, HeadlessSetup};
 use pivot_workspace::state_file;
 use pivot_workspace::Workspace;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
@@ -66,7 +65,6 @@ impl LanguageServer for Backend {
             .as_ref()
             .and_then(|w| w.work_done_progress)
             .unwrap_or(false);
-        self.client_progress.store(progress, Ordering::SeqCst);
         let refresh = params
             .capabilities
             .workspace
@@ -74,7 +72,6 @@ impl LanguageServer for Backend {
             .and_then(|w| w.code_lens.as_ref())
             .and_then(|c| c.refresh_support)
             .unwrap_or(false);
-        self.lens_refresh.store(refresh, Ordering::SeqCst);
         let headless = params
             .initialization_options
             .as_ref()
@@ -82,7 +79,11 @@ impl LanguageServer for Backend {
             .and_then(|p| p.get("headless"))
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false);
-        self.headless.store(headless, Ordering::SeqCst);
+        self.set_caps(ClientCaps {
+            progress,
+            lens_refresh: refresh,
+            headless,
+        });
         let mut problems = Vec::new();
         {
             let mut ws = self.ws();
@@ -123,7 +124,7 @@ impl LanguageServer for Backend {
                 }
             }
             problems.extend(ws.restore());
-            *self.saved_base.lock().unwrap_or_else(|e| e.into_inner()) = ws.saved_state();
+            self.set_saved_base(ws.saved_state());
             let dups = ws.replay.duplicate_ids();
             if !dups.is_empty() {
                 problems.push(format!(
@@ -132,10 +133,7 @@ impl LanguageServer for Backend {
                 ));
             }
         }
-        *self
-            .startup_problems
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = problems;
+        self.set_startup_problems(problems);
         Ok(InitializeResult {
             capabilities: capabilities(),
             server_info: Some(ServerInfo {
@@ -147,12 +145,7 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let problems = std::mem::take(
-            &mut *self
-                .startup_problems
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let problems = self.take_startup_problems();
         for p in problems {
             self.client
                 .show_message(MessageType::WARNING, format!("pivot: {p}"))

@@ -1,18 +1,22 @@
 //! The server's state as every handler sees it: the workspace behind its lock, the client,
-//! and the locks and flags that order the handlers' work. Handlers (commands/, sync.rs,
+//! and the locks and flags that order the handlers' work. Every lock is private to this
+//! file: a handler takes one through the method that says what it is for (`ws`,
+//! `ws_read`, `in_order`, `publish_with`, `persist`, `register_cancel`), so the order below
+//! is kept in one place. Handlers (commands/, sync.rs,
 //! hover.rs, ...) receive a `&Session`; server.rs's `Backend` (the `LanguageServer`
 //! implementation) only routes each method to them, so that no handler file needs the
 //! routing and the routing needs no handler's internals.
 //!
 //! **Lock order.** A handler that holds more than one takes them in this order, and never
 //! holds the workspace lock (`ws`, a std mutex) across an `.await`:
-//! 1. `command_lock` (tokio): a whole session command, so commands apply in the order sent;
+//! 1. `command_order` (tokio, `in_order`): a whole session command, so commands apply in
+//!    the order sent;
 //! 2. `publish_turn` (tokio): from computing diagnostics to sending them;
-//! 3. `save_lock` (tokio): a state-file write;
+//! 3. `saver.turn` (tokio): a state-file write;
 //! 4. `ws` (std `RwLock`): the workspace, for synchronous work only. Changes take it to
 //!    write; the read-only work (diagnostics, hovers, code actions, lenses) takes it to read
 //!    (`ws_read`), so those run beside one another rather than one at a time;
-//! 5. `saved_base`, `cancels`, `startup_problems` (std): short, leaf locks.
+//! 5. `saver.base`, `progress.cancels`, `startup_problems` (std): short, leaf locks.
 //!
 //! Every std lock is taken with `unwrap_or_else(PoisonError::into_inner)`: a handler that
 //! panicked (catch.rs answers for it) leaves them usable. The workspace's own lazy state
@@ -25,7 +29,7 @@ use pivot_workspace::Workspace;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::Client;
@@ -33,33 +37,68 @@ use tower_lsp_server::Client;
 pub struct Session {
     pub client: Client,
     /// Shared with the background analyses of edits (`publish_later`).
-    pub(crate) ws: Arc<RwLock<Workspace>>,
+    ws: Arc<RwLock<Workspace>>,
     /// Held from computing diagnostics to sending them, so that what reaches the client
     /// last is computed last: an edit's background publish, an open, a close, a change of
     /// session or a test run.
-    pub(crate) publish_turn: Arc<tokio::sync::Mutex<()>>,
-    /// Serialises state-file writes so the last write holds the latest state.
-    pub(crate) save_lock: tokio::sync::Mutex<()>,
-    /// This server's state as of its last write (or start-up): what it changed since is
-    /// what it merges into the file (state_file::merge), so other windows' writes survive.
-    pub(crate) saved_base: Mutex<SavedState>,
+    publish_turn: Arc<tokio::sync::Mutex<()>>,
     /// Held for the whole of each command that reads or changes the session state, so that
     /// commands sent back to back apply in the order sent (requests run concurrently, and
     /// tokio's mutex hands the lock out first come, first served).
-    pub command_lock: tokio::sync::Mutex<()>,
-    /// Cancel flags of running work-done progress, by token.
-    pub cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
-    pub(crate) startup_problems: Mutex<Vec<String>>,
-    pub client_progress: AtomicBool,
-    pub progress_seq: AtomicU64,
+    command_order: tokio::sync::Mutex<()>,
+    saver: StateSaver,
+    progress: ProgressTokens,
+    /// What `initialize` could not do, shown once the client is `initialized`.
+    startup_problems: Mutex<Vec<String>>,
+    /// Set once, at `initialize`.
+    caps: OnceLock<ClientCaps>,
+}
+
+/// What the client said at `initialize` that changes what the server does.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientCaps {
+    /// The client accepts server-initiated work-done progress.
+    pub progress: bool,
     /// The client accepts `workspace/codeLens/refresh`.
-    pub(crate) lens_refresh: AtomicBool,
+    pub lens_refresh: bool,
     /// A headless client (`check`, `--via-lsp`) said `initializationOptions.pivot.headless`:
     /// the workspace's `.pivot/` state and `pivots.toml` are neither read at start-up nor
     /// written; the client names its pivot sources (`pivot/headless/setup`). A repository
     /// under check must not make the server read what its state file names. Nor does a
     /// close clear a document's diagnostics: such a client shows nothing.
-    pub headless: AtomicBool,
+    pub headless: bool,
+}
+
+/// The state file's writer: one write at a time, each merging what this server changed
+/// since its last write into the file, so other windows' writes survive.
+#[derive(Default)]
+struct StateSaver {
+    /// Serialises state-file writes so the last write holds the latest state.
+    turn: tokio::sync::Mutex<()>,
+    /// This server's state as of its last write (or start-up): what it changed since is
+    /// what it merges into the file (state_file::merge).
+    base: Mutex<SavedState>,
+}
+
+/// Work-done progress the server runs: the tokens it makes and the cancel flags of the
+/// running ones, by token.
+#[derive(Default)]
+struct ProgressTokens {
+    seq: AtomicU64,
+    cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
+}
+
+/// A cancel flag registered under its progress token while its work runs; dropped, it is
+/// taken out again.
+pub struct CancelRegistration<'a> {
+    session: &'a Session,
+    key: String,
+}
+
+impl Drop for CancelRegistration<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.progress.cancels).remove(&self.key);
+    }
 }
 
 /// When to send `pivot/sessionChanged` after a change.
@@ -91,22 +130,63 @@ impl Session {
             client,
             ws: Arc::new(RwLock::new(Workspace::default())),
             publish_turn: Arc::new(tokio::sync::Mutex::new(())),
-            save_lock: tokio::sync::Mutex::new(()),
-            saved_base: Mutex::new(SavedState::default()),
-            command_lock: tokio::sync::Mutex::new(()),
-            cancels: Mutex::new(HashMap::new()),
+            command_order: tokio::sync::Mutex::new(()),
+            saver: StateSaver::default(),
+            progress: ProgressTokens::default(),
             startup_problems: Mutex::new(Vec::new()),
-            client_progress: AtomicBool::new(false),
-            progress_seq: AtomicU64::new(0),
-            lens_refresh: AtomicBool::new(false),
-            headless: AtomicBool::new(false),
+            caps: OnceLock::new(),
         }
+    }
+
+    /// What the client said at `initialize`; a second `initialize` changes nothing.
+    pub fn set_caps(&self, caps: ClientCaps) {
+        let _ = self.caps.set(caps);
+    }
+
+    /// What the client said at `initialize` (nothing before it).
+    pub fn caps(&self) -> ClientCaps {
+        self.caps.get().copied().unwrap_or_default()
+    }
+
+    /// The turn of a command that reads or changes the session state (see `command_order`).
+    pub async fn in_order(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.command_order.lock().await
+    }
+
+    /// A new token for server-initiated progress (`pivot-NAME-n`), when the client takes
+    /// them.
+    pub fn new_progress_token(&self, name: &str) -> Option<String> {
+        self.caps().progress.then(|| {
+            let n = self.progress.seq.fetch_add(1, Ordering::SeqCst);
+            format!("pivot-{name}-{n}")
+        })
+    }
+
+    /// Registers `flag` under progress token `key`: `window/workDoneProgress/cancel` of
+    /// that token sets it, until the registration is dropped.
+    pub fn register_cancel(&self, key: String, flag: &Arc<AtomicBool>) -> CancelRegistration<'_> {
+        lock(&self.progress.cancels).insert(key.clone(), flag.clone());
+        CancelRegistration { session: self, key }
+    }
+
+    /// The state as read at start-up: what later writes merge from.
+    pub fn set_saved_base(&self, state: SavedState) {
+        *lock(&self.saver.base) = state;
+    }
+
+    /// What `initialize` could not do, for `initialized` to show.
+    pub fn set_startup_problems(&self, problems: Vec<String>) {
+        *lock(&self.startup_problems) = problems;
+    }
+
+    pub fn take_startup_problems(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.startup_problems))
     }
 
     /// Ask the client to re-request code lenses (after a test run), when it supports that.
     /// Not awaited: the answer does not matter and must not hold up the command.
     pub fn refresh_code_lenses(&self) {
-        if self.lens_refresh.load(Ordering::SeqCst) {
+        if self.caps().lens_refresh {
             let client = self.client.clone();
             tokio::spawn(async move {
                 let _ = client.code_lens_refresh().await;
@@ -196,26 +276,22 @@ impl Session {
 
     /// Write `.pivot/state.json`; a failure is shown to the user, not fatal.
     pub async fn persist(&self) {
-        if self.headless.load(Ordering::SeqCst) {
+        if self.caps().headless {
             return;
         }
-        let _guard = self.save_lock.lock().await;
+        let _guard = self.saver.turn.lock().await;
         let (root, state) = {
             let ws = self.ws_read();
             (ws.root.clone(), ws.saved_state())
         };
         let Some(root) = root else { return };
-        let base = self
-            .saved_base
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let base = lock(&self.saver.base).clone();
         let mine = state.clone();
         let r =
             tokio::task::spawn_blocking(move || state_file::save_merged(&root, &base, &mine)).await;
         let problem = match r {
             Ok(Ok(_)) => {
-                *self.saved_base.lock().unwrap_or_else(|e| e.into_inner()) = state;
+                *lock(&self.saver.base) = state;
                 return;
             }
             Ok(Err(e)) => format!("{e:#}"),
@@ -229,15 +305,15 @@ impl Session {
     /// `window/workDoneProgress/cancel`.
     pub async fn cancel_progress(&self, params: WorkDoneProgressCancelParams) {
         let key = token_key(&params.token);
-        if let Some(flag) = self
-            .cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
+        if let Some(flag) = lock(&self.progress.cancels).get(&key) {
             flag.store(true, Ordering::SeqCst);
         }
     }
+}
+
+/// A leaf lock, also after a panic while it was held.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `ws` locked, also after a panic while it was held (see `Session::ws`).

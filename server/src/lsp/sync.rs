@@ -24,10 +24,7 @@ pub async fn did_open(b: &Session, p: DidOpenTextDocumentParams) {
         let mut ws = b.ws();
         ws.open(key.clone(), d.text, d.version);
         // A headless client sets the pivots up itself, a nested file's as `check` does.
-        match (
-            b.headless.load(std::sync::atomic::Ordering::SeqCst),
-            d.uri.to_file_path(),
-        ) {
+        match (b.caps().headless, d.uri.to_file_path()) {
             (false, Some(path)) => ws.prepare_nested(&path),
             _ => None,
         }
@@ -71,7 +68,7 @@ pub async fn did_close(b: &Session, p: DidCloseTextDocumentParams) {
     let _turn = b.publish_turn().await;
     let shown = b.ws().close(&key);
     // A headless client shows nothing, so there is nothing to clear for it.
-    if shown && !b.headless.load(std::sync::atomic::Ordering::SeqCst) {
+    if shown && !b.caps().headless {
         // Clear what was shown for it.
         b.client
             .publish_diagnostics(p.text_document.uri, Vec::new(), None)

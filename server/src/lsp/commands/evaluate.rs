@@ -48,7 +48,7 @@ pub async fn memorycode(
     // Unregistered on every way out, `$/cancelRequest` (which drops this future) included.
     let _registered = token
         .as_ref()
-        .map(|t| Registered::new(b, token_key(t), &cancel));
+        .map(|t| b.register_cancel(token_key(t), &cancel));
     let progress = match token {
         Some(t) => Some(
             b.client
@@ -118,32 +118,5 @@ pub async fn memorycode(
             .await;
             Ok(MemoryCodeScores(report.to_json(true)))
         }
-    }
-}
-
-/// A cancel flag registered under its progress token while the evaluation runs.
-struct Registered<'a> {
-    backend: &'a Session,
-    key: String,
-}
-
-impl<'a> Registered<'a> {
-    fn new(backend: &'a Session, key: String, flag: &Arc<AtomicBool>) -> Registered<'a> {
-        backend
-            .cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key.clone(), flag.clone());
-        Registered { backend, key }
-    }
-}
-
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        self.backend
-            .cancels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.key);
     }
 }

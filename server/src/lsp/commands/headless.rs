@@ -115,7 +115,7 @@ impl Session {
     pub async fn memorycode_answers(&self, params: Value) -> Result<AnswerVerdicts> {
         // Ordered after every session move sent before it (`pivot.session.goto` holds the same
         // lock), so that a client need not await a move before the answers that follow it.
-        let _in_order = self.command_lock.lock().await;
+        let _in_order = self.in_order().await;
         let args = Args::new(ANSWERS, std::slice::from_ref(&params))?;
         let a: AnswersArgs = args.parse()?;
         // Every kind is read before any answer is analysed: a bad one fails the request whole.

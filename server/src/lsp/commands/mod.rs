@@ -243,7 +243,7 @@ pub async fn execute(b: &Session, p: ExecuteCommandParams) -> Result<Value> {
         )));
     };
     let _in_order = match spec.order {
-        InSession => Some(b.command_lock.lock().await),
+        InSession => Some(b.in_order().await),
         Independent => None,
     };
     run(spec, b, &args, token).await

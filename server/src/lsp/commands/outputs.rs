@@ -21,7 +21,7 @@ pub async fn check(b: &Session, args: &Args<'_>, a: CheckArgs) -> Result<Outputs
     // In order with the session commands for the conversation it checks against; the
     // output file is read and scored after the lock is released, blocking no command.
     let (path, conv) = {
-        let _in_order = b.command_lock.lock().await;
+        let _in_order = b.in_order().await;
         let ws = b.ws_read();
         let path = ws.resolve(&a.path);
         let conv = ws

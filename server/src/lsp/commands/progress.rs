@@ -2,7 +2,6 @@
 //! when the client supports it, and a begin / end without a percentage.
 
 use crate::lsp::session::Session;
-use std::sync::atomic::Ordering;
 use tower_lsp_server::ls_types::{NumberOrString, ProgressToken};
 use tower_lsp_server::{NotCancellable, OngoingProgress, Unbounded};
 
@@ -11,16 +10,14 @@ use tower_lsp_server::{NotCancellable, OngoingProgress, Unbounded};
 pub async fn token(b: &Session, given: Option<ProgressToken>, name: &str) -> Option<ProgressToken> {
     match given {
         Some(t) => Some(t),
-        None if b.client_progress.load(Ordering::SeqCst) => {
-            let n = b.progress_seq.fetch_add(1, Ordering::SeqCst);
-            let t = NumberOrString::String(format!("pivot-{name}-{n}"));
+        None => {
+            let t = NumberOrString::String(b.new_progress_token(name)?);
             b.client
                 .create_work_done_progress(t.clone())
                 .await
                 .ok()
                 .map(|_| t)
         }
-        None => None,
     }
 }
 
