@@ -70,7 +70,7 @@ impl Shard {
 
 /// The `"shard"` key of a shard's output. `I` is what every shard of the run must share
 /// (each benchmark's own type); `T`, counts a merge sums that the output does not carry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ShardRecord<I, T = IgnoredAny> {
     pub k: usize,
     pub n: usize,
@@ -78,7 +78,7 @@ pub struct ShardRecord<I, T = IgnoredAny> {
     /// False while the run is going, and for good when it was killed or failed.
     #[serde(default)]
     pub complete: bool,
-    #[serde(default = "none", skip_serializing_if = "Option::is_none")]
+    #[serde(default = "none::<T>", skip_serializing_if = "Option::is_none")]
     pub totals: Option<T>,
 }
 

@@ -256,10 +256,10 @@ pub struct PairScored {
 }
 
 /// `pivot.evaluate.memorycode`: the JSON of `pivot-lsp score memorycode --format json`
-/// (the core's report format).
+/// (the score file, `pivot_bench::memorycode::score_file::ScoreFile`).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
-pub struct MemoryCodeScores(#[schemars(with = "serde_json::Map<String, Value>")] pub Value);
+pub struct MemoryCodeScores(pub Box<pivot_bench::memorycode::score_file::ScoreFile>);
 
 /// `pivot.document.inspect`: the server's view of an open document.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

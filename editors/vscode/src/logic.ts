@@ -613,22 +613,16 @@ export function outputsMarkdown(r: OutputsCheck): string {
   return lines.join('\n') + '\n';
 }
 
-/** `pivot.evaluate.memorycode`'s reply: the score file, free JSON in the schema (the fields
- *  this report reads). */
-export interface Evaluation {
-  macro: Record<string, number | null>;
-  dialogues: Record<string, unknown>;
-  skipped: unknown[];
-  warnings: unknown[];
-}
+/** `pivot.evaluate.memorycode`'s reply: the MemoryCode score file. */
+export type Evaluation = P.EvaluateMemorycodeReply;
 
 export function evaluationMarkdown(r: Evaluation, dataset: string, outputs: string): string {
   const lines = ['# MemoryCode evaluation', '', `Dataset: \`${dataset}\``, `Outputs: \`${outputs}\``, '',
     '| metric | score |', '|---|---|'];
   for (const [m, v] of Object.entries(r.macro)) lines.push(`| ${m} | ${fmt(v)} |`);
   lines.push('', `${Object.keys(r.dialogues).length} dialogues scored, ${r.skipped.length} skipped.`);
-  for (const s of r.skipped) lines.push(`- skipped: ${typeof s === 'string' ? s : JSON.stringify(s)}`);
-  for (const w of r.warnings) lines.push(`- warning: ${typeof w === 'string' ? w : JSON.stringify(w)}`);
+  for (const s of r.skipped) lines.push(`- skipped: dialogue ${s.id}: ${s.reason}`);
+  for (const w of r.warnings ?? []) lines.push(`- warning: ${w}`);
   return lines.join('\n') + '\n';
 }
 

@@ -778,7 +778,195 @@ export type EvaluateMemorycodeArgs = {
 };
 
 /** `pivot.evaluate.memorycode`: reply. */
-export type EvaluateMemorycodeReply = Record<string, unknown>;
+export type EvaluateMemorycodeReply = {
+  benchmark: string;
+  model: string;
+  /**
+   * The feedback round of `memorycode generate --feedback` the outputs are (round r's
+   * folder is `OUT/feedback/round-r/<model>`); absent for round 0 and any other folder.
+   */
+  round?: number | null;
+  /**
+   * That round's counts from `OUT/feedback/<model>.json`, when it is there.
+   */
+  feedback?: {
+    round: number;
+    /**
+     * The round's outputs folder, relative to `--out`, `/`-separated.
+     */
+    outputs: string;
+    /**
+     * Answers there are after this round (an answer whose request failed has none).
+     */
+    answers: number;
+    /**
+     * Of those, answers whose code has findings (a broken pivot or a syntax error).
+     */
+    broken: number;
+    /**
+     * Answers of the round before with findings, asked again in this round (0 in round 0).
+     */
+    reasked: number;
+    /**
+     * Re-asked answers whose new code has no findings.
+     */
+    fixed: number;
+    /**
+     * Re-asked answers whose new code still breaks some of what it broke, and nothing else.
+     */
+    kept_broken: number;
+    /**
+     * Re-asked answers whose new code breaks something the previous one did not.
+     */
+    broken_anew: number;
+    /**
+     * Re-asked answers that got no answer (a failed request; offline, not in the cache).
+     */
+    unanswered: number;
+  } | null;
+  /**
+   * One value per metric, in [`METRICS`]' order and with its names.
+   */
+  macro: {
+    /**
+     * A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+     * reference dump writes it.
+     */
+    'short history': number | null;
+    /**
+     * A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+     * reference dump writes it.
+     */
+    'long history': number | null;
+    /**
+     * A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+     * reference dump writes it.
+     */
+    session: number | null;
+    /**
+     * A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+     * reference dump writes it.
+     */
+    instruction: number | null;
+  };
+  /**
+   * One value per metric, in [`METRICS`]' order and with its names.
+   */
+  per_session: {
+    'short history': (number | null)[];
+    'long history': (number | null)[];
+    session: (number | null)[];
+    instruction: (number | null)[];
+  };
+  max_length: number;
+  /**
+   * By dialogue id (numeric order; the keys are the ids as text).
+   */
+  dialogues: Record<string, {
+    history: (number | null)[];
+    session: (number | null)[];
+    instruction: (number | null)[];
+    /**
+     * The History scorer on `instructions_only_model_output` / `rag_model_output`; absent
+     * when the output has no such key.
+     */
+    instructions_chain?: (number | null)[];
+    rag?: (number | null)[];
+  }>;
+  /**
+   * The outputs folder's listing order (`os.listdir`), which decides numpy's summation
+   * order and so the last bit of the per-session means.
+   */
+  listdir_order: string[];
+  skipped: ({
+    id: number;
+    reason: string;
+  })[];
+  warnings?: string[] | null;
+  by_kind: Record<string, {
+    /**
+     * A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+     * reference dump writes it.
+     */
+    mean: number | null;
+    count: number;
+    /**
+     * Answers whose pivot's object was absent (no score); absent in older files.
+     */
+    absent: number;
+  }>;
+  /**
+   * Instructions chain and RAG, by name (`"instructions chain"`, `"rag"`), when the
+   * outputs have them; absent otherwise (and in files written before they were scored).
+   */
+  modes?: Record<string, {
+    /**
+     * The output key its answers are read from.
+     */
+    output_key: string;
+    /**
+     * Always `"history"`: which of the original's scorers scored the answers.
+     */
+    scored_as: string;
+    /**
+     * History's two scores, by the reference dump's names.
+     */
+    macro: {
+      /**
+       * A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+       * reference dump writes it.
+       */
+      'short history': number | null;
+      /**
+       * A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
+       * reference dump writes it.
+       */
+      'long history': number | null;
+    };
+    /**
+     * History's two scores, by the reference dump's names.
+     */
+    per_session: {
+      'short history': (number | null)[];
+      'long history': (number | null)[];
+    };
+    /**
+     * Dialogues with a score in this mode.
+     */
+    dialogues: number;
+  }>;
+  /**
+   * The `"shard"` key of a shard's output. `I` is what every shard of the run must share
+   * (each benchmark's own type); `T`, counts a merge sums that the output does not carry.
+   */
+  shard?: {
+    k: number;
+    n: number;
+    /**
+     * What every shard of one run shares: the dataset's dialogues and the model.
+     */
+    input: {
+      benchmark: string;
+      model: string;
+      dialogue_ids: number[];
+    };
+    /**
+     * False while the run is going, and for good when it was killed or failed.
+     */
+    complete: boolean;
+    /**
+     * The counts the scores do not carry, summed by the merge.
+     */
+    totals?: {
+      answers: number;
+      scorings: number;
+      /**
+       * Per object kind, the sum of its scored answers (the mean alone loses it).
+       */
+      by_kind_sum: Record<string, number>;
+    } | null;
+  } | null;
+};
 
 /** `pivot.document.inspect`: arguments. */
 export type DocumentInspectArgs = {

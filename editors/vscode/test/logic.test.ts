@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
   ConvEvaluation,
+  Evaluation,
   choosePython,
   pythonChanged,
   pythonLogLine,
@@ -330,7 +331,13 @@ test('markdown reports', () => {
   assert.match(out, /\| 0 \| 0\.5000 \| n\/a \| n\/a \|\n\| 1 \| n\/a \| n\/a \| 1\.0000 \|/);
   assert.match(out, /session 1, history answer 0: score 0\.0000 — syntax error: invalid syntax \(line 1\)\n  - `mc-1` \(function "\^f_"\): syntax_error/);
 
-  const ev = evaluationMarkdown({ macro: { session: 0.25, instruction: null }, dialogues: { 1: {}, 2: {} }, skipped: ['dialogue_3.json: bad'], warnings: [] }, '/ds', '/out');
+  const row = { sessions: 1, instructions: 1, session_scores: [], history_scores: [] } as unknown as Evaluation['dialogues'][string];
+  const ev = evaluationMarkdown({
+    benchmark: 'memorycode', model: 'm',
+    macro: { 'short history': null, 'long history': null, session: 0.25, instruction: null },
+    per_session: { 'short history': [], 'long history': [], session: [0.25], instruction: [null] },
+    max_length: 1, dialogues: { 1: row, 2: row }, listdir_order: [], skipped: [{ id: 3, reason: 'bad' }], by_kind: {},
+  }, '/ds', '/out');
   assert.match(ev, /\| session \| 0\.2500 \|\n\| instruction \| n\/a \|/);
-  assert.match(ev, /2 dialogues scored, 1 skipped\.\n- skipped: dialogue_3\.json: bad/);
+  assert.match(ev, /2 dialogues scored, 1 skipped\.\n- skipped: dialogue 3: bad/);
 });

@@ -112,7 +112,7 @@ pub fn summary_file(out: &Path, model_name: &str) -> PathBuf {
 }
 
 /// One round's counts, over the dialogue answers (session, history, instructions-chain, rag).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoundSummary {
     pub round: usize,
     /// The round's outputs folder, relative to `--out`, `/`-separated.

@@ -5,13 +5,14 @@
 //! compile error in all three rather than a silent `null`.
 
 use crate::shard::ShardRecord;
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 
 /// A score that may be missing: NaN in memory (numpy's `nan`), `null` in the file, as the
 /// reference dump writes it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Score(pub f64);
+#[derive(Clone, Copy, Debug, Default, PartialEq, JsonSchema)]
+pub struct Score(#[schemars(with = "Option<f64>")] pub f64);
 
 impl Serialize for Score {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -70,7 +71,7 @@ pub fn floats(xs: &[Score]) -> Vec<f64> {
 pub const METRICS: [&str; 4] = ["short history", "long history", "session", "instruction"];
 
 /// One value per metric, in [`METRICS`]' order and with its names.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Metrics<T> {
     #[serde(rename = "short history")]
     pub short_history: T,
@@ -111,7 +112,7 @@ impl<T> Metrics<T> {
 }
 
 /// One dialogue's per-session scores.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DialogueRow {
     pub history: Vec<Score>,
     pub session: Vec<Score>,
@@ -126,7 +127,7 @@ pub struct DialogueRow {
 
 /// A mode beyond the original evaluator's (instructions chain, RAG): its answers scored by
 /// the History scorer, aggregated as History is (short / long by dialogue id).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModeScores {
     /// The output key its answers are read from.
     pub output_key: String,
@@ -140,7 +141,7 @@ pub struct ModeScores {
 }
 
 /// History's two scores, by the reference dump's names.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryPair<T> {
     #[serde(rename = "short history")]
     pub short_history: T,
@@ -149,7 +150,7 @@ pub struct HistoryPair<T> {
 }
 
 /// A dialogue that was not scored, and why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Skipped {
     pub id: u32,
     #[serde(default)]
@@ -157,7 +158,7 @@ pub struct Skipped {
 }
 
 /// Instruction answers of one object kind (no original evaluator has it).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct KindRow {
     pub mean: Score,
     pub count: u64,
@@ -167,7 +168,7 @@ pub struct KindRow {
 }
 
 /// What every shard of one run shares: the dataset's dialogues and the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ShardInput {
     pub benchmark: String,
     pub model: String,
@@ -175,7 +176,7 @@ pub struct ShardInput {
 }
 
 /// The counts the scores do not carry, summed by the merge.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ShardTotals {
     pub answers: u64,
     pub scorings: u64,
@@ -185,7 +186,7 @@ pub struct ShardTotals {
 
 /// The whole file. Files written before `benchmark`, `model`, `by_kind` or `listdir_order`
 /// existed still read (the report recognises them by `macro` and `per_session`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScoreFile {
     #[serde(default = "memorycode")]
     pub benchmark: String,

@@ -83,7 +83,7 @@
 ---@alias pivot.EvaluateMemorycodeArgs { dataset: string, outputs: string }
 
 --- `pivot.evaluate.memorycode`: reply.
----@alias pivot.EvaluateMemorycodeReply table<string, any>
+---@alias pivot.EvaluateMemorycodeReply { benchmark: string, model: string, round?: integer | nil, feedback?: { round: integer, outputs: string, answers: integer, broken: integer, reasked: integer, fixed: integer, kept_broken: integer, broken_anew: integer, unanswered: integer } | nil, macro: { ["short history"]: number | nil, ["long history"]: number | nil, session: number | nil, instruction: number | nil }, per_session: { ["short history"]: (number | nil)[], ["long history"]: (number | nil)[], session: (number | nil)[], instruction: (number | nil)[] }, max_length: integer, dialogues: table<string, { history: (number | nil)[], session: (number | nil)[], instruction: (number | nil)[], instructions_chain?: (number | nil)[], rag?: (number | nil)[] }>, listdir_order: string[], skipped: ({ id: integer, reason: string })[], warnings?: string[] | nil, by_kind: table<string, { mean: number | nil, count: integer, absent: integer }>, modes?: table<string, { output_key: string, scored_as: string, macro: { ["short history"]: number | nil, ["long history"]: number | nil }, per_session: { ["short history"]: (number | nil)[], ["long history"]: (number | nil)[] }, dialogues: integer }>, shard?: { k: integer, n: integer, input: { benchmark: string, model: string, dialogue_ids: integer[] }, complete: boolean, totals?: { answers: integer, scorings: integer, by_kind_sum: table<string, number> } | nil } | nil }
 
 --- `pivot.document.inspect`: arguments.
 ---@alias pivot.DocumentInspectArgs { uri: string }

@@ -139,9 +139,17 @@ fn open(o: &serde_json::Map<String, Value>) -> bool {
 fn object(o: &serde_json::Map<String, Value>, lang: Lang, indent: usize) -> String {
     let props = o.get("properties").and_then(Value::as_object);
     let Some(props) = props.filter(|p| !p.is_empty()) else {
+        // A map: its values' schema, when it says one (a map with integer keys says it
+        // under the keys' pattern).
+        let pattern =
+            (o.get("patternProperties").and_then(Value::as_object)).and_then(|p| p.values().next());
+        let value = match (o.get("additionalProperties"), pattern) {
+            (Some(v @ Value::Object(_)), _) | (_, Some(v)) => type_of(v, lang, indent),
+            _ => simple("", lang).to_string(),
+        };
         return match lang {
-            Lang::Ts => "Record<string, unknown>".into(),
-            Lang::Lua => "table<string, any>".into(),
+            Lang::Ts => format!("Record<string, {value}>"),
+            Lang::Lua => format!("table<string, {value}>"),
         };
     };
     let required: Vec<&str> = (o.get("required").and_then(Value::as_array).into_iter())
@@ -182,11 +190,25 @@ fn object(o: &serde_json::Map<String, Value>, lang: Lang, indent: usize) -> Stri
                     } else {
                         "?"
                     };
-                    format!("{k}{opt}: {}", type_of(v, lang, indent))
+                    format!("{}{opt}: {}", lua_key(k), type_of(v, lang, indent))
                 })
                 .collect();
             format!("{{ {} }}", fields.join(", "))
         }
+    }
+}
+
+/// A field name LuaCATS reads: a name as it is, anything else as `["..."]`.
+fn lua_key(k: &str) -> String {
+    let name = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if name {
+        k.to_string()
+    } else {
+        format!("[{:?}]", k)
     }
 }
 
@@ -277,18 +299,20 @@ mod tests {
             "properties": {
                 "a": {"type": ["string", "null"]},
                 "b": {"type": "array", "items": {"enum": ["x", "y"]}},
-                "c": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}
+                "c": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+                "d": {"type": "object", "additionalProperties": {"type": "boolean"}},
+                "e f": {"type": "object", "patternProperties": {"^\\d+$": {"type": "string"}}}
             },
             "required": ["a"],
             "additionalProperties": false
         });
         assert_eq!(
             type_of(&s, Lang::Ts, 0),
-            "{\n  a: string | null;\n  b?: ('x' | 'y')[];\n  c?: [number, string];\n}"
+            "{\n  a: string | null;\n  b?: ('x' | 'y')[];\n  c?: [number, string];\n  d?: Record<string, boolean>;\n  'e f'?: Record<string, string>;\n}"
         );
         assert_eq!(
             type_of(&s, Lang::Lua, 0),
-            "{ a: string | nil, b?: ('x' | 'y')[], c?: (integer|string)[] }"
+            "{ a: string | nil, b?: ('x' | 'y')[], c?: (integer|string)[], d?: table<string, boolean>, [\"e f\"]?: table<string, string> }"
         );
     }
 

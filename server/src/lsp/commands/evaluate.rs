@@ -116,7 +116,7 @@ pub async fn memorycode(
                 report.skipped.len()
             ))
             .await;
-            Ok(MemoryCodeScores(report.to_json(true)))
+            Ok(MemoryCodeScores(Box::new(report.to_file(true))))
         }
     }
 }
