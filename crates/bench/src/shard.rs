@@ -76,7 +76,6 @@ pub struct ShardRecord<I, T = IgnoredAny> {
     pub n: usize,
     pub input: I,
     /// False while the run is going, and for good when it was killed or failed.
-    #[serde(default)]
     pub complete: bool,
     #[serde(default = "none::<T>", skip_serializing_if = "Option::is_none")]
     pub totals: Option<T>,

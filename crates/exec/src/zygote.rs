@@ -123,18 +123,23 @@ where
     Option::<T>::deserialize(d)
 }
 
+/// What a started zygote says first: ready, with what it could not set up, or why it
+/// refuses to run tasks (e.g. they would run as root). `zygote.py` writes every key of
+/// each; one missing is an unexpected greeting, not an empty reason.
 #[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Greeting {
+    Refused { error: String },
+    Ready(Ready),
+}
+
+#[derive(Debug, Default, Deserialize)]
 pub(crate) struct Ready {
     /// Why the seccomp filter is not installed (empty when it is).
-    #[serde(default)]
     pub seccomp: String,
     /// Why tasks cannot get namespaces of their own (empty when they do; only ever
     /// non-empty under `--sandbox none`: in the sandbox the zygote refuses to start).
-    #[serde(default)]
     pub isolation: String,
-    /// Why the zygote refuses to run tasks (e.g. they would run as root).
-    #[serde(default)]
-    pub error: Option<String>,
 }
 
 /// What became of one request.
@@ -224,11 +229,7 @@ impl Zygote {
             stdin,
             lines,
             stderr_tail,
-            ready: Ready {
-                seccomp: String::new(),
-                isolation: String::new(),
-                error: None,
-            },
+            ready: Ready::default(),
             dead: false,
             _cgroup: cgroup,
         };
@@ -240,13 +241,22 @@ impl Zygote {
     pub fn await_greeting(mut self, startup: Duration) -> Result<Zygote> {
         match self.lines.recv_timeout(startup) {
             Ok(line) => {
-                self.ready = serde_json::from_str(&line)
-                    .with_context(|| format!("unexpected zygote greeting: {line}"))?;
-                if let Some(e) = self.ready.error.take() {
-                    self.kill();
-                    bail!("{e}");
+                let greeting = serde_json::from_str(&line)
+                    .with_context(|| format!("unexpected zygote greeting: {line}"));
+                match greeting {
+                    Ok(Greeting::Ready(r)) => {
+                        self.ready = r;
+                        Ok(self)
+                    }
+                    Ok(Greeting::Refused { error }) => {
+                        self.kill();
+                        bail!("{error}")
+                    }
+                    Err(e) => {
+                        self.kill();
+                        Err(e)
+                    }
                 }
-                Ok(self)
             }
             Err(_) => {
                 self.kill();
