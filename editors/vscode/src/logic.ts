@@ -99,48 +99,42 @@ export const PALETTE_TO_SERVER: Record<string, ServerCommandName | null> = {
 };
 
 // ---------------------------------------------------------------------------------------
-// Arguments: one JSON object or none, as the server expects.
+// Arguments: one JSON object or none, as the server expects; each checked against the
+// command's generated argument type (`satisfies`), so a renamed argument does not compile.
 
 export type CommandArgs = [] | [Record<string, unknown>];
 
 export const args = {
-  open: (path: string): CommandArgs => [{ path }],
-  goto: (index: number): CommandArgs => [{ index }],
-  transcript: (index?: number): CommandArgs => (index === undefined ? [] : [{ index }]),
-  outputs: (path: string): CommandArgs => [{ path }],
-  evaluate: (dataset: string, outputs: string): CommandArgs => [{ dataset, outputs }],
-  inspect: (uri: string): CommandArgs => [{ uri }],
-  remove: (id: string): CommandArgs => [{ id }],
+  open: (path: string): CommandArgs => [{ path } satisfies P.ConversationOpenArgs],
+  goto: (index: number): CommandArgs => [{ index } satisfies P.SessionGotoArgs],
+  transcript: (index?: number): CommandArgs => (index === undefined ? [] : [{ index } satisfies P.SessionTranscriptArgs]),
+  outputs: (path: string): CommandArgs => [{ path } satisfies P.OutputsCheckArgs],
+  evaluate: (dataset: string, outputs: string): CommandArgs => [{ dataset, outputs } satisfies P.EvaluateMemorycodeArgs],
+  inspect: (uri: string): CommandArgs => [{ uri } satisfies P.DocumentInspectArgs],
+  remove: (id: string): CommandArgs => [{ id } satisfies P.PivotsRemoveArgs],
   add: (p: { id: string; kind: string; rule: unknown; text?: string; session?: number }): CommandArgs => [
     Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined && v !== '')),
   ],
   openResults: (o: ResultsChoice): CommandArgs => [
     Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== '')),
   ],
-  testsRun: (uri: string, task?: string): CommandArgs => [task ? { uri, task } : { uri }],
-  feedback: (uri: string, kind: FeedbackKind): CommandArgs => [{ uri, kind }],
-  submit: (uri: string): CommandArgs => [{ uri }],
+  testsRun: (uri: string, task?: string): CommandArgs => [(task ? { uri, task } : { uri }) satisfies P.TestsRunArgs],
+  feedback: (uri: string, kind: FeedbackKind): CommandArgs => [{ uri, kind } satisfies P.TurnFeedbackArgs],
+  submit: (uri: string): CommandArgs => [{ uri } satisfies P.TurnSubmitArgs],
   evaluateConvcode: (results: string, model: string, refModel?: string): CommandArgs => [
-    refModel ? { results, model, static: true, refModel } : { results, model },
+    (refModel ? { results, model, static: true, refModel } : { results, model }) satisfies P.EvaluateConvcodeArgs,
   ],
   /** `pivot.memorycode.generate`: a real endpoint (`baseUrl`) or, for tests and demos, a
    *  loopback script (then no key is needed); empty optional fields are left out. */
   generate: (g: GenerateChoice): CommandArgs => [
     Object.fromEntries(Object.entries(g).filter(([, v]) => v !== undefined && v !== '')),
   ],
-  reportOpen: (inputs: string[], title?: string): CommandArgs => [title ? { inputs, title } : { inputs }],
+  reportOpen: (inputs: string[], title?: string): CommandArgs => [(title ? { inputs, title } : { inputs }) satisfies P.ReportOpenArgs],
   none: (): CommandArgs => [],
 };
 
 /** What `pivot.memorycode.generate` is asked for (its argument object). */
-export interface GenerateChoice {
-  model: string;
-  out: string;
-  baseUrl?: string;
-  loopback?: string;
-  apiKeyEnv?: string;
-  modes?: string[];
-}
+export type GenerateChoice = P.MemorycodeGenerateArgs;
 
 /** `pivot.memorycode.generate`'s reply. */
 export type Generated = P.MemorycodeGenerateReply;
