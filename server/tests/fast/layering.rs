@@ -14,6 +14,11 @@
 //! own module (and inline `mod`s). No crate has modules that import each other. Crates that
 //! belong to one layer are checked too: clap only in `cli` (and `main.rs`), the LSP types
 //! only in `lsp` and `cli`, rmcp only in `mcp`, a tree-sitter `Parser` built only in `python`.
+//!
+//! Inside `cli`: `cli/mod.rs` is the dispatcher, every other child a command (`cli/NAME.rs`
+//! or `cli/NAME/`) or `cli/shared/`. A command uses its own files and `shared`, never the
+//! dispatcher nor another command's internals; `shared` uses no command. The one exception
+//! is a subcommand that is another command's ([`ALIASES`]).
 
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
@@ -548,6 +553,141 @@ fn the_cycle_check_finds_a_cycle_through_three_modules_and_not_a_parent() {
         ]
     );
     assert_eq!(unranked(dir.path()), vec!["novel".to_string()]);
+}
+
+/// Items of one command that another names, because a subcommand of the one is the other's:
+/// each `bench` variant is the `Args` and function of the command it times, and `convcode
+/// score` is `score convcode`. (the command using it, the item's path under `cli`)
+const ALIASES: &[(&str, &str)] = &[
+    ("bench", "score::BenchMemorycodeArgs"),
+    ("bench", "score::bench_memorycode"),
+    ("bench", "exec::BenchExecArgs"),
+    ("bench", "exec::bench_exec"),
+    ("bench", "convcode::BenchConvcodeArgs"),
+    ("bench", "convcode::bench_convcode"),
+    ("bench", "check::bench::BenchCheckArgs"),
+    ("bench", "check::bench::bench_check"),
+    ("bench", "report::BenchReportArgs"),
+    ("bench", "report::bench_report"),
+    ("convcode", "score::convcode::ScoreConvcodeArgs"),
+    ("convcode", "score::convcode::run_score"),
+];
+
+/// Every use, under `src/cli`, of the dispatcher by a command or by `shared`, of a command by
+/// `shared`, and of a command by another one outside [`ALIASES`], as "file:line: what".
+fn cli_reaches(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&src.join("cli"), &mut files);
+    files.sort();
+    let modules: std::collections::HashSet<Vec<String>> = files
+        .iter()
+        .map(|f| module_of(f.strip_prefix(src).expect("under src")))
+        .collect();
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(src).expect("under src");
+        let module = module_of(rel);
+        let Some(own) = module.get(1).cloned() else {
+            continue; // the dispatcher wires them all
+        };
+        let text = std::fs::read_to_string(file).expect("source readable");
+        let parsed = syn::parse_file(&text)
+            .unwrap_or_else(|e| panic!("{}: does not parse: {e}", rel.display()));
+        let mut uses = Uses {
+            module,
+            found: Vec::new(),
+            skip_tests: false,
+        };
+        uses.visit_file(&parsed);
+        let mut seen = std::collections::BTreeSet::new();
+        for (line, path) in uses.found {
+            if path.first().map(String::as_str) != Some("cli") {
+                continue;
+            }
+            let Some(target) = (1..=path.len())
+                .rev()
+                .map(|n| &path[..n])
+                .find(|p| modules.contains(*p))
+            else {
+                continue;
+            };
+            let what = match target.get(1) {
+                None => format!("{own} uses the dispatcher ({})", path.join("::")),
+                Some(to) if *to == own || to == "shared" => continue,
+                Some(_) if own == "shared" => {
+                    format!("shared uses a command ({})", path.join("::"))
+                }
+                Some(_) => {
+                    let item = path[1..].join("::");
+                    if ALIASES.iter().any(|(from, it)| *from == own && *it == item) {
+                        continue;
+                    }
+                    format!("{own} uses another command ({})", path.join("::"))
+                }
+            };
+            let line = format!("{}:{line}: {what}", rel.display());
+            if seen.insert(line.clone()) {
+                found.push(line);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_cli_command_uses_the_dispatcher_or_another_command() {
+    let found = cli_reaches(&workspace().join("server/src"));
+    assert!(
+        found.is_empty(),
+        "move what two commands use into server/src/cli/shared/ (or, for a subcommand that \
+         is another command's, add it to layering.rs's ALIASES):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_cli_check_finds_a_command_reaching_into_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "cli/mod.rs",
+        "mod a; mod b; mod exec; mod bench; mod shared;\nfn f() { a::run(); }\n",
+    );
+    write("cli/a.rs", "fn g() { let _ = super::Cli::command(); }\n");
+    write(
+        "cli/b/mod.rs",
+        "mod c;\nuse crate::cli::a::Helper;\nuse self::c::Own;\n",
+    );
+    write(
+        "cli/b/c.rs",
+        "use super::super::shared::x::Z;\nuse super::Up;\n",
+    );
+    write(
+        "cli/exec.rs",
+        "pub struct BenchExecArgs; pub struct SandboxArg;\n",
+    );
+    write(
+        "cli/bench/mod.rs",
+        "use crate::cli::exec::BenchExecArgs;\nuse crate::cli::exec::SandboxArg;\n",
+    );
+    write("cli/shared/mod.rs", "pub mod x;\n");
+    write(
+        "cli/shared/x.rs",
+        "fn h() { println!(\"{}\", super::super::b::name()); }\n",
+    );
+    assert_eq!(
+        cli_reaches(dir.path()),
+        vec![
+            "cli/a.rs:1: a uses the dispatcher (cli::Cli::command)".to_string(),
+            "cli/b/mod.rs:2: b uses another command (cli::a::Helper)".to_string(),
+            "cli/bench/mod.rs:2: bench uses another command (cli::exec::SandboxArg)".to_string(),
+            "cli/shared/x.rs:1: shared uses a command (cli::b::name)".to_string(),
+        ]
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@
 //! Both run in a copy of the tree's Python files (the changed-file runs edit one; both
 //! caches are written there), in alternating runs, with the peak memory of each run.
 
-use super::measure::{mb, run_child};
+use crate::cli::shared::measure::{mb, run_child};
 use anyhow::{bail, Context, Result};
 use pivot_workspace::walk::{read_source, walk};
 use std::path::{Path, PathBuf};
@@ -234,7 +234,7 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
     let edited = copied[copied.len() / 2].0.clone();
     let original = pivot_base::bounded_read::read(&edited)
         .with_context(|| format!("cannot read {}", edited.display()))?;
-    let jobs = a.jobs.unwrap_or_else(super::check_cmd::default_jobs).max(1);
+    let jobs = a.jobs.unwrap_or_else(super::default_jobs).max(1);
     let texts: Vec<String> = paths
         .iter()
         .filter_map(|f| read_source(f, 10_000_000).ok())
@@ -279,7 +279,7 @@ pub fn bench_check(a: BenchCheckArgs) -> Result<i32> {
         pivot_base::durable::write_scratch(&edited, text)
     };
     let rounds = a.runs.max(1);
-    let progress = super::Progress::new(
+    let progress = crate::cli::shared::progress::Progress::new(
         rounds as u64 + 1,
         "rounds of cold, warm and changed-file runs",
     );

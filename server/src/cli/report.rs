@@ -1,8 +1,9 @@
 //! `pivot-lsp report`: score files to one self-contained HTML page. Parsing and printing
 //! only; the page is built by `pivot_report`.
 
+use crate::cli::shared::report_page::into_folder;
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `pivot-lsp report` (its help text is on the subcommand in `cli/mod.rs`).
 #[derive(clap::Args, Debug)]
@@ -44,29 +45,6 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         html.len().div_ceil(1024)
     );
     Ok(0)
-}
-
-/// `score ... --report FILE`: a report of the one score JSON just computed, named `name`.
-pub fn write_one(json: &serde_json::Value, name: &str, path: &Path) -> Result<()> {
-    let input = pivot_report::Input {
-        name: name.to_string(),
-        bytes: serde_json::to_vec_pretty(json)?,
-    };
-    let html = pivot_report::build(std::slice::from_ref(&input), None)?;
-    let path = into_folder(path.to_path_buf());
-    pivot_report::write(&path, &html)?;
-    eprintln!("wrote {}", path.display());
-    Ok(())
-}
-
-/// `-o DIR` (an existing folder, or a path ending in `/`) means `DIR/report.html`.
-fn into_folder(output: PathBuf) -> PathBuf {
-    let slash = output.as_os_str().as_encoded_bytes().ends_with(b"/");
-    if output.is_dir() || slash {
-        output.join("report.html")
-    } else {
-        output
-    }
 }
 
 /// Time `report` on N score files (the given ones repeated, each copy named apart).

@@ -3,7 +3,7 @@
 //! the baseline comparison. Pure functions of their inputs, so two runs on the same tree
 //! (at any absolute path) write the same bytes.
 
-use super::check_format::{
+use crate::cli::shared::check_format::{
     Baseline, Bundle, BundleInputs, CheckReport, FileDigest, JsonFinding, ProblemRow, ShardInput,
     ToolInfo,
 };
@@ -112,9 +112,9 @@ pub fn sort(findings: &mut [Finding]) {
 
 /// `path:line:col: [code] message`, 1-based (the column counts UTF-16 units, as LSP does).
 /// A path or message holding a line break, a control character or what a CI log reads as
-/// a workflow command is quoted or escaped (log_safe.rs).
+/// a workflow command is quoted or escaped (shared/log_safe.rs).
 pub fn text(findings: &[Finding]) -> String {
-    use super::log_safe;
+    use crate::cli::shared::log_safe;
     let mut s = String::new();
     for f in findings {
         s.push_str(&format!(
@@ -171,35 +171,6 @@ pub fn shard_json(
         shard: Some(shard.record(input, true)),
         ..json_report(root, session, pivots, findings)
     }
-}
-
-/// Whether a parsed JSON file is a `check` shard.
-pub fn is_check(v: &Value) -> bool {
-    v["shard"]["input"]["benchmark"] == "check"
-}
-
-/// Joins `check --shard K/N --format json` outputs (name, parsed JSON) into the unsharded
-/// run's JSON. Every file is in one shard and findings are sorted by path first (`sort`),
-/// so the shards' findings, each shard's in its order, stably sorted by path are the
-/// unsharded order.
-pub fn merge_json(files: &[(String, Value)]) -> anyhow::Result<CheckReport> {
-    let order = pivot_bench::shard::merge_order(files)?;
-    let mut merged: Option<CheckReport> = None;
-    let mut findings = Vec::new();
-    for &i in &order {
-        let (name, v) = &files[i];
-        let part = CheckReport::deserialize(v)
-            .map_err(|e| anyhow::anyhow!("{name}: not a `check --format json` shard ({e})"))?;
-        findings.extend(part.findings.iter().cloned());
-        merged.get_or_insert(part);
-    }
-    findings.sort_by(|a, b| a.path.cmp(&b.path));
-    let first = merged.expect("check_set refuses an empty set");
-    Ok(CheckReport {
-        findings,
-        shard: None,
-        ..first
-    })
 }
 
 /// The diagnostic as published, except `code`: the rule id text and SARIF show

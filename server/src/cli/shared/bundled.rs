@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// fixtures/model-server/humaneval-demo.json: answers for the first five HumanEval tasks.
 pub const HUMANEVAL_DEMO_SCRIPT: &str =
-    include_str!("../../../fixtures/model-server/humaneval-demo.json");
+    include_str!("../../../../fixtures/model-server/humaneval-demo.json");
 
 /// Where the model-server's script comes from when none is given (for messages).
 pub const HUMANEVAL_DEMO_NAME: &str =
@@ -19,7 +19,12 @@ macro_rules! fixture {
     ($dir:literal, $name:literal) => {
         (
             $name,
-            include_str!(concat!("../../../fixtures/memorycode/", $dir, "/", $name)),
+            include_str!(concat!(
+                "../../../../fixtures/memorycode/",
+                $dir,
+                "/",
+                $name
+            )),
         )
     };
 }

@@ -5,14 +5,14 @@
 //! or instruction file), walks the commits and attributes each new finding; this file
 //! gives it the check (the language servers, as `check` runs them) and writes the report.
 
-use super::check_cmd::{
+use super::report::{self, Finding};
+use crate::cli::check::{
     check_and_write, check_tree, input_error, say_counts, CheckArgs, CheckFormat,
 };
-use super::check_format::{
+use crate::cli::shared::check_format::{
     AdherenceRow, HistoryCommit, HistoryReport, HistorySession, InForce, NewFinding, SessionRef,
 };
-use super::check_report::{self as report, Finding};
-use super::log_safe;
+use crate::cli::shared::log_safe;
 use anyhow::{Context, Result};
 use pivot_history::{Attributed, Checker, Class, Commit, Repo, RuleHistory, RulesFile, Run, Seen};
 use std::collections::{BTreeMap, BTreeSet};
@@ -121,7 +121,7 @@ impl Checker for ServerCheck<'_> {
         report::sort(findings);
     }
 
-    /// The walk reads .gitignore and .ignore files (check_walk.rs).
+    /// The walk reads .gitignore and .ignore files (`pivot_workspace::walk`).
     fn affects_all(&self, path: &str) -> bool {
         let name = path.rsplit('/').next().unwrap_or(path);
         matches!(name, ".gitignore" | ".ignore")
@@ -393,7 +393,7 @@ fn report_json<'a>(
     run: &'a Run<Finding>,
 ) -> HistoryReport<'a> {
     let h = &run.history;
-    let json_finding = super::check_report::json_finding;
+    let json_finding = super::report::json_finding;
     let at = |k: usize| SessionRef {
         session: k,
         commit: &h.sessions[k].commit,
@@ -444,7 +444,7 @@ fn report_json<'a>(
         })
         .collect();
     HistoryReport {
-        version: super::VERSION,
+        version: crate::cli::shared::VERSION,
         root: root.display().to_string(),
         rules_file: rel,
         read_as: read_as(kind),

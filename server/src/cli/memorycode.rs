@@ -1,7 +1,8 @@
 //! `pivot-lsp memorycode generate`: flags and output only; the logic is in
 //! `bench::memorycode::generate`.
 
-use super::Progress;
+use crate::cli::shared::endpoint_args::EndpointArgs;
+use crate::cli::shared::progress::Progress;
 use anyhow::{bail, Context, Result};
 use pivot_bench::memorycode::data::dialogue_files;
 use pivot_bench::memorycode::dataset::{converse, write_prompts};
@@ -81,23 +82,6 @@ pub struct ConverseArgs {
     pub cache: Option<PathBuf>,
 }
 
-/// Endpoint and client settings shared by `generate` and `converse`.
-#[derive(clap::Args, Debug)]
-pub struct EndpointArgs {
-    /// OpenAI-compatible base URL including `/v1`.
-    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Environment variable holding the API key.
-    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
-    pub api_key_env: String,
-    /// Answer from the bundled loopback model scripted by this file instead of an endpoint
-    /// (examples and tests; no key needed).
-    #[arg(long, value_name = "SCRIPT", conflicts_with = "base_url")]
-    pub loopback: Option<PathBuf>,
-    #[command(flatten)]
-    pub requests: super::request_args::RequestArgs,
-}
-
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "The default follows the original's code, quirks included (\"They had \
@@ -145,7 +129,7 @@ pub struct GenerateArgs {
     /// Comma-separated modes.
     #[arg(
         long,
-        value_parser = super::choice::parser::<Mode>(Mode::CHOICES),
+        value_parser = crate::cli::shared::choice::parser::<Mode>(Mode::CHOICES),
         value_delimiter = ',',
         default_value = "instruction,session,history"
     )]
@@ -168,7 +152,7 @@ pub struct GenerateArgs {
     #[arg(
         long,
         value_name = "KIND",
-        value_parser = super::choice::parser::<FeedbackKind>(FeedbackKind::CHOICES)
+        value_parser = crate::cli::shared::choice::parser::<FeedbackKind>(FeedbackKind::CHOICES)
     )]
     pub feedback: Option<FeedbackKind>,
     /// With --feedback: how many feedback rounds after round 0.
@@ -431,7 +415,7 @@ fn open_out(
         anyhow::bail!("bad input, nothing written:\n  {p}");
     }
     let lock = pivot_base::durable::FolderLock::acquire(out, what)?;
-    super::interrupt::hold_lock(out);
+    crate::cli::shared::interrupt::hold_lock(out);
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }

@@ -11,8 +11,8 @@
 //! holds the diagnostics exactly as published (LSP's JSON), so a finding from the cache is
 //! the finding a server gives, byte for byte in every format.
 
-use super::check_drive::Checked;
-use super::check_report::sha256_hex;
+use super::drive::Checked;
+use super::report::sha256_hex;
 use crate::lsp::SetupArgs;
 use anyhow::Result;
 use pivot_base::cache_dir::CacheDir;
@@ -49,7 +49,7 @@ impl Context<'_> {
         for part in [
             format!("pivot-lsp check cache {FORMAT}"),
             sha256_hex(self.secret),
-            super::VERSION.to_string(),
+            crate::cli::shared::VERSION.to_string(),
             self.root.display().to_string(),
             serde_json::to_string(self.setup).unwrap_or_default(),
             hash(self.pivots),
@@ -100,7 +100,9 @@ impl CheckCache {
         let table = dir
             .read(SPACE, &key)
             .and_then(|b| serde_json::from_slice::<Table>(&b).ok())
-            .filter(|t| t.format == FORMAT && t.version == super::VERSION && t.context == key);
+            .filter(|t| {
+                t.format == FORMAT && t.version == crate::cli::shared::VERSION && t.context == key
+            });
         let (old, setup) = match table {
             Some(t) => (t.files, Some((t.setup, t.messages))),
             None => (HashMap::new(), None),
@@ -201,7 +203,7 @@ impl CheckCache {
         entries.extend(old.into_iter().take(room));
         let table = Table {
             format: FORMAT,
-            version: super::VERSION.to_string(),
+            version: crate::cli::shared::VERSION.to_string(),
             context: self.key.clone(),
             setup: setup.clone(),
             messages: messages.to_vec(),

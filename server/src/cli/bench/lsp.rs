@@ -18,7 +18,7 @@ pub struct BenchLspArgs {
     #[arg(long)]
     pub json: bool,
     /// Time only this mode (e.g. to count instructions of one under callgrind).
-    #[arg(long, value_parser = super::choice::parser::<bench::Only>(bench::Only::CHOICES))]
+    #[arg(long, value_parser = crate::cli::shared::choice::parser::<bench::Only>(bench::Only::CHOICES))]
     pub only: Option<bench::Only>,
     /// Keep N other processes busy meanwhile (each a `yes > /dev/null`), to see the latency
     /// while the machine's cores are taken: `--busy 2` on a 2-core machine.

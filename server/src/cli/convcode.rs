@@ -1,8 +1,8 @@
 //! `pivot-lsp convcode run|bench|score|speed` (owned by the ConvCodeWorld work): flags and
 //! output only; the loop lives in `bench::convcode`.
 
-use super::score_convcode::{self, ScoreConvcodeArgs};
-use super::Progress;
+use crate::cli::score::convcode::{run_score, ScoreConvcodeArgs};
+use crate::cli::shared::progress::Progress;
 use anyhow::{bail, Context, Result};
 use pivot_bench::convcode::config::{parse_configs, Config, Layout, DEFAULT_SIMULATOR};
 use pivot_bench::convcode::executor::{Control, Observer};
@@ -53,7 +53,7 @@ pub struct ModelArgs {
     )]
     pub api_key: Option<String>,
     /// `chat` (/chat/completions) or `completions` (raw /completions, vLLM without a chat template).
-    #[arg(long, value_parser = super::choice::parser::<EndpointKind>(EndpointKind::CHOICES), default_value = "chat")]
+    #[arg(long, value_parser = crate::cli::shared::choice::parser::<EndpointKind>(EndpointKind::CHOICES), default_value = "chat")]
     pub endpoint: EndpointKind,
 }
 
@@ -83,7 +83,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     #[command(flatten)]
-    pub requests: super::request_args::RequestArgs,
+    pub requests: crate::cli::shared::request_args::RequestArgs,
     /// Tasks refined at once.
     #[arg(long, default_value_t = 8)]
     pub workers: usize,
@@ -98,8 +98,8 @@ pub struct CommonArgs {
     pub jobs: Option<usize>,
     /// Containment of model code: bwrap (refuses when it does not work here) or none (the
     /// explicit opt-out, warned about). See `pivot-lsp exec --help`.
-    #[arg(long, value_enum, default_value_t = super::exec_cmd::SandboxArg::Bwrap)]
-    pub sandbox: super::exec_cmd::SandboxArg,
+    #[arg(long, value_enum, default_value_t = crate::cli::shared::runner::SandboxArg::Bwrap)]
+    pub sandbox: crate::cli::shared::runner::SandboxArg,
     /// Fix exactly these quirks of the original (the default reproduces them all):
     /// (1) stale execution feedback after an in-turn compilation fix; (2) code cut at the first
     /// double blank line; (3) import headers piling up every turn; (4) the wrong instruction of
@@ -159,7 +159,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "KEY")]
     pub simulator_api_key: Option<String>,
     /// Simulator endpoint: `chat` (/chat/completions) or `completions` (raw /completions).
-    #[arg(long, value_parser = super::choice::parser::<EndpointKind>(EndpointKind::CHOICES), default_value = "chat")]
+    #[arg(long, value_parser = crate::cli::shared::choice::parser::<EndpointKind>(EndpointKind::CHOICES), default_value = "chat")]
     pub simulator_endpoint: EndpointKind,
 }
 
@@ -294,7 +294,7 @@ fn problems(common: &CommonArgs) -> Result<(Vec<Problem>, Vec<String>)> {
     let mut p = pivot_exec::problem::load_problems_with(
         &ProblemSource::parse(&common.problems),
         &common.python,
-        &super::exec_cmd::hub_options(common.requests.offline),
+        &crate::cli::shared::runner::hub_options(common.requests.offline),
     )?;
     if let Some(n) = common.limit {
         p.truncate(n);
@@ -353,7 +353,7 @@ fn open_results(common: &CommonArgs, what: &str) -> Result<pivot_base::durable::
         )?;
     }
     let lock = pivot_base::durable::FolderLock::acquire(&common.results, what)?;
-    super::interrupt::hold_lock(&common.results);
+    crate::cli::shared::interrupt::hold_lock(&common.results);
     if let Some(w) = &lock.warning {
         eprintln!("warning: {w}");
     }
@@ -413,7 +413,7 @@ fn runner(common: &CommonArgs) -> Result<Runner> {
         rc.jobs = j;
     }
     rc.sandbox = common.sandbox.mode();
-    super::exec_cmd::start_runner(rc)
+    crate::cli::shared::runner::start_runner(rc)
 }
 
 fn print_report(report: &RunReport, layout: &Layout, model: &str) {
@@ -799,7 +799,7 @@ pub fn run(c: ConvcodeCommand) -> Result<i32> {
     match c {
         ConvcodeCommand::Run(a) => run_cmd(*a),
         ConvcodeCommand::Bench(a) => bench_cmd(*a),
-        ConvcodeCommand::Score(a) => score_convcode::run_score(a),
+        ConvcodeCommand::Score(a) => run_score(a),
         ConvcodeCommand::Speed(a) => bench_convcode(a),
     }
 }

@@ -80,7 +80,7 @@ pub fn run_score(args: ScoreConvcodeArgs) -> anyhow::Result<i32> {
     let scores = metrics::score_with(&req, Some(&check), opts)?;
     let json = score_file::to_json(&scores)?;
     if let Some(path) = &args.report {
-        super::report_cmd::write_one(&json, &score_file::file_name(&scores), path)?;
+        crate::cli::shared::report_page::write_one(&json, &score_file::file_name(&scores), path)?;
     }
     let out = match args.format {
         ScoreFormat::Table => compact_text(&scores),

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 
-use super::Progress;
+use crate::cli::shared::progress::Progress;
+use crate::cli::shared::runner::{hub_options, start_runner, SandboxArg};
 use pivot_exec::{
     feedback, problem::load_problems_with, EvalResult, EvalResults, Problem, ProblemSource, Runner,
-    RunnerConfig, Sandbox, SandboxMode, Status, NO_SANDBOX_WARNING,
+    RunnerConfig, Status,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -20,24 +21,6 @@ pub enum ExecFormat {
     Json,
     /// One line per task and a summary.
     Table,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SandboxArg {
-    /// bubblewrap; refuse to run (exit 2, with the reason and the fix) when it does not work.
-    Bwrap,
-    /// No filesystem or network isolation (explicit opt-out, warned about): still a non-root
-    /// user, a clean environment and resource limits.
-    None,
-}
-
-impl SandboxArg {
-    pub fn mode(self) -> SandboxMode {
-        match self {
-            SandboxArg::Bwrap => SandboxMode::Bwrap,
-            SandboxArg::None => SandboxMode::None,
-        }
-    }
 }
 
 /// Options shared by the commands that run code.
@@ -88,13 +71,6 @@ pub struct RunOpts {
     pub offline: bool,
 }
 
-/// The Hub as the environment says, offline when `offline` asks for it too.
-pub(crate) fn hub_options(offline: bool) -> pivot_exec::hub::HubOptions {
-    let mut o = pivot_exec::hub::HubOptions::from_env();
-    o.offline |= offline;
-    o
-}
-
 impl RunOpts {
     fn config(&self) -> Result<RunnerConfig> {
         let mut c = RunnerConfig {
@@ -116,16 +92,6 @@ impl RunOpts {
         c.limits.validate()?;
         Ok(c)
     }
-}
-
-/// Starts the runner and says on stderr which sandbox is in force (loudly when none).
-pub(crate) fn start_runner(config: RunnerConfig) -> Result<Runner> {
-    let runner = Runner::new(config)?;
-    if runner.sandbox() == Sandbox::None {
-        eprintln!("{NO_SANDBOX_WARNING}");
-    }
-    eprintln!("sandbox: {}", runner.sandbox_note());
-    Ok(runner)
 }
 
 /// Run solutions against the problems' tests, sandboxed, in parallel.
@@ -431,7 +397,6 @@ pub fn run_feedback(a: FeedbackArgs) -> Result<i32> {
 }
 
 /// `pivot-lsp bench exec`: prints both wall times and their ratio.
-// Wired into `BenchCommand` by the lead (cli/mod.rs, score_cmd.rs); unused until then.
 pub fn bench_exec(a: BenchExecArgs) -> Result<i32> {
     let mut config = a.run.config()?;
     // The baselines run in folders of their own: a relative --python must still resolve.

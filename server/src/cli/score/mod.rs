@@ -1,8 +1,12 @@
-//! `pivot-lsp score ...` and `pivot-lsp bench ...`: argument parsing and printing only.
+//! `pivot-lsp score ...` (and `bench memorycode`, which times `score memorycode`): argument
+//! parsing and printing only.
 
-use super::Progress;
+pub mod convcode;
+mod via_lsp;
+
+use crate::cli::shared::format::Format;
+use crate::cli::shared::progress::Progress;
 use anyhow::Result;
-use clap::ValueEnum;
 use pivot_bench::memorycode::score_dirs::{score_dirs, score_dirs_shard, Detail};
 use std::path::PathBuf;
 
@@ -15,7 +19,7 @@ pub enum ScoreCommand {
     /// and the rest are scored. With neither flag, scores the bundled fixtures.
     Memorycode(MemorycodeArgs),
     /// ConvCodeWorld / ConvCodeBench: Pass@1 per turn, MRR and Recall (the original's Tables 1 and 2).
-    Convcode(super::score_convcode::ScoreConvcodeArgs),
+    Convcode(convcode::ScoreConvcodeArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -49,30 +53,6 @@ pub struct MemorycodeArgs {
     /// --format json).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<pivot_bench::shard::Shard>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    Markdown,
-}
-
-#[derive(clap::Subcommand, Debug)]
-pub enum BenchCommand {
-    /// Time MemoryCode scoring of one model's outputs (default: the shared gpt-4o outputs).
-    Memorycode(BenchMemorycodeArgs),
-    /// Time all HumanEval canonical solutions with the runner against one fresh python3 per task.
-    Exec(super::exec_cmd::BenchExecArgs),
-    /// Time the ConvCodeWorld live loop against an instant loopback model.
-    Convcode(super::convcode_cmd::BenchConvcodeArgs),
-    /// Language server latency: one-character edit -> new diagnostics, incremental vs full re-parse.
-    Lsp(super::bench_lsp_cmd::BenchLspArgs),
-    /// `pivot-lsp check` over a Python tree (default: python3's standard library) with ten
-    /// pivots, side by side with `ruff check --select N`.
-    Check(super::check_bench::BenchCheckArgs),
-    /// Build an HTML report from 20 score files (default: the shared MemoryCode reference scores).
-    Report(super::report_cmd::BenchReportArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -109,28 +89,8 @@ pub struct BenchMemorycodeArgs {
 pub fn run(c: ScoreCommand) -> Result<i32> {
     match c {
         ScoreCommand::Memorycode(a) => score_memorycode(a),
-        ScoreCommand::Convcode(a) => super::score_convcode::run_score(a),
+        ScoreCommand::Convcode(a) => convcode::run_score(a),
     }
-}
-
-pub fn run_bench(c: BenchCommand) -> Result<i32> {
-    let code = match c {
-        BenchCommand::Memorycode(a) => bench_memorycode(a),
-        BenchCommand::Exec(a) => super::exec_cmd::bench_exec(a),
-        BenchCommand::Convcode(a) => super::convcode_cmd::bench_convcode(a),
-        BenchCommand::Lsp(a) => super::bench_lsp_cmd::run(a),
-        BenchCommand::Check(a) => super::check_bench::bench_check(a),
-        BenchCommand::Report(a) => super::report_cmd::bench_report(a),
-    }?;
-    // Every bench ends with its memory: this process, and the largest process it waited for
-    // (a server, a sandbox, or the peer: per tool where the bench says so above).
-    use super::measure::{children_peak_rss, mb, peak_rss};
-    println!(
-        "peak RSS: this process {}; largest child process {}",
-        mb(peak_rss()),
-        mb(children_peak_rss())
-    );
-    Ok(code)
 }
 
 /// An outputs folder with no `output_N.json` at all is the wrong folder (typically the
@@ -173,7 +133,7 @@ fn refuse_empty_outputs(outputs: &std::path::Path) -> Result<()> {
 fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     // With neither folder, the demo built into the binary (clap requires both or none).
     let demo = match a.dataset {
-        None => Some(super::bundled::memorycode_demo()?),
+        None => Some(crate::cli::shared::bundled::memorycode_demo()?),
         Some(_) => None,
     };
     let (dataset, outputs) = match (&demo, a.dataset, a.outputs) {
@@ -191,7 +151,7 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     let n = a.shard.map_or(ids.len(), |s| s.select(&ids).len());
     let progress = Progress::new(n as u64, "scoring");
     let mut report = if a.via_lsp {
-        super::check_via_lsp::score_via_lsp(&dataset, &outputs, &|| progress.inc(1), a.shard)?
+        via_lsp::score_via_lsp(&dataset, &outputs, &|| progress.inc(1), a.shard)?
     } else {
         score_dirs_shard(&dataset, &outputs, &|| progress.inc(1), a.shard)?
     };
@@ -201,7 +161,11 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     }
     if let Some(path) = &a.report {
         let json = report.to_json(true);
-        super::report_cmd::write_one(&json, &format!("memorycode-{}.json", report.model), path)?;
+        crate::cli::shared::report_page::write_one(
+            &json,
+            &format!("memorycode-{}.json", report.model),
+            path,
+        )?;
     }
     if let Some(shard) = a.shard {
         let file = pivot_bench::memorycode::merge::shard_file(&report, shard, &ids);
@@ -237,17 +201,17 @@ fn score_memorycode(a: MemorycodeArgs) -> Result<i32> {
     Ok(if report.skipped.is_empty() { 0 } else { 1 })
 }
 
-fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
+pub fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     use std::time::Instant;
     if a.via_lsp {
-        return super::check_via_lsp::bench_via_lsp(&a.dataset, &a.outputs, a.runs as usize);
+        return via_lsp::bench_via_lsp(&a.dataset, &a.outputs, a.runs as usize);
     }
     let run = || -> Result<(f64, f64, usize)> {
-        let (t, cpu) = (Instant::now(), super::measure::cpu_seconds());
+        let (t, cpu) = (Instant::now(), crate::cli::shared::measure::cpu_seconds());
         let (report, _) = score_dirs(&a.dataset, &a.outputs, Detail::ScoresOnly, &|| {})?;
         Ok((
             t.elapsed().as_secs_f64(),
-            super::measure::cpu_seconds() - cpu,
+            crate::cli::shared::measure::cpu_seconds() - cpu,
             report.answers,
         ))
     };
@@ -301,7 +265,7 @@ fn bench_memorycode(a: BenchMemorycodeArgs) -> Result<i32> {
     );
     println!(
         "peak RSS of the scorer (this process, before any peer runs): {}",
-        super::measure::mb(super::measure::peak_rss())
+        crate::cli::shared::measure::mb(crate::cli::shared::measure::peak_rss())
     );
     // A ratio only against the original measured now, on this machine, on the same data.
     match &a.original {

@@ -1,8 +1,11 @@
 //! `pivot-lsp merge`: joins the outputs of `--shard K/N` runs. Reading files and printing
 //! only; the checks and the merge are in `bench::shard` and the benchmarks' merge modules.
 
-use super::score_cmd::Format;
+use crate::cli::shared::check_format::CheckReport;
+use crate::cli::shared::format::Format;
 use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// Merge the outputs of sharded runs (`--shard K/N`) into the unsharded run's output.
@@ -79,8 +82,8 @@ pub fn run(a: MergeArgs) -> Result<i32> {
     if !problems.is_empty() {
         bail!("cannot merge:\n  {}", problems.join("\n  "));
     }
-    if !files.is_empty() && files.iter().all(|(_, v)| super::check_report::is_check(v)) {
-        let v = super::check_report::merge_json(&files)?;
+    if !files.is_empty() && files.iter().all(|(_, v)| is_check(v)) {
+        let v = merge_json(&files)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
         // As `check` itself: 1 when there are findings, so a merge job can gate a pipeline.
         let found = !v.findings.is_empty();
@@ -126,7 +129,7 @@ pub fn run(a: MergeArgs) -> Result<i32> {
                 "a MemoryCode score"
             } else if pivot_bench::exec_shards::is_exec(v) {
                 "exec results"
-            } else if super::check_report::is_check(v) {
+            } else if is_check(v) {
                 "a check shard"
             } else {
                 "neither a MemoryCode score, exec results nor a check shard"
@@ -139,4 +142,33 @@ pub fn run(a: MergeArgs) -> Result<i32> {
         kinds.join("\n  ")
     ))
     .context("give the shards of one command")
+}
+
+/// Whether a parsed JSON file is a `check` shard.
+fn is_check(v: &Value) -> bool {
+    v["shard"]["input"]["benchmark"] == "check"
+}
+
+/// Joins `check --shard K/N --format json` outputs (name, parsed JSON) into the unsharded
+/// run's JSON. Every file is in one shard and findings are sorted by path first (check's `report::sort`),
+/// so the shards' findings, each shard's in its order, stably sorted by path are the
+/// unsharded order.
+fn merge_json(files: &[(String, Value)]) -> anyhow::Result<CheckReport> {
+    let order = pivot_bench::shard::merge_order(files)?;
+    let mut merged: Option<CheckReport> = None;
+    let mut findings = Vec::new();
+    for &i in &order {
+        let (name, v) = &files[i];
+        let part = CheckReport::deserialize(v)
+            .map_err(|e| anyhow::anyhow!("{name}: not a `check --format json` shard ({e})"))?;
+        findings.extend(part.findings.iter().cloned());
+        merged.get_or_insert(part);
+    }
+    findings.sort_by(|a, b| a.path.cmp(&b.path));
+    let first = merged.expect("check_set refuses an empty set");
+    Ok(CheckReport {
+        findings,
+        shard: None,
+        ..first
+    })
 }

@@ -1,20 +1,27 @@
 //! `pivot-lsp check [PATH]...`: the editor's verdicts as a CI step. The files are checked
 //! by the language server itself (a child `pivot-lsp serve` driven over stdio, see
-//! check_drive.rs), so CI reports what the editor shows. This file parses the flags,
+//! drive.rs), so CI reports what the editor shows. This file parses the flags,
 //! reads the inputs and writes the outputs.
 
-use super::check_cache::{self, CheckCache};
-use super::check_config;
-use super::check_drive::{drive, Checked, Driven};
-use super::check_report::{self as report, Finding, Inputs};
-use super::log_safe;
-use super::Progress;
+pub mod bench;
+mod cache;
+mod config;
+mod drive;
+pub mod history;
+mod report;
+mod sarif;
+
+use crate::cli::shared::log_safe;
+use crate::cli::shared::progress::Progress;
 use crate::lsp::{SetupArgs, Text};
 use anyhow::{Context, Result};
+use cache::CheckCache;
 use clap::ValueEnum;
+use drive::{drive, Checked, Driven};
 use pivot_base::cache_dir::CacheDir;
 use pivot_workspace::replies::{ActivePivot, HeadlessSetup};
 use pivot_workspace::walk::{named, relative, sort_problems, walk, Problem, SourceFile};
+use report::{Finding, Inputs};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -171,8 +178,8 @@ pub enum CheckFormat {
 /// A message may have several lines (a TOML error shows the line it is about).
 pub fn input_error(msg: String) -> Result<i32> {
     eprintln!("error: {}", log_safe::lines(&msg));
-    Ok(match msg.starts_with(check_config::NO_PIVOTS_START) {
-        true => check_config::NO_PIVOTS_EXIT,
+    Ok(match msg.starts_with(config::NO_PIVOTS_START) {
+        true => config::NO_PIVOTS_EXIT,
         false => 2,
     })
 }
@@ -212,20 +219,20 @@ pub fn root_here() -> Result<PathBuf> {
         .context("cannot read the current directory")
 }
 
-/// `check` on the files as they are (`--rev` and `--history`: check_history.rs).
+/// `check` on the files as they are (`--rev` and `--history`: history.rs).
 pub fn run(mut a: CheckArgs) -> Result<i32> {
     let here = root_here()?;
     if let Some(file) = &a.show_settings {
-        return check_config::show_settings(&here, file);
+        return config::show_settings(&here, file);
     }
     // The nearest pivots file's folder is the root (unless one is named): the inputs the
     // user wrote from here are written from there.
     let root = match &a.pivots {
         Some(_) => here.clone(),
-        None => check_config::discover(&here).unwrap_or_else(|| here.clone()),
+        None => config::discover(&here).unwrap_or_else(|| here.clone()),
     };
     if root != here {
-        let from_root = |p: &Path| check_config::from_root(&root, &here, p);
+        let from_root = |p: &Path| config::from_root(&root, &here, p);
         a.paths = a.paths.iter().map(|p| from_root(p)).collect();
         a.baseline = a.baseline.as_deref().map(from_root);
         a.conversation = a.conversation.as_deref().map(from_root);
@@ -283,7 +290,7 @@ pub fn check_tree(
     let mut groups: Vec<(Option<ReadFile>, Vec<usize>)> =
         vec![(named.pivots_file.clone(), Vec::new())];
     if a.pivots.is_none() {
-        let mut nested = check_config::Nested::new(root);
+        let mut nested = config::Nested::new(root);
         let mut at: HashMap<PathBuf, usize> = HashMap::new();
         for (i, f) in walked.files.iter().enumerate() {
             let Some(dir) = nested.config_dir(&f.abs) else {
@@ -293,8 +300,8 @@ pub fn check_tree(
             let g = match at.get(&dir) {
                 Some(&g) => g,
                 None => {
-                    let file = check_config::config_file(&dir)
-                        .unwrap_or_else(|| dir.join(check_config::CONFIG));
+                    let file =
+                        config::config_file(&dir).unwrap_or_else(|| dir.join(config::CONFIG));
                     let rel = PathBuf::from(relative(root, &file));
                     match read_input(root, &rel) {
                         Ok(file) => groups.push((Some(file), Vec::new())),
@@ -310,7 +317,7 @@ pub fn check_tree(
         groups[0].1 = (0..walked.files.len()).collect();
     }
     if groups.iter().all(|(p, _)| p.is_none()) && named.conversation.is_none() {
-        let message = check_config::no_pivots_message(shown);
+        let message = config::no_pivots_message(shown);
         if a.require_pivots {
             return Ok(Err(message));
         }
@@ -319,7 +326,7 @@ pub fn check_tree(
 
     let jobs = a.jobs.unwrap_or_else(default_jobs);
     let max_bytes = max_file_bytes(a);
-    // Without the user's cache secret nothing is cached (see check_cache.rs).
+    // Without the user's cache secret nothing is cached (see cache.rs).
     let secret = match a.no_cache {
         true => None,
         false => pivot_base::cache_dir::secret()
@@ -512,7 +519,7 @@ fn check_group(
     setup.session = a.session;
     key_setup.session = a.session;
     let cache = secret.map(|secret| {
-        let context = check_cache::Context {
+        let context = cache::Context {
             secret,
             root: shown,
             setup: &key_setup,
@@ -556,7 +563,7 @@ fn join_setup(into: &mut Driven, setup: HeadlessSetup, messages: Vec<String>) {
 }
 
 /// `--max-file-size` in bytes, or the server's analysis limit: the one limit of a run (the
-/// servers are started with it as theirs, check_client.rs).
+/// servers are started with it as theirs, shared/lsp_client.rs).
 pub fn max_file_bytes(a: &CheckArgs) -> u64 {
     match a.max_file_size {
         Some(mb) => (mb * 1e6) as u64,
@@ -658,9 +665,9 @@ fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String
         .map(|p| read_baseline(root, p))
         .transpose()?;
     // The root's pivots.toml, or its pyproject.toml's [tool.pivot].
-    let default_pivots = check_config::config_file(root)
+    let default_pivots = config::config_file(root)
         .and_then(|f| f.file_name().map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(check_config::CONFIG));
+        .unwrap_or_else(|| PathBuf::from(config::CONFIG));
     let pivots_file = match &a.pivots {
         Some(p) if root.join(p).is_dir() => {
             return Err(format!(
@@ -699,7 +706,7 @@ fn named_inputs(root: &Path, a: &CheckArgs) -> std::result::Result<Named, String
 }
 
 /// Prints what the servers' set-up said (errors, then messages and warnings not already
-/// said), escaped for the log (log_safe.rs); returns the errors.
+/// said), escaped for the log (shared/log_safe.rs); returns the errors.
 fn say_setup(setup: &HeadlessSetup, messages: &[String]) -> Vec<String> {
     let errors = setup.errors.clone();
     for e in &errors {
@@ -806,7 +813,7 @@ fn render(
             log_safe::json(serde_json::to_string_pretty(&v)?) + "\n"
         }
         CheckFormat::Sarif => {
-            let mut root_uri = super::check_client::uri_of(root)?;
+            let mut root_uri = crate::cli::shared::lsp_client::uri_of(root)?;
             if !root_uri.ends_with('/') {
                 root_uri.push('/');
             }

@@ -5,7 +5,7 @@
 //! files instead (the nearest one wins, as in ruff). `--show-settings FILE` says which file
 //! and which pivots apply to FILE, and why.
 
-use super::log_safe;
+use crate::cli::shared::log_safe;
 use anyhow::Result;
 use pivot_python::pivots::{Applies, Ledger};
 use pivot_workspace::walk::relative;

@@ -66,10 +66,10 @@ pub fn run(a: ModelServerArgs) -> Result<i32> {
         Some(path) => (Script::load(path)?, path.display().to_string()),
         None => (
             Script::parse(
-                super::bundled::HUMANEVAL_DEMO_SCRIPT,
+                crate::cli::shared::bundled::HUMANEVAL_DEMO_SCRIPT,
                 "the bundled HumanEval demo",
             )?,
-            super::bundled::HUMANEVAL_DEMO_NAME.to_string(),
+            crate::cli::shared::bundled::HUMANEVAL_DEMO_NAME.to_string(),
         ),
     };
     let rules = script.rules.len();

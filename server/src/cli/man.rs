@@ -2,7 +2,6 @@
 //! `--help` (so it cannot fall behind the flags).
 
 use anyhow::{Context, Result};
-use clap::CommandFactory;
 use std::path::PathBuf;
 
 /// Print the manual page (roff) on stdout, or write one page per command to a folder.
@@ -18,8 +17,8 @@ pub struct ManArgs {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(a: ManArgs) -> Result<i32> {
-    let cmd = super::Cli::command();
+/// `cmd` is the whole CLI, handed over by the dispatcher that defines it.
+pub fn run(a: ManArgs, cmd: clap::Command) -> Result<i32> {
     match a.out {
         None => clap_mangen::Man::new(cmd)
             .render(&mut std::io::stdout())

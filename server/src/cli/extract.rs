@@ -41,7 +41,7 @@ pub fn run(a: ExtractArgs) -> Result<i32> {
     match a.format {
         ExtractFormat::Json => {
             // Written in small pieces: buffered before the `##[` filter sees them.
-            let safe = super::log_safe::JsonWriter::new(&mut out);
+            let safe = crate::cli::shared::log_safe::JsonWriter::new(&mut out);
             let mut w = std::io::BufWriter::with_capacity(1 << 16, safe);
             write_json(&mut w, &module, &src)?;
             w.write_all(b"\n")?;
@@ -212,7 +212,7 @@ fn to_table(module: &Module, src: &str) -> String {
             for item in &e.items {
                 let ((l, c), _) = cols.span(&item.span);
                 // Object texts are the file's: escaped for a terminal or CI log.
-                let text = super::log_safe::text(&cell(&item.text)).into_owned();
+                let text = crate::cli::shared::log_safe::text(&cell(&item.text)).into_owned();
                 found.push((l, c, kind.name(), text));
             }
         }

@@ -3,7 +3,7 @@
 //! (`didOpen`, wait for `publishDiagnostics`, `didClose`) and shuts the server down. The
 //! diagnostics are kept exactly as published.
 
-use super::check_client::{uri_of, LspClient};
+use crate::cli::shared::lsp_client::{uri_of, LspClient};
 use crate::lsp::SetupArgs;
 use anyhow::{anyhow, Result};
 use pivot_workspace::replies::HeadlessSetup;
@@ -151,7 +151,7 @@ fn one_server(
                 }
             };
             let uri = uri_of(&files[i].abs)?;
-            let sha256 = super::check_report::sha256_hex(text.as_bytes());
+            let sha256 = super::report::sha256_hex(text.as_bytes());
             c.notify(
                 "textDocument/didOpen",
                 json!({"textDocument": {

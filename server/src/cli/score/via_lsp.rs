@@ -6,7 +6,7 @@
 //! equal the direct scorer's: any difference is a disagreement between the editor and the
 //! benchmark.
 
-use super::check_client::LspClient;
+use crate::cli::shared::lsp_client::LspClient;
 use crate::lsp::{AnswerArgs, AnswersArgs, SetupArgs, Text};
 use anyhow::{Context, Result};
 use pivot_bench::memorycode::score::{
@@ -208,7 +208,8 @@ pub fn bench_via_lsp(dataset: &Path, outputs: &Path, runs: usize) -> Result<i32>
     use std::time::Instant;
     let (mut direct, mut via) = (Vec::new(), Vec::new());
     let (mut a, mut b) = (Value::Null, Value::Null);
-    let progress = super::Progress::new(2 * runs.max(1) as u64, "scoring runs");
+    let progress =
+        crate::cli::shared::progress::Progress::new(2 * runs.max(1) as u64, "scoring runs");
     for _ in 0..runs.max(1) {
         let t = Instant::now();
         let (r, _) = score_dirs(dataset, outputs, Detail::ScoresOnly, &|| {})?;

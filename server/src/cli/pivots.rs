@@ -97,7 +97,7 @@ pub struct ImportArgs {
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
     #[command(flatten, next_help_heading = "Endpoint (with --model)")]
-    pub endpoint: super::memorycode_cmd::EndpointArgs,
+    pub endpoint: crate::cli::shared::endpoint_args::EndpointArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -156,7 +156,8 @@ fn run_import(a: ImportArgs) -> Result<i32> {
         ImportFormat::Text => out.write_all(text_report(&got, &sources, a.skipped).as_bytes())?,
         ImportFormat::Json => {
             // Streamed: a value tree of every line of a large file would cost gigabytes.
-            let mut w = std::io::BufWriter::new(super::log_safe::JsonWriter::new(&mut out));
+            let mut w =
+                std::io::BufWriter::new(crate::cli::shared::log_safe::JsonWriter::new(&mut out));
             serde_json::to_writer_pretty(&mut w, &got)?;
             w.write_all(b"\n")?;
             w.flush()?;
@@ -186,7 +187,11 @@ fn run_import(a: ImportArgs) -> Result<i32> {
 
 /// The unread sentences asked of the model; what it proposes and passes validation joins the
 /// proposals, marked as the model's.
-fn ask_model(got: &mut Import, model: &str, e: &super::memorycode_cmd::EndpointArgs) -> Result<()> {
+fn ask_model(
+    got: &mut Import,
+    model: &str,
+    e: &crate::cli::shared::endpoint_args::EndpointArgs,
+) -> Result<()> {
     if e.requests.offline {
         bail!("--offline: pivots import keeps no response cache to answer from");
     }
@@ -214,7 +219,7 @@ fn ask_model(got: &mut Import, model: &str, e: &super::memorycode_cmd::EndpointA
     got.apply_model(unread.iter().map(|(i, _)| *i).zip(answers).collect());
     eprintln!(
         "asked {} about {} sentence(s): {} pivot(s) proposed, marked proposed = \"model\" (review them)",
-        super::log_safe::text(model),
+        crate::cli::shared::log_safe::text(model),
         texts.len(),
         got.proposed.len() - before
     );
@@ -225,17 +230,17 @@ fn ask_model(got: &mut Import, model: &str, e: &super::memorycode_cmd::EndpointA
 /// What --write did, or that nothing was written.
 fn finish(merged: Option<(&PathBuf, import::Merged)>) -> Result<i32> {
     if let Some((dest, m)) = merged {
-        let dest = super::log_safe::path(&dest.to_string_lossy()).into_owned();
+        let dest = crate::cli::shared::log_safe::path(&dest.to_string_lossy()).into_owned();
         for (new, old) in &m.already {
             eprintln!(
                 "{new}: already in {dest} as `{}`",
-                super::log_safe::text(old)
+                crate::cli::shared::log_safe::text(old)
             );
         }
         if m.added.is_empty() {
             eprintln!("nothing new to write to {dest}");
         } else {
-            let ids = super::log_safe::text(&m.added.join(", ")).into_owned();
+            let ids = crate::cli::shared::log_safe::text(&m.added.join(", ")).into_owned();
             eprintln!("wrote {} pivot(s) to {dest}: {ids}", m.added.len());
         }
     } else {
@@ -247,7 +252,7 @@ fn finish(merged: Option<(&PathBuf, import::Merged)>) -> Result<i32> {
 /// The merged file, written; refused for a destination that is not a `.toml` file or does
 /// not hold a valid pivots.toml.
 fn merge(got: &Import, dest: &Path) -> Result<import::Merged> {
-    let shown = super::log_safe::path(&dest.to_string_lossy()).into_owned();
+    let shown = crate::cli::shared::log_safe::path(&dest.to_string_lossy()).into_owned();
     if dest.extension().is_none_or(|e| e != "toml") {
         bail!("refusing to write pivots to {shown}: not a .toml file");
     }
@@ -268,9 +273,9 @@ fn merge(got: &Import, dest: &Path) -> Result<import::Merged> {
 fn skipped_line(s: &import::Skipped) -> String {
     format!(
         "{}: not checkable: {}: {}",
-        super::log_safe::path(&s.at.to_string()),
-        super::log_safe::text(&s.reason),
-        super::log_safe::text(&s.text)
+        crate::cli::shared::log_safe::path(&s.at.to_string()),
+        crate::cli::shared::log_safe::text(&s.reason),
+        crate::cli::shared::log_safe::text(&s.text)
     )
 }
 
@@ -291,11 +296,11 @@ fn text_report(got: &Import, sources: &[Source], skipped: bool) -> String {
                 c.at.line,
                 format!(
                     "{}: pivot {}: {} {}: {}",
-                    super::log_safe::path(&c.at.to_string()),
-                    super::log_safe::text(&p.id),
+                    crate::cli::shared::log_safe::path(&c.at.to_string()),
+                    crate::cli::shared::log_safe::text(&p.id),
                     p.kind,
-                    super::log_safe::text(&p.rule.describe()),
-                    super::log_safe::text(&c.text)
+                    crate::cli::shared::log_safe::text(&p.rule.describe()),
+                    crate::cli::shared::log_safe::text(&c.text)
                 ),
             ));
         }
