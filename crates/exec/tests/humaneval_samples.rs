@@ -12,7 +12,7 @@
 //! all). The parity command runs all 6,068:
 //!
 //! ```text
-//! PIVOT_HUMANEVAL_SAMPLES=all cargo test -p pivot-lsp --test humaneval_samples -- --nocapture
+//! PIVOT_HUMANEVAL_SAMPLES=all cargo test -p pivot-exec --test humaneval_samples -- --nocapture
 //! ```
 //!
 //! A disagreement where either side timed out is run again once by both sides before it

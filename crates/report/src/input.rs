@@ -112,6 +112,14 @@ pub fn parse(input: &Input) -> Result<ScoreFile, String> {
         Some(other) => return Err(format!("\"benchmark\" must be a string, got {other}")),
         // Files written before "benchmark" existed: recognised by their keys.
         None if obj.contains_key("macro") && obj.contains_key("per_session") => "memorycode",
+        None if obj.contains_key("columns") && obj.contains_key("mode") => {
+            return Err(
+                "a ConvCodeWorld score file written before score files said their \
+                \"benchmark\": score the results folder again (`pivot-lsp score convcode \
+                --format json`) to write one this version reads"
+                    .to_string(),
+            )
+        }
         None => {
             return Err(format!(
                 "not a score file (no \"benchmark\", \"macro\" or \"columns\" key); {EXPECTED}"
@@ -187,6 +195,10 @@ mod tests {
                 .contains("short history")
         );
         assert!(err(r#"{"benchmark": "other"}"#).contains("unknown"));
+        // A ConvCodeWorld file from before "benchmark": named as such, with the remedy.
+        assert!(
+            err(r#"{"mode": "live", "columns": []}"#).contains("score the results folder again")
+        );
         let e = err(
             r#"{"benchmark": "convcodeworld", "mode": "live", "model": "m", "turns": [0], "columns": [{"config": "CF"}]}"#,
         );

@@ -252,7 +252,7 @@ fn instructions_path(p: &str) -> Result<String> {
 fn text(k: &str, v: Option<String>) -> Result<Option<String>> {
     match v {
         Some(s) if s.trim().is_empty() => {
-            bail!("setting pivot.{k} must be a non-empty string, got \"\"")
+            bail!("setting pivot.{k} must be a non-empty string, got {s:?}")
         }
         v => Ok(v),
     }

@@ -112,7 +112,7 @@ export const args = {
   evaluate: (dataset: string, outputs: string): CommandArgs => [{ dataset, outputs } satisfies P.EvaluateMemorycodeArgs],
   inspect: (uri: string): CommandArgs => [{ uri } satisfies P.DocumentInspectArgs],
   remove: (id: string): CommandArgs => [{ id } satisfies P.PivotsRemoveArgs],
-  add: (p: { id: string; kind: string; rule: unknown; text?: string; session?: number }): CommandArgs => [
+  add: (p: P.PivotsAddArgs): CommandArgs => [
     Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined && v !== '')),
   ],
   openResults: (o: ResultsChoice): CommandArgs => [
@@ -733,7 +733,8 @@ export function jsonlTasks(text: string): string[] {
   return out;
 }
 
-export interface ResultsChoice { path: string; task: string; config?: string; model?: string; player?: string }
+/** A ConvCodeWorld task to open: `pivot.conversation.open`'s arguments, with the task. */
+export type ResultsChoice = P.ConversationOpenArgs & { task: string };
 
 export const FEEDBACK_KINDS = ['compilation', 'execution', 'execution-partial', 'novice', 'expert'] as const;
 export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];

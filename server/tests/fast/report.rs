@@ -718,7 +718,7 @@ fn crafted_convcode(dir: &Path) -> PathBuf {
         .iter()
         .map(|t| if *t == 5 { json!(50.0) } else { Value::Null })
         .collect();
-    let col = |config: &str, label: &str, v: &Vec<Value>| json!({"config": config, "label": label, "pass_at_1": v});
+    let col = |config: &str, label: &str, v: &Vec<Value>| json!({"config": config, "label": label, "complete": true, "pass_at_1": v, "mrr": null, "recall": null});
     let v = json!({
         "benchmark": "convcodeworld", "mode": "live", "model": "crafted/model",
         "turns": turns,
@@ -729,6 +729,7 @@ fn crafted_convcode(dir: &Path) -> PathBuf {
             col("CF", "w/ CF", &flat),
             col("CF_SNF", "w/ CF SNF", &flat),
         ],
+        "excluded_tasks": [],
         "notes": [],
     });
     let p = dir.join("crafted.json");

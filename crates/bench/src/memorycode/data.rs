@@ -27,8 +27,10 @@ impl TryFrom<(String, Value)> for Pair {
     }
 }
 
-/// One session of a dialogue file. The one reader of the format: scoring, the generator
-/// ([`super::generate::GenDialogue`]), the ledger and the editor's timeline all read it.
+/// One session of a dialogue file as the benchmark ships it. The one reader of that format:
+/// scoring, the generator ([`super::generate::GenDialogue`]), the ledger and the editor's
+/// timeline all read it (the dataset builder's templates, a stage before the text, are
+/// `templates.rs`'s).
 /// Keys the editor can do without (a hand-written dialogue of a test or a bug report often
 /// has only `type`, `topic` and the regex lists) default to empty; the generator, which
 /// needs them, refuses a dialogue without them and names the session.
@@ -64,40 +66,64 @@ impl Session {
 }
 
 /// The dialogue's `context`: who talks, at which company (its other keys, the personas,
-/// only shaped the dialogue's text). Each is `None` when absent: only the generator needs
-/// them, and it names the one missing.
-#[derive(Clone, Debug, Deserialize)]
+/// only shaped the dialogue's text). Each is `None` when absent or not a string: only the
+/// generator needs them, and it names the one missing; the editor opens the dialogue
+/// whatever its context holds.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(from = "Value")]
 pub struct DialogueContext {
     pub mentor: Option<String>,
     pub mentee: Option<String>,
     pub company: Option<String>,
 }
 
-/// One session's entry of the dialogue's `instructions`: the `[pivot_id, version]` pairs it
-/// gives, in order; the file's `[-1]` (no pivot) reads as none.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "Vec<Value>")]
-pub struct SessionPivots(pub Vec<(i64, i64)>);
+impl From<Value> for DialogueContext {
+    fn from(v: Value) -> DialogueContext {
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        DialogueContext {
+            mentor: text("mentor"),
+            mentee: text("mentee"),
+            company: text("company"),
+        }
+    }
+}
 
-impl TryFrom<Vec<Value>> for SessionPivots {
-    type Error = String;
-    fn try_from(items: Vec<Value>) -> Result<SessionPivots, String> {
-        let bad = || "neither [-1] nor a list of [id, version]".to_string();
+/// One session's entry of the dialogue's `instructions`: the `[pivot_id, version]` pairs it
+/// gives, in order; the file's `[-1]` (no pivot) reads as none. Read leniently, as the
+/// editor always has: a pair that is not two integers is left out, and `malformed` says so,
+/// for the generator, which refuses such a dialogue, to name it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(from = "Value")]
+pub struct SessionPivots {
+    pub pairs: Vec<(i64, i64)>,
+    pub malformed: bool,
+}
+
+impl From<Value> for SessionPivots {
+    fn from(v: Value) -> SessionPivots {
+        let Value::Array(items) = v else {
+            return SessionPivots {
+                pairs: Vec::new(),
+                malformed: true,
+            };
+        };
         if let [only] = items.as_slice() {
             if only.as_i64() == Some(-1) {
-                return Ok(SessionPivots(Vec::new()));
+                return SessionPivots::default();
             }
         }
-        let mut pairs = Vec::with_capacity(items.len());
+        let mut out = SessionPivots::default();
         for item in &items {
             match item.as_array().map(Vec::as_slice) {
-                Some([a, b]) => {
-                    pairs.push((a.as_i64().ok_or_else(bad)?, b.as_i64().ok_or_else(bad)?))
-                }
-                _ => return Err(bad()),
+                Some([a, b]) => match (a.as_i64(), b.as_i64()) {
+                    (Some(a), Some(b)) => out.pairs.push((a, b)),
+                    _ => out.malformed = true,
+                },
+                _ => out.malformed = true,
             }
         }
-        Ok(SessionPivots(pairs))
+        out.pairs.shrink_to_fit();
+        out
     }
 }
 
@@ -120,7 +146,7 @@ impl Dialogue {
     pub fn pivots_at(&self, s: usize) -> &[(i64, i64)] {
         (self.instructions.as_deref())
             .and_then(|i| i.get(s))
-            .map_or(&[], |p| &p.0)
+            .map_or(&[], |p| &p.pairs)
     }
 }
 

@@ -139,7 +139,14 @@ impl GenDialogue {
             mentor: field(context.mentor, "mentor")?,
             mentee: field(context.mentee, "mentee")?,
             company: field(context.company, "company")?,
-            instructions: instructions.into_iter().map(|p| p.0).collect(),
+            instructions: (instructions.into_iter().enumerate())
+                .map(|(i, p)| match p.malformed {
+                    false => Ok(p.pairs),
+                    true => {
+                        bail!("`instructions[{i}]` is neither [-1] nor a list of [id, version]")
+                    }
+                })
+                .collect::<Result<_>>()?,
             sessions,
         })
     }
@@ -890,6 +897,26 @@ pub fn parse_ids(s: &str) -> Result<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The editor opens a dialogue whose pivots or context are malformed (bad pairs left
+    /// out); the generator, which sends them to a model, refuses it and names the entry.
+    #[test]
+    fn malformed_pivots_open_in_the_editor_and_stop_the_generator() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dialogue_4.json");
+        let text = r#"{"context": {"mentor": "A", "mentee": "B", "company": 3},
+            "instructions": [[[1, 0], [2, 1, 9]], [-1], "x"],
+            "sessions": [{"type": [], "topic": [], "text": "t"}]}"#;
+        pivot_base::durable::write_scratch(&path, text).unwrap();
+        let d = super::super::data::Dialogue::load(&path).unwrap();
+        assert_eq!(d.pivots_at(0), &[(1, 0)]);
+        assert!(d.pivots_at(1).is_empty() && d.pivots_at(2).is_empty());
+        let e = format!("{:#}", GenDialogue::load(&path).unwrap_err());
+        assert!(e.contains("context.company"), "{e}");
+        pivot_base::durable::write_scratch(&path, text.replace("3}", "\"C\"}")).unwrap();
+        let e = format!("{:#}", GenDialogue::load(&path).unwrap_err());
+        assert!(e.contains("instructions[0]"), "{e}");
+    }
 
     #[test]
     fn ids_and_python_json() {

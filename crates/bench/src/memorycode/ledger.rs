@@ -21,9 +21,10 @@ impl Dialogue {
             catalogue.entry(e.id).or_insert(e);
         }
         for (s, session) in d.sessions.iter().enumerate() {
-            let ids = (d.pivots_at(s).iter()).map(|&(id, v)| (id, usize::try_from(v).unwrap_or(0)));
+            // A pair with a negative version is left out, as it always was.
+            let mut ids =
+                (d.pivots_at(s).iter()).filter_map(|&(id, v)| Some((id, usize::try_from(v).ok()?)));
             let mut pairs = session.session_regex.iter();
-            let mut ids = ids;
             for (i, ty) in session.types.iter().enumerate() {
                 if ty != "instruction-add" && ty != "instruction-update" {
                     continue;

@@ -140,6 +140,6 @@
 ---@alias pivot.MemorycodeAnswersReply { session: integer, results: ({ syntax_error: string | nil, verdicts: ((integer|'pass' | 'fail' | 'absent' | 'syntax_error')[])[] })[] }
 
 --- The settings object the server reads (`initializationOptions.pivot`).
----@alias pivot.ServerSettings { python?: string | nil, problems?: string | nil, testTimeout?: number | nil, sandbox?: 'bwrap' | 'none' | null, history?: boolean | nil, instructions?: string | nil, severity?: string | nil, logLevel?: string | nil, simulator?: { baseUrl?: string | nil, model?: string | nil, apiKey?: string | nil, endpoint?: string | nil } | nil, endpoint?: { baseUrl?: string | nil, model?: string | nil, apiKey?: string | nil, endpoint?: string | nil } | nil }
+---@alias pivot.ServerSettings { python?: string | nil, problems?: string | nil, testTimeout?: number | nil, sandbox?: 'bwrap' | 'none' | nil, history?: boolean | nil, instructions?: string | nil, severity?: string | nil, logLevel?: string | nil, simulator?: { baseUrl?: string | nil, model?: string | nil, apiKey?: string | nil, endpoint?: string | nil } | nil, endpoint?: { baseUrl?: string | nil, model?: string | nil, apiKey?: string | nil, endpoint?: string | nil } | nil }
 
 return {}

@@ -60,10 +60,10 @@ fn simple(t: &str, lang: Lang) -> &'static str {
 }
 
 /// A JSON value as a literal type (an `enum` member or a `const`).
-fn literal(v: &Value) -> String {
+fn literal(v: &Value, lang: Lang) -> String {
     match v {
         Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
-        Value::Null => "null".into(),
+        Value::Null => simple("null", lang).into(),
         other => other.to_string(),
     }
 }
@@ -89,10 +89,10 @@ fn type_of(s: &Value, lang: Lang, indent: usize) -> String {
         }
     }
     if let Some(c) = o.get("const") {
-        return literal(c);
+        return literal(c, lang);
     }
     if let Some(e) = o.get("enum").and_then(Value::as_array) {
-        return union(e.iter().map(literal).collect());
+        return union(e.iter().map(|v| literal(v, lang)).collect());
     }
     let types: Vec<&str> = match o.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
@@ -216,7 +216,7 @@ fn ts_key(k: &str) -> String {
     if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         k.to_string()
     } else {
-        literal(&Value::String(k.into()))
+        literal(&Value::String(k.into()), Lang::Ts)
     }
 }
 
@@ -301,18 +301,19 @@ mod tests {
                 "b": {"type": "array", "items": {"enum": ["x", "y"]}},
                 "c": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
                 "d": {"type": "object", "additionalProperties": {"type": "boolean"}},
-                "e f": {"type": "object", "patternProperties": {"^\\d+$": {"type": "string"}}}
+                "e f": {"type": "object", "patternProperties": {"^\\d+$": {"type": "string"}}},
+                "g": {"enum": ["a", null]}
             },
             "required": ["a"],
             "additionalProperties": false
         });
         assert_eq!(
             type_of(&s, Lang::Ts, 0),
-            "{\n  a: string | null;\n  b?: ('x' | 'y')[];\n  c?: [number, string];\n  d?: Record<string, boolean>;\n  'e f'?: Record<string, string>;\n}"
+            "{\n  a: string | null;\n  b?: ('x' | 'y')[];\n  c?: [number, string];\n  d?: Record<string, boolean>;\n  'e f'?: Record<string, string>;\n  g?: 'a' | null;\n}"
         );
         assert_eq!(
             type_of(&s, Lang::Lua, 0),
-            "{ a: string | nil, b?: ('x' | 'y')[], c?: (integer|string)[], d?: table<string, boolean>, [\"e f\"]?: table<string, string> }"
+            "{ a: string | nil, b?: ('x' | 'y')[], c?: (integer|string)[], d?: table<string, boolean>, [\"e f\"]?: table<string, string>, g?: 'a' | nil }"
         );
     }
 
