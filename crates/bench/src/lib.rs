@@ -10,4 +10,5 @@ pub mod numpy;
 pub mod out_dir;
 pub mod pyjson;
 pub mod pyrandom;
+pub mod score_json;
 pub mod shard;

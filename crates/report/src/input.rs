@@ -128,7 +128,7 @@ pub fn parse(input: &Input) -> Result<ScoreFile, String> {
     };
     let score = match benchmark {
         // A missing metric is named with its path (`macro: missing field ...`).
-        "memorycode" => Score::Memorycode(Box::new(typed(&raw)?)),
+        "memorycode" => Score::Memorycode(Box::new(pivot_bench::score_json::typed(&raw)?)),
         "convcodeworld" | "convcodebench" => {
             Score::Convcode(Box::new(pivot_bench::convcode::score_file::parse(&raw)?))
         }
@@ -143,19 +143,6 @@ pub fn parse(input: &Input) -> Result<ScoreFile, String> {
         sha256: sha256_hex(&input.bytes),
         raw,
         score,
-    })
-}
-
-/// Deserialize with the JSON path of the first problem in the message.
-fn typed<T: serde::de::DeserializeOwned>(raw: &Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(raw).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            format!("not a score file: {inner}")
-        } else {
-            format!("not a score file: at {path}: {inner}")
-        }
     })
 }
 

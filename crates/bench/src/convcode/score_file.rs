@@ -137,15 +137,7 @@ pub fn file_name(scores: &Scores) -> String {
 /// Reads a score file; the error says what is wrong (with the JSON path of the first
 /// problem) but not which file, which the caller knows.
 pub fn parse(raw: &serde_json::Value) -> Result<Scores, String> {
-    let s: Scores = serde_path_to_error::deserialize(raw).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            format!("not a score file: {inner}")
-        } else {
-            format!("not a score file: at {path}: {inner}")
-        }
-    })?;
+    let s: Scores = crate::score_json::typed(raw)?;
     if s.benchmark != Benchmark::of(s.mode) {
         return Err(format!(
             "\"benchmark\" is {:?} but \"mode\" is {:?}",
